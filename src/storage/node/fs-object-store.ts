@@ -1,0 +1,270 @@
+// The filesystem ObjectStore driver: the embedded Node home keeps blobs as files under its data dir.
+//
+// Layout: key `a/b/c` is stored at `<root>/a.d/b.d/c.obj`. Directories end in `.d` and objects
+// in `.obj`, so key `a` and key `a/b` can both exist (as S3 allows). Each segment is
+// percent-encoded only where it must be: `%`, control characters and a leading `.`, so names
+// stay readable and no stored name starts with `.`; that leaves `.`-names for temp files.
+// Keys are compared case-sensitively, so a case-insensitive disk is not supported.
+//
+// Each object file is a 72-byte header, `sha256:<hex>\n` of the body, followed by the body.
+// The etag is that hash: computed once at put, written in the same file as the bytes (so one
+// rename replaces both together, which a sidecar file could not), and read back by `head`
+// from the header alone. Size and mtime would be cheaper but can repeat for different bytes
+// written within one timestamp tick.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import {
+  PreconditionFailedError,
+  type ListOptions,
+  type ObjectInfo,
+  type ObjectList,
+  type ObjectStore,
+  type PutOptions,
+  type StoredObject,
+} from '../object-store.ts';
+
+const DEFAULT_LIST_LIMIT = 1000;
+const OBJECT_SUFFIX = '.obj';
+const DIRECTORY_SUFFIX = '.d';
+const HEADER_PREFIX = 'sha256:';
+const HEADER_SIZE = HEADER_PREFIX.length + 64 + 1;
+const MAX_NAME_BYTES = 255;
+
+export class FsObjectStore implements ObjectStore {
+  readonly #rootDir: string;
+  /**
+   * One promise chain per key: writes and deletes of a key run one at a time, which makes the
+   * check-then-rename of `ifMatch` / `ifNoneMatch` atomic within this process. Two processes
+   * sharing one data dir are not serialised against each other.
+   */
+  readonly #keyLocks = new Map<string, Promise<unknown>>();
+
+  constructor(rootDir: string) {
+    this.#rootDir = rootDir;
+  }
+
+  async get(key: string): Promise<StoredObject | undefined> {
+    const file = this.#objectPath(key);
+    const bytes = await readFile(file).catch(nullWhenMissing);
+    if (bytes === null) return undefined;
+    const etag = parseHeader(bytes, file);
+    const body = new Uint8Array(bytes.buffer, bytes.byteOffset + HEADER_SIZE, bytes.byteLength - HEADER_SIZE);
+    return { key, size: body.byteLength, etag, body };
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    const file = this.#objectPath(key);
+    const handle = await open(file, 'r').catch(nullWhenMissing);
+    if (handle === null) return undefined;
+    try {
+      const header = Buffer.alloc(HEADER_SIZE);
+      const { bytesRead } = await handle.read(header, 0, HEADER_SIZE, 0);
+      const etag = parseHeader(header.subarray(0, bytesRead), file);
+      const { size } = await handle.stat();
+      return { key, size: size - HEADER_SIZE, etag };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<ObjectInfo> {
+    const file = this.#objectPath(key);
+    // The file image doubles as a private copy: the caller may reuse its buffer while this
+    // write waits for the key lock.
+    const image = Buffer.allocUnsafe(HEADER_SIZE + body.byteLength);
+    image.set(body, HEADER_SIZE);
+    const etag = createHash('sha256').update(image.subarray(HEADER_SIZE)).digest('hex');
+    image.write(`${HEADER_PREFIX}${etag}\n`, 0, 'latin1');
+    return this.#withKeyLock(key, async () => {
+      if (options.ifMatch !== undefined || options.ifNoneMatch !== undefined) {
+        const current = await this.head(key);
+        if (options.ifNoneMatch === '*' && current !== undefined) throw new PreconditionFailedError(key);
+        if (options.ifMatch !== undefined && current?.etag !== options.ifMatch) {
+          throw new PreconditionFailedError(key);
+        }
+      }
+      await writeFileAtomically(file, image);
+      return { key, size: body.byteLength, etag };
+    });
+  }
+
+  async delete(key: string): Promise<void> {
+    const file = this.#objectPath(key);
+    await this.#withKeyLock(key, async () => {
+      await unlink(file).catch(nullWhenMissing);
+      // Empty directories are pruned so listing does not walk dead branches; rmdir refuses
+      // non-empty ones, and a put racing with this recreates its directory (see writeFileAtomically).
+      const segments = key.split('/');
+      for (let depth = segments.length - 1; depth > 0; depth -= 1) {
+        const removed = await rmdir(this.#directoryPath(segments.slice(0, depth))).then(
+          () => true,
+          () => false,
+        );
+        if (!removed) break;
+      }
+    });
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ObjectList> {
+    const limit = Math.max(1, options.limit ?? DEFAULT_LIST_LIMIT);
+    // The cursor is the last key of the previous page; the walk resumes strictly after it.
+    const after = options.cursor;
+    const found: ObjectInfo[] = [];
+    // One object beyond the page tells whether another page follows.
+    for await (const key of walkKeys(this.#rootDir, '', prefix, after)) {
+      if (found.length === limit) return { objects: found, cursor: (found[limit - 1] as ObjectInfo).key };
+      const info = await this.head(key);
+      // An object deleted during the walk is simply absent from the page.
+      if (info !== undefined) found.push(info);
+    }
+    return { objects: found };
+  }
+
+  #objectPath(key: string): string {
+    const segments = validateKey(key);
+    const last = segments.pop() as string;
+    return join(this.#directoryPath(segments), nameFor(last, OBJECT_SUFFIX));
+  }
+
+  #directoryPath(segments: string[]): string {
+    return join(this.#rootDir, ...segments.map((segment) => nameFor(segment, DIRECTORY_SUFFIX)));
+  }
+
+  async #withKeyLock<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.#keyLocks.get(key) ?? Promise.resolve();
+    const result = previous.then(task, task);
+    const settled = result.catch(() => undefined);
+    this.#keyLocks.set(key, settled);
+    try {
+      return await result;
+    } finally {
+      // Only the last writer in the chain removes it, so the map does not grow with every key.
+      if (this.#keyLocks.get(key) === settled) this.#keyLocks.delete(key);
+    }
+  }
+}
+
+/** Refuses keys that could name anything outside the root or alias another key. */
+function validateKey(key: string): string[] {
+  if (key.length === 0) throw new Error('Object key must not be empty.');
+  if (key.includes('\0') || key.includes('\\')) {
+    throw new Error(`Object key ${JSON.stringify(key)} must not contain NUL or backslash.`);
+  }
+  const segments = key.split('/');
+  for (const segment of segments) {
+    if (segment === '' || segment === '.' || segment === '..') {
+      throw new Error(
+        `Object key ${JSON.stringify(key)} must not be absolute or contain empty, "." or ".." segments.`,
+      );
+    }
+  }
+  return segments;
+}
+
+function nameFor(segment: string, suffix: string): string {
+  const name = encodeSegment(segment) + suffix;
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
+    throw new Error(`Object key segment ${JSON.stringify(segment.slice(0, 40))}… is too long for a file name.`);
+  }
+  return name;
+}
+
+function encodeSegment(segment: string): string {
+  let encoded = '';
+  for (let index = 0; index < segment.length; index += 1) {
+    const char = segment[index] as string;
+    const code = char.charCodeAt(0);
+    const mustEscape = char === '%' || code < 0x20 || code === 0x7f || (index === 0 && char === '.');
+    encoded += mustEscape ? `%${code.toString(16).toUpperCase().padStart(2, '0')}` : char;
+  }
+  return encoded;
+}
+
+function decodeSegment(name: string): string {
+  return name.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+/**
+ * Yields keys under `dir` (whose keys start with `keyPrefix`) that start with `prefix` and sort
+ * after `after`, in ascending key order. A directory sorts as its name plus `/`, since every
+ * key inside it starts with that, which keeps the depth-first walk in key order. Subtrees that
+ * cannot match the prefix or lie wholly before the cursor are never read.
+ */
+async function* walkKeys(
+  dir: string,
+  keyPrefix: string,
+  prefix: string,
+  after: string | undefined,
+): AsyncGenerator<string> {
+  const names = await readdir(dir).catch(nullWhenMissing);
+  if (names === null) return;
+  const entries: { sortKey: string; name: string; isDirectory: boolean }[] = [];
+  for (const name of names) {
+    // Names starting with `.` are temp files of writes in flight or cut short.
+    if (name.startsWith('.')) continue;
+    if (name.endsWith(OBJECT_SUFFIX)) {
+      entries.push({ sortKey: keyPrefix + decodeSegment(name.slice(0, -OBJECT_SUFFIX.length)), name, isDirectory: false });
+    } else if (name.endsWith(DIRECTORY_SUFFIX)) {
+      entries.push({ sortKey: `${keyPrefix}${decodeSegment(name.slice(0, -DIRECTORY_SUFFIX.length))}/`, name, isDirectory: true });
+    }
+  }
+  entries.sort((left, right) => (left.sortKey < right.sortKey ? -1 : left.sortKey > right.sortKey ? 1 : 0));
+  for (const entry of entries) {
+    if (entry.isDirectory) {
+      const overlapsPrefix = entry.sortKey.startsWith(prefix) || prefix.startsWith(entry.sortKey);
+      const beforeCursor = after !== undefined && entry.sortKey < after && !after.startsWith(entry.sortKey);
+      if (overlapsPrefix && !beforeCursor) yield* walkKeys(join(dir, entry.name), entry.sortKey, prefix, after);
+    } else if (entry.sortKey.startsWith(prefix) && (after === undefined || entry.sortKey > after)) {
+      yield entry.sortKey;
+    }
+  }
+}
+
+/**
+ * Writes to a temp file beside the target, flushes it to disk, then renames it over the target:
+ * readers see the old object or the new one, never a part, even if the process is killed
+ * mid-write; the flush keeps a power cut from leaving a renamed but empty file.
+ */
+async function writeFileAtomically(file: string, bytes: Uint8Array): Promise<void> {
+  const dir = dirname(file);
+  const temp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
+  // A concurrent delete may prune a directory between mkdir and open, so retry a few times.
+  for (let attempt = 0; ; attempt += 1) {
+    const handle = await mkdir(dir, { recursive: true })
+      .then(() => open(temp, 'wx'))
+      .catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT' && attempt < 5) return null;
+        throw error;
+      });
+    if (handle === null) continue;
+    try {
+      await handle.writeFile(bytes);
+      await handle.datasync();
+    } catch (error) {
+      await handle.close();
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
+    await handle.close();
+    await rename(temp, file).catch(async (error: unknown) => {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    });
+    return;
+  }
+}
+
+function parseHeader(bytes: Uint8Array, file: string): string {
+  const header = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, HEADER_SIZE)).toString('latin1');
+  if (header.length < HEADER_SIZE || !header.startsWith(HEADER_PREFIX) || !header.endsWith('\n')) {
+    throw new Error(`Object file ${file} has no valid header; it was not written by this store.`);
+  }
+  return header.slice(HEADER_PREFIX.length, -1);
+}
+
+function nullWhenMissing(error: NodeJS.ErrnoException): null {
+  if (error.code === 'ENOENT') return null;
+  throw error;
+}

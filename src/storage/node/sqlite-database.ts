@@ -1,0 +1,124 @@
+// The SQLite SqlDatabase driver on better-sqlite3: metadata of the embedded and Node-with-S3 homes.
+
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { SqlDatabase, SqlRow, SqlValue } from '../sql-database.ts';
+
+/** Enough for every distinct statement the app prepares, small enough to bound memory. */
+const STATEMENT_CACHE_SIZE = 256;
+
+export class SqliteDatabase implements SqlDatabase {
+  /** The better-sqlite3 handle, for tests and for tuning that the port does not cover. */
+  readonly raw: Database.Database;
+  readonly #statements = new Map<string, Database.Statement<unknown[], unknown>>();
+
+  private constructor(raw: Database.Database) {
+    this.raw = raw;
+    // Off by default in SQLite; the schema's REFERENCES clauses mean nothing without it.
+    this.raw.pragma('foreign_keys = ON');
+  }
+
+  /** Opens (creating it and its parent directories) a database file. */
+  static open(file: string): SqliteDatabase {
+    mkdirSync(dirname(file), { recursive: true });
+    const database = new SqliteDatabase(new Database(file));
+    // WAL lets readers run beside the one writer; NORMAL syncs at checkpoints, so a commit
+    // survives a process crash and the file stays consistent after a power cut.
+    database.raw.pragma('journal_mode = WAL');
+    database.raw.pragma('synchronous = NORMAL');
+    // A second process (`toolgate runner` on the same data dir) waits for the lock instead of failing.
+    database.raw.pragma('busy_timeout = 5000');
+    return database;
+  }
+
+  /** A private in-memory database: tests and throwaway previews. */
+  static memory(): SqliteDatabase {
+    return new SqliteDatabase(new Database(':memory:'));
+  }
+
+  query<R extends SqlRow = SqlRow>(sql: string, ...params: SqlValue[]): R[] {
+    const statement = this.#prepare(sql);
+    const bound = params.map(toBindable);
+    if (!statement.reader) {
+      statement.run(...bound);
+      return [];
+    }
+    return (statement.all(...bound) as Record<string, unknown>[]).map(toRow) as R[];
+  }
+
+  script(sql: string): void {
+    this.raw.exec(sql);
+  }
+
+  /**
+   * Runs `fn` in a transaction. A nested call becomes a savepoint: when it throws, only its own
+   * statements are rolled back, and the outer transaction carries on if it catches the error;
+   * otherwise its statements commit with the outer transaction.
+   */
+  transaction<T>(fn: () => T): T {
+    // Refused before it runs: statements after its first await would land outside the
+    // transaction, and other work could interleave with the ones before it.
+    if (fn.constructor.name === 'AsyncFunction') throw new Error(asyncTransactionMessage);
+    return this.raw.transaction(() => {
+      const result = fn();
+      if (isPromiseLike(result)) {
+        // The refused work's own failure must not surface later as an unhandled rejection.
+        Promise.resolve(result).catch(() => undefined);
+        throw new Error(asyncTransactionMessage);
+      }
+      return result;
+    })();
+  }
+
+  close(): void {
+    this.#statements.clear();
+    this.raw.close();
+  }
+
+  #prepare(sql: string): Database.Statement<unknown[], unknown> {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.raw.prepare(sql);
+      // Integers come back as bigint so none is silently rounded; toRow narrows the safe ones.
+      if (statement.reader) statement.safeIntegers(true);
+      if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
+        this.#statements.delete(this.#statements.keys().next().value as string);
+      }
+    } else {
+      // Re-inserted so the map's order is least recently used first.
+      this.#statements.delete(sql);
+    }
+    this.#statements.set(sql, statement);
+    return statement;
+  }
+}
+
+const asyncTransactionMessage =
+  'A transaction function must be synchronous: finish every await before calling transaction().';
+
+/**
+ * better-sqlite3 binds every JS number as REAL; integral ones are bound as INTEGER instead, so
+ * `1` is stored, compared and typed as the integer it is (as Durable Object SQL does).
+ */
+function toBindable(value: SqlValue): unknown {
+  return typeof value === 'number' && Number.isSafeInteger(value) ? BigInt(value) : value;
+}
+
+function toRow(row: Record<string, unknown>): SqlRow {
+  for (const column in row) {
+    const value = row[column];
+    if (typeof value === 'bigint' && value >= Number.MIN_SAFE_INTEGER && value <= Number.MAX_SAFE_INTEGER) {
+      row[column] = Number(value);
+    }
+  }
+  return row as SqlRow;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}

@@ -1,0 +1,21 @@
+// The SqlDatabase port: the synchronous subset that better-sqlite3 and Durable Object SQL share.
+
+export type SqlValue = string | number | bigint | null | Uint8Array;
+export type SqlRow = Record<string, SqlValue>;
+
+export interface SqlDatabase {
+  /**
+   * Runs one statement with positional `?` parameters and returns its rows
+   * (an empty array for statements that return none; use RETURNING to learn what changed).
+   */
+  query<R extends SqlRow = SqlRow>(sql: string, ...params: SqlValue[]): R[];
+  /** Runs a script of several statements without parameters (schema changes). */
+  script(sql: string): void;
+  /**
+   * Runs `fn` atomically: every statement inside commits together or, when it throws, not at
+   * all. Synchronous on purpose: nothing may await inside, so no other work interleaves.
+   * Nested calls join the outer transaction.
+   */
+  transaction<T>(fn: () => T): T;
+  close(): void;
+}
