@@ -1,0 +1,41 @@
+// createApp: the Hono app of the HTTP contract, built from injected ports and services.
+import { Hono } from 'hono';
+import { ToolError } from '../core/errors.ts';
+import type { ApiKey, KeyStore } from '../keys/key-store.ts';
+import type { ToolLimits } from '../tools/tool.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import type { Workspaces } from '../workspace/workspaces.ts';
+import { authenticate } from './auth.ts';
+import { errorResponse } from './error-response.ts';
+import { toolRoutes } from './tool-routes.ts';
+import { workspaceRoutes } from './workspace-routes.ts';
+
+export interface AppLimits extends ToolLimits {
+  /** The largest request body accepted, counted on the bytes received. */
+  maxBodyBytes: number;
+}
+
+export interface AppDeps {
+  workspaces: Workspaces;
+  keys: KeyStore;
+  tools: ToolRegistry;
+  limits: AppLimits;
+  /** Called with unexpected failures (the client sees only `internal`). */
+  onInternalError?: (error: unknown) => void;
+}
+
+export type AppEnv = { Variables: { key: ApiKey } };
+
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const onInternal = deps.onInternalError ?? ((error: unknown) => console.error('toolgate: internal error', error));
+
+  app.onError((error) => errorResponse(error, onInternal));
+  app.notFound((c) => errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see API.md for the routes.`), onInternal));
+
+  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.use('/v1/*', authenticate(deps.keys));
+  app.route('/v1', workspaceRoutes(deps));
+  app.route('/v1', toolRoutes(deps));
+  return app;
+}

@@ -1,0 +1,74 @@
+// Reads a JSON request body, counting the bytes actually received against the limit.
+import { ToolError } from '../core/errors.ts';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The parsed body, or `undefined` for an empty one when `optional`. The limit is enforced
+ * on the streamed bytes, so a chunked body without Content-Length cannot slip past it.
+ */
+export async function readJsonBody(request: Request, maxBytes: number, options: { optional?: boolean } = {}): Promise<unknown> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  const bytes = await readLimited(request, maxBytes);
+  if (bytes.byteLength === 0) {
+    if (options.optional) return undefined;
+    throw new ToolError('invalid_argument', 'The request body is empty; send a JSON object with Content-Type: application/json.');
+  }
+  const contentType = request.headers.get('content-type') ?? '';
+  if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType)) {
+    throw new ToolError('invalid_argument', 'The request body must be JSON sent with Content-Type: application/json.', {
+      contentType: contentType || null,
+    });
+  }
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new ToolError('invalid_argument', 'The request body is not valid UTF-8; send UTF-8 encoded JSON.');
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new ToolError('invalid_argument', `The request body is not valid JSON (${(error as Error).message}); send one JSON object.`);
+  }
+}
+
+async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+function tooLarge(maxBytes: number): ToolError {
+  return new ToolError('payload_too_large', `The request body is over the limit of ${maxBytes} bytes; send less, e.g. split the file into appends.`, {
+    limit: maxBytes,
+  });
+}
+
+/** Requires a JSON object (not an array, string or null) as the body. */
+export function asObject(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ToolError('invalid_argument', 'The request body must be a JSON object.');
+  }
+  return body as Record<string, unknown>;
+}

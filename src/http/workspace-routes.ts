@@ -1,0 +1,77 @@
+// Workspace routes: create/confirm, describe, delete, and list files.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { ToolError } from '../core/errors.ts';
+import { parseInput } from '../tools/registry.ts';
+import { assertWorkspaceId } from '../workspace/workspaces.ts';
+import type { AppDeps, AppEnv } from './app.ts';
+import { assertRole, assertWorkspaceVisible } from './auth.ts';
+import { readJsonBody } from './json-body.ts';
+
+const workspaceSettings = z.strictObject({
+  excludedPaths: z.array(z.string()).max(1000).optional(),
+});
+
+const userRoles = ['agent', 'approver', 'admin'] as const;
+
+export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+
+  routes.put('/workspaces/:ws', async (c) => {
+    const id = c.req.param('ws');
+    const key = c.get('key');
+    assertRole(key, userRoles);
+    assertWorkspaceId(id);
+    assertWorkspaceVisible(key, id);
+    const body = await readJsonBody(c.req.raw, deps.limits.maxBodyBytes, { optional: true });
+    const settings = parseInput(workspaceSettings, body ?? {}, 'workspace settings');
+    const { created, info } = deps.workspaces.create(id, settings);
+    return c.json(info, created ? 201 : 200);
+  });
+
+  routes.get('/workspaces/:ws', (c) => {
+    const id = c.req.param('ws');
+    const key = c.get('key');
+    assertRole(key, userRoles);
+    assertWorkspaceVisible(key, id);
+    const info = deps.workspaces.info(id);
+    if (!info) throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, { workspace: id });
+    return c.json(info);
+  });
+
+  routes.delete('/workspaces/:ws', async (c) => {
+    const id = c.req.param('ws');
+    const key = c.get('key');
+    assertRole(key, userRoles);
+    assertWorkspaceVisible(key, id);
+    if (!(await deps.workspaces.delete(id))) {
+      throw new ToolError('not_found', `Workspace ${id} does not exist.`, { workspace: id });
+    }
+    return c.body(null, 204);
+  });
+
+  routes.get('/workspaces/:ws/files', async (c) => {
+    const id = c.req.param('ws');
+    const key = c.get('key');
+    assertRole(key, userRoles);
+    assertWorkspaceVisible(key, id);
+    const recursive = parseBoolean(c.req.query('recursive'), 'recursive');
+    const prefix = c.req.query('prefix') ?? '';
+    const workspace = deps.workspaces.open(id);
+    const resolved = await workspace.resolve(prefix, 'read', { directory: true });
+    const entry = workspace.entry(resolved.path);
+    if (!entry) throw new ToolError('not_found', `${prefix} does not exist.`, { path: prefix });
+    if (entry.type !== 'dir') {
+      throw new ToolError('invalid_argument', `${prefix} is a file, not a directory; read it with read_file.`, { path: prefix });
+    }
+    return c.json({ entries: workspace.list(resolved.path, recursive) });
+  });
+
+  return routes;
+}
+
+function parseBoolean(value: string | undefined, name: string): boolean {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new ToolError('invalid_argument', `${name} must be "true" or "false".`, { [name]: value });
+}

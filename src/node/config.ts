@@ -1,0 +1,55 @@
+// Configuration of the Node home, read from environment variables with clear errors.
+import { resolve } from 'node:path';
+import type { ReadOnlyRoot } from '../workspace/workspaces.ts';
+
+export interface NodeConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** The bootstrap admin key; generated and kept in the data dir when unset. */
+  apiKey: string | undefined;
+  maxBodyBytes: number;
+  maxFileBytes: number;
+  defaultReadMaxChars: number;
+  readOnlyRoots: ReadOnlyRoot[];
+  /** Variables the S3 driver reads (TOOLGATE_S3_*, AWS_*), passed through. */
+  env: Record<string, string | undefined>;
+}
+
+export const MiB = 1024 * 1024;
+
+export function readNodeConfig(env: Record<string, string | undefined>): NodeConfig {
+  return {
+    host: env.HOST || '127.0.0.1',
+    port: integer(env, 'PORT', 8787, 0, 65535),
+    dataDir: resolve(env.TOOLGATE_DATA || '.toolgate'),
+    apiKey: env.TOOLGATE_API_KEY || undefined,
+    maxBodyBytes: integer(env, 'TOOLGATE_MAX_BODY_BYTES', 10 * MiB, 1, 2 ** 31),
+    maxFileBytes: integer(env, 'TOOLGATE_MAX_FILE_BYTES', 32 * MiB, 1, 2 ** 31),
+    defaultReadMaxChars: integer(env, 'TOOLGATE_DEFAULT_READ_MAX_CHARS', 20_000, 1, 2 ** 31),
+    readOnlyRoots: readOnlyRoots(env.TOOLGATE_READ_ONLY_ROOTS),
+    env,
+  };
+}
+
+function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}; it is ${JSON.stringify(raw)}.`);
+  }
+  return value;
+}
+
+/** `TOOLGATE_READ_ONLY_ROOTS=".skills=skills,docs=handbook"`: mount path = source workspace. */
+function readOnlyRoots(raw: string | undefined): ReadOnlyRoot[] {
+  if (!raw) return [];
+  return raw.split(',').map((pair) => {
+    const [path, workspace, extra] = pair.split('=').map((part) => part.trim());
+    if (!path || !workspace || extra !== undefined) {
+      throw new Error(`TOOLGATE_READ_ONLY_ROOTS entries look like "path=workspace"; ${JSON.stringify(pair)} does not.`);
+    }
+    return { path, workspace };
+  });
+}

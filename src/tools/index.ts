@@ -1,0 +1,6 @@
+// The tools toolgate serves, in the order they are listed.
+import { readFile } from './read-file.ts';
+import type { ToolDefinition } from './tool.ts';
+import { writeFile } from './write-file.ts';
+
+export const builtinTools: readonly ToolDefinition[] = [readFile, writeFile];

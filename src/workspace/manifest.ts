@@ -1,0 +1,190 @@
+// The manifest of one workspace incarnation: entries in SQL and atomic multi-entry commits.
+import { ToolError } from '../core/errors.ts';
+import type { EntryType } from '../core/path-guard.ts';
+import { parentPath } from '../core/virtual-path.ts';
+import type { SqlDatabase } from '../storage/sql-database.ts';
+
+export interface ManifestEntry {
+  path: string;
+  type: EntryType;
+  blob: string | null;
+  target: string | null;
+  size: number;
+  version: number;
+}
+
+/** What a change requires of the entry it replaces: a given version, or no entry at all. */
+export type Precondition = { version: number } | { absent: true };
+
+export type ManifestChange =
+  | { op: 'write'; path: string; blob: string; size: number; expect?: Precondition }
+  | { op: 'symlink'; path: string; target: string; expect?: Precondition }
+  | { op: 'mkdir'; path: string }
+  | { op: 'delete'; path: string; expect?: Precondition };
+
+export interface CommitResult {
+  /** The workspace version this commit created; every entry it wrote carries it. */
+  version: number;
+  /** The entry each changed path had before the commit. */
+  previous: Map<string, ManifestEntry | undefined>;
+}
+
+type EntryRow = {
+  path: string;
+  type: EntryType;
+  blob: string | null;
+  target: string | null;
+  size: number;
+  version: number;
+};
+
+const entryColumns = 'path, type, blob, target, size, version';
+
+export class Manifest {
+  constructor(
+    private readonly db: SqlDatabase,
+    readonly uid: string,
+  ) {}
+
+  entry(path: string): ManifestEntry | undefined {
+    if (path === '') return { path: '', type: 'dir', blob: null, target: null, size: 0, version: 0 };
+    return this.db.query<EntryRow>(`SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path = ?`, this.uid, path)[0];
+  }
+
+  /** Direct children of a directory, or everything below it when recursive, in path order. */
+  list(directory: string, recursive: boolean): ManifestEntry[] {
+    if (!recursive) {
+      return this.db.query<EntryRow>(
+        `SELECT ${entryColumns} FROM entries WHERE workspace = ? AND parent = ? ORDER BY path`,
+        this.uid,
+        directory,
+      );
+    }
+    if (directory === '') {
+      return this.db.query<EntryRow>(`SELECT ${entryColumns} FROM entries WHERE workspace = ? ORDER BY path`, this.uid);
+    }
+    // Children of `d` sort between `d/` and `d0` ('0' follows '/'), so the primary key serves the range.
+    return this.db.query<EntryRow>(
+      `SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path > ? AND path < ? ORDER BY path`,
+      this.uid,
+      `${directory}/`,
+      `${directory}0`,
+    );
+  }
+
+  /** Applies every change in one transaction: all land, or none when any precondition fails. */
+  commit(changes: readonly ManifestChange[]): CommitResult {
+    return this.db.transaction(() => {
+      const workspace = this.db.query<{ version: number; files: number; bytes: number }>(
+        'SELECT version, files, bytes FROM workspaces WHERE uid = ?',
+        this.uid,
+      )[0];
+      if (!workspace) throw new ToolError('not_found', 'The workspace was deleted while this call ran; create it again with PUT /v1/workspaces/{ws}.');
+      const stats = { version: workspace.version + 1, files: workspace.files, bytes: workspace.bytes };
+      const previous = new Map<string, ManifestEntry | undefined>();
+      for (const change of changes) {
+        const current = this.entry(change.path);
+        if (!previous.has(change.path)) previous.set(change.path, current);
+        this.applyChange(change, current, stats);
+      }
+      this.db.query(
+        'UPDATE workspaces SET version = ?, files = ?, bytes = ? WHERE uid = ?',
+        stats.version,
+        stats.files,
+        stats.bytes,
+        this.uid,
+      );
+      return { version: stats.version, previous };
+    });
+  }
+
+  private applyChange(
+    change: ManifestChange,
+    current: ManifestEntry | undefined,
+    stats: { version: number; files: number; bytes: number },
+  ): void {
+    if (change.path === '') throw new ToolError('is_directory', 'The workspace root is a directory; name a file inside it.', { path: '' });
+    if (change.op !== 'mkdir') checkPrecondition(change.path, current, change.expect);
+    if (change.op === 'mkdir') {
+      if (current?.type === 'dir') return;
+      if (current) throw notADirectory(change.path, change.path);
+      this.ensureParents(change.path, stats.version);
+      this.insert(change.path, 'dir', null, null, 0, stats.version);
+      return;
+    }
+    if (current?.type === 'dir' && change.op !== 'delete') {
+      throw new ToolError('is_directory', `${change.path} is a directory; name a file instead.`, { path: change.path });
+    }
+    if (current?.type === 'file') {
+      stats.files -= 1;
+      stats.bytes -= current.size;
+    }
+    if (change.op === 'delete') {
+      if (!current) throw new ToolError('not_found', `${change.path} does not exist.`, { path: change.path });
+      if (current.type === 'dir' && this.hasChildren(change.path)) {
+        throw new ToolError('is_directory', `${change.path} is a directory that is not empty; delete its contents first.`, { path: change.path });
+      }
+      this.db.query('DELETE FROM entries WHERE workspace = ? AND path = ?', this.uid, change.path);
+      return;
+    }
+    if (!current) this.ensureParents(change.path, stats.version);
+    if (change.op === 'write') {
+      stats.files += 1;
+      stats.bytes += change.size;
+      this.upsert(change.path, 'file', change.blob, null, change.size, stats.version);
+    } else {
+      this.upsert(change.path, 'symlink', null, change.target, 0, stats.version);
+    }
+  }
+
+  /** Creates the missing ancestors of `path` as directories; an ancestor that is not one is an error. */
+  private ensureParents(path: string, version: number): void {
+    const missing: string[] = [];
+    for (let parent = parentPath(path); parent !== ''; parent = parentPath(parent)) {
+      const entry = this.entry(parent);
+      if (entry?.type === 'dir') break;
+      if (entry) throw notADirectory(parent, path);
+      missing.push(parent);
+    }
+    for (const dir of missing.reverse()) this.insert(dir, 'dir', null, null, 0, version);
+  }
+
+  private hasChildren(path: string): boolean {
+    return this.db.query('SELECT 1 AS one FROM entries WHERE workspace = ? AND parent = ? LIMIT 1', this.uid, path).length > 0;
+  }
+
+  private insert(path: string, type: EntryType, blob: string | null, target: string | null, size: number, version: number): void {
+    this.db.query(
+      'INSERT INTO entries (workspace, path, parent, type, blob, target, size, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      this.uid, path, parentPath(path), type, blob, target, size, version,
+    );
+  }
+
+  private upsert(path: string, type: EntryType, blob: string | null, target: string | null, size: number, version: number): void {
+    this.db.query(
+      `INSERT INTO entries (workspace, path, parent, type, blob, target, size, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (workspace, path) DO UPDATE SET type = excluded.type, blob = excluded.blob, target = excluded.target,
+         size = excluded.size, version = excluded.version`,
+      this.uid, path, parentPath(path), type, blob, target, size, version,
+    );
+  }
+}
+
+function checkPrecondition(path: string, current: ManifestEntry | undefined, expect: Precondition | undefined): void {
+  if (!expect) return;
+  if ('absent' in expect) {
+    if (current) throw new ToolError('already_exists', `${path} already exists.`, { path });
+    return;
+  }
+  if (!current || current.version !== expect.version) {
+    throw new ToolError('conflict', `${path} changed since the version you expected; read it again and retry.`, { path });
+  }
+}
+
+function notADirectory(blocking: string, path: string): ToolError {
+  return new ToolError(
+    'invalid_argument',
+    `${blocking} is not a directory, so ${path} cannot be created under it; choose another path or delete ${blocking} first.`,
+    { path, blockingPath: blocking },
+  );
+}

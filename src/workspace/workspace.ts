@@ -1,0 +1,121 @@
+// One open workspace: path resolution through the guard, file reads, listings and commits.
+import { ToolError } from '../core/errors.ts';
+import { resolvePath, type Access, type GuardEntry, type ResolvedPath } from '../core/path-guard.ts';
+import type { BlobStore } from './blob-store.ts';
+import type { KeyedLock } from './keyed-lock.ts';
+import type { CommitResult, Manifest, ManifestChange, ManifestEntry, Precondition } from './manifest.ts';
+
+/** Another workspace's manifest, visible read-only at `path`. */
+export interface ReadOnlyMount {
+  path: string;
+  manifest: Manifest;
+}
+
+/** A file's content to store: the commit uploads its blob first, then records it. */
+export type FileChange =
+  | { op: 'write'; path: string; content: Uint8Array; expect?: Precondition }
+  | Exclude<ManifestChange, { op: 'write' }>;
+
+export interface ListedEntry {
+  path: string;
+  type: ManifestEntry['type'];
+  size: number;
+  version: string;
+  target?: string;
+}
+
+interface WorkspaceParts {
+  id: string;
+  manifest: Manifest;
+  blobs: BlobStore;
+  excludedPaths: readonly string[];
+  mounts: readonly ReadOnlyMount[];
+  writeLock: KeyedLock;
+}
+
+export class Workspace {
+  readonly id: string;
+  private readonly parts: WorkspaceParts;
+
+  constructor(parts: WorkspaceParts) {
+    this.id = parts.id;
+    this.parts = parts;
+  }
+
+  /** Runs the path guard for this workspace: validation, symlinks, containment, deny rules. */
+  resolve(path: unknown, access: Access, options: { directory?: boolean; followFinalSymlink?: boolean } = {}): Promise<ResolvedPath> {
+    const view = { entry: (candidate: string): GuardEntry | undefined => this.entry(candidate) };
+    const policy = { excludedPaths: this.parts.excludedPaths, readOnlyRoots: this.parts.mounts.map((mount) => mount.path) };
+    return resolvePath(view, path, policy, { access, ...options });
+  }
+
+  /** The manifest entry at a resolved path, looking into read-only roots where they are mounted. */
+  entry(path: string): ManifestEntry | undefined {
+    const { manifest, inner } = this.locate(path);
+    return manifest.entry(inner);
+  }
+
+  async readBytes(path: string, entry: ManifestEntry): Promise<Uint8Array> {
+    if (entry.type !== 'file' || entry.blob === null) {
+      throw new ToolError('internal', 'Only files have content.');
+    }
+    return this.parts.blobs.get(this.locate(path).manifest.uid, entry.blob);
+  }
+
+  list(directory: string, recursive: boolean): ListedEntry[] {
+    const { manifest, inner, mountPath } = this.locate(directory);
+    return manifest.list(inner, recursive).map((entry) => {
+      const listed: ListedEntry = {
+        path: mountPath === undefined ? entry.path : joinUnder(mountPath, entry.path),
+        type: entry.type,
+        size: entry.size,
+        version: this.formatVersion(entry.version),
+      };
+      if (entry.type === 'symlink' && entry.target !== null) listed.target = entry.target;
+      return listed;
+    });
+  }
+
+  /** Uploads new contents, then commits every change in one manifest transaction. */
+  async commit(changes: readonly FileChange[]): Promise<CommitResult> {
+    const manifestChanges = await Promise.all(
+      changes.map(async (change): Promise<ManifestChange> => {
+        if (change.op !== 'write') return change;
+        const blob = await this.parts.blobs.put(this.parts.manifest.uid, change.content);
+        const write: ManifestChange = { op: 'write', path: change.path, blob, size: change.content.byteLength };
+        return change.expect ? { ...write, expect: change.expect } : write;
+      }),
+    );
+    return this.parts.manifest.commit(manifestChanges);
+  }
+
+  /** Queues writers of the same path in this process, so they take turns instead of conflicting. */
+  withWriteLock<T>(path: string, work: () => Promise<T>): Promise<T> {
+    return this.parts.writeLock.run(`${this.parts.manifest.uid}\u0000${path}`, work);
+  }
+
+  formatVersion(version: number): string {
+    return `${version}.${this.parts.manifest.uid.slice(0, 8)}`;
+  }
+
+  /** The numeric version behind a version string of this workspace incarnation, if it is one. */
+  parseVersion(version: string): number | undefined {
+    const match = /^(\d+)\.([0-9a-f]{8})$/.exec(version);
+    if (!match || match[2] !== this.parts.manifest.uid.slice(0, 8)) return undefined;
+    return Number(match[1]);
+  }
+
+  private locate(path: string): { manifest: Manifest; inner: string; mountPath?: string } {
+    for (const mount of this.parts.mounts) {
+      if (path === mount.path) return { manifest: mount.manifest, inner: '', mountPath: mount.path };
+      if (path.startsWith(`${mount.path}/`)) {
+        return { manifest: mount.manifest, inner: path.slice(mount.path.length + 1), mountPath: mount.path };
+      }
+    }
+    return { manifest: this.parts.manifest, inner: path };
+  }
+}
+
+function joinUnder(base: string, path: string): string {
+  return base === '' ? path : `${base}/${path}`;
+}

@@ -1,0 +1,131 @@
+// Named workspaces: create, describe, delete, and open one for tool calls.
+import { ToolError } from '../core/errors.ts';
+import { parseVirtualPath } from '../core/virtual-path.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import type { SqlDatabase } from '../storage/sql-database.ts';
+import { BlobStore } from './blob-store.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import { Manifest } from './manifest.ts';
+import { applyWorkspaceSchema } from './schema.ts';
+import { Workspace, type ReadOnlyMount } from './workspace.ts';
+
+export const WORKSPACE_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export interface WorkspaceSettings {
+  excludedPaths: string[];
+}
+
+export interface WorkspaceInfo {
+  id: string;
+  files: number;
+  bytes: number;
+  version: number;
+  createdAt: string;
+}
+
+/** A read-only root: the files of `workspace` appear read-only at `path` in every other workspace. */
+export interface ReadOnlyRoot {
+  path: string;
+  workspace: string;
+}
+
+type WorkspaceRow = { id: string; uid: string; created_at: string; settings: string; version: number; files: number; bytes: number };
+
+export class Workspaces {
+  private readonly blobs: BlobStore;
+  private readonly writeLock = new KeyedLock();
+
+  constructor(
+    private readonly db: SqlDatabase,
+    objects: ObjectStore,
+    private readonly readOnlyRoots: readonly ReadOnlyRoot[] = [],
+  ) {
+    applyWorkspaceSchema(db);
+    this.blobs = new BlobStore(objects);
+    for (const root of readOnlyRoots) parseVirtualPath(root.path);
+  }
+
+  /** Creates the workspace, or confirms it exists (then its settings are updated when given). */
+  create(id: string, settings?: Partial<WorkspaceSettings>): { created: boolean; info: WorkspaceInfo } {
+    assertWorkspaceId(id);
+    const normalised = settings?.excludedPaths?.map((path) => parseVirtualPath(path, { directory: true }).path);
+    return this.db.transaction(() => {
+      const existing = this.row(id);
+      if (existing) {
+        if (normalised) {
+          this.db.query('UPDATE workspaces SET settings = ? WHERE id = ?', JSON.stringify({ excludedPaths: normalised }), id);
+        }
+        return { created: false, info: toInfo(existing) };
+      }
+      const row: WorkspaceRow = {
+        id,
+        uid: crypto.randomUUID(),
+        created_at: new Date().toISOString(),
+        settings: JSON.stringify({ excludedPaths: normalised ?? [] }),
+        version: 0,
+        files: 0,
+        bytes: 0,
+      };
+      this.db.query(
+        'INSERT INTO workspaces (id, uid, created_at, settings) VALUES (?, ?, ?, ?)',
+        row.id, row.uid, row.created_at, row.settings,
+      );
+      return { created: true, info: toInfo(row) };
+    });
+  }
+
+  info(id: string): WorkspaceInfo | undefined {
+    const row = WORKSPACE_ID_PATTERN.test(id) ? this.row(id) : undefined;
+    return row && toInfo(row);
+  }
+
+  /** Deletes the workspace and everything in it; false when it did not exist. */
+  async delete(id: string): Promise<boolean> {
+    const row = WORKSPACE_ID_PATTERN.test(id) ? this.row(id) : undefined;
+    if (!row) return false;
+    this.db.transaction(() => {
+      this.db.query('DELETE FROM entries WHERE workspace = ?', row.uid);
+      this.db.query('DELETE FROM workspaces WHERE uid = ?', row.uid);
+    });
+    await this.blobs.deleteAll(row.uid);
+    return true;
+  }
+
+  /** Opens a workspace for tool calls; a workspace that was never created is `not_found`. */
+  open(id: string): Workspace {
+    const row = WORKSPACE_ID_PATTERN.test(id) ? this.row(id) : undefined;
+    if (!row) throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, { workspace: id });
+    const settings = JSON.parse(row.settings) as WorkspaceSettings;
+    const mounts: ReadOnlyMount[] = [];
+    for (const root of this.readOnlyRoots) {
+      const source = root.workspace === id ? undefined : this.row(root.workspace);
+      if (source) mounts.push({ path: parseVirtualPath(root.path).path, manifest: new Manifest(this.db, source.uid) });
+    }
+    return new Workspace({
+      id,
+      manifest: new Manifest(this.db, row.uid),
+      blobs: this.blobs,
+      excludedPaths: settings.excludedPaths,
+      mounts,
+      writeLock: this.writeLock,
+    });
+  }
+
+  private row(id: string): WorkspaceRow | undefined {
+    return this.db.query<WorkspaceRow>('SELECT * FROM workspaces WHERE id = ?', id)[0];
+  }
+}
+
+export function assertWorkspaceId(id: string): void {
+  if (!WORKSPACE_ID_PATTERN.test(id)) {
+    throw new ToolError(
+      'invalid_argument',
+      `Workspace id ${JSON.stringify(id)} is invalid; use 1-63 characters of a-z, 0-9, _ and -, starting with a letter or digit.`,
+      { workspace: id },
+    );
+  }
+}
+
+function toInfo(row: WorkspaceRow): WorkspaceInfo {
+  return { id: row.id, files: row.files, bytes: row.bytes, version: row.version, createdAt: row.created_at };
+}

@@ -1,0 +1,107 @@
+// Starts the real server process exactly as `npm start` does, on a free port, for tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+export const TEST_KEY = 'tg_test_admin_key_0123456789abcdef';
+
+export interface ServerProcess {
+  url: string;
+  key: string;
+  dataDir: string;
+  child: ChildProcess;
+  output: () => string;
+  /** Calls the API with the admin key; JSON bodies are encoded, answers decoded. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiAnswer>;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+export interface ApiAnswer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export interface StartOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+  key?: string;
+}
+
+export function makeDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'toolgate-test-'));
+}
+
+export async function startServer(options: StartOptions = {}): Promise<ServerProcess> {
+  const dataDir = options.dataDir ?? makeDataDir();
+  const key = options.key ?? TEST_KEY;
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', TOOLGATE_DATA: dataDir, TOOLGATE_API_KEY: key, ...options.env };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+    const check = () => {
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${output}`));
+    });
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url,
+    key,
+    dataDir,
+    child,
+    output: () => output,
+    call: (method, path, body, headers) => callApi(url, key, method, path, body, headers),
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export async function callApi(
+  url: string,
+  key: string | undefined,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiAnswer> {
+  const init: RequestInit = { method, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(url + path, init);
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // Non-JSON answers stay text so the test can show them.
+  }
+  return { status: response.status, headers: response.headers, body: parsed };
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}

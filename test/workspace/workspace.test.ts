@@ -1,0 +1,116 @@
+// The virtual workspace: atomic multi-file commits, versions, conditions, and cost independent of size.
+import { describe, expect, it } from 'vitest';
+import { ToolError } from '../../src/core/errors.ts';
+import { MemoryObjectStore } from '../../src/storage/memory-object-store.ts';
+import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
+import type { SqlDatabase, SqlValue } from '../../src/storage/sql-database.ts';
+import { Workspaces } from '../../src/workspace/workspaces.ts';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+function setup(db: SqlDatabase = SqliteDatabase.memory()) {
+  const objects = new MemoryObjectStore();
+  const workspaces = new Workspaces(db, objects);
+  workspaces.create('ws');
+  return { db, objects, workspaces, workspace: workspaces.open('ws') };
+}
+
+async function expectToolError(promise: Promise<unknown>, code: string): Promise<void> {
+  await expect(promise).rejects.toSatisfy((error) => error instanceof ToolError && error.code === code);
+}
+
+describe('commits', () => {
+  it('commit several files atomically: a failing precondition leaves every file as it was', async () => {
+    const { workspace, workspaces } = setup();
+    const first = await workspace.commit([
+      { op: 'write', path: 'a.txt', content: bytes('a1') },
+      { op: 'write', path: 'b.txt', content: bytes('b1') },
+    ]);
+    await expectToolError(
+      workspace.commit([
+        { op: 'write', path: 'a.txt', content: bytes('a2') },
+        { op: 'write', path: 'c/new.txt', content: bytes('c') },
+        { op: 'write', path: 'b.txt', content: bytes('b2'), expect: { version: first.version - 1 } },
+      ]),
+      'conflict',
+    );
+    const a = workspace.entry('a.txt')!;
+    expect(new TextDecoder().decode(await workspace.readBytes('a.txt', a))).toBe('a1');
+    expect(workspace.entry('c')).toBeUndefined();
+    expect(workspace.entry('c/new.txt')).toBeUndefined();
+    expect(workspaces.info('ws')).toMatchObject({ files: 2, bytes: 4, version: first.version });
+  });
+
+  it('gives every write a new version, and a stale expectation is a conflict', async () => {
+    const { workspace } = setup();
+    const one = await workspace.commit([{ op: 'write', path: 'f', content: bytes('x') }]);
+    const two = await workspace.commit([{ op: 'write', path: 'f', content: bytes('x'), expect: { version: one.version } }]);
+    expect(two.version).toBeGreaterThan(one.version);
+    expect(workspace.formatVersion(two.version)).not.toBe(workspace.formatVersion(one.version));
+    await expectToolError(workspace.commit([{ op: 'write', path: 'f', content: bytes('y'), expect: { version: one.version } }]), 'conflict');
+    await expectToolError(workspace.commit([{ op: 'write', path: 'f', content: bytes('y'), expect: { absent: true } }]), 'already_exists');
+  });
+
+  it('versions of a deleted and recreated workspace never match the old ones', async () => {
+    const { workspaces } = setup();
+    const old = workspaces.open('ws');
+    const commit = await old.commit([{ op: 'write', path: 'f', content: bytes('x') }]);
+    await workspaces.delete('ws');
+    workspaces.create('ws');
+    const fresh = workspaces.open('ws');
+    const again = await fresh.commit([{ op: 'write', path: 'f', content: bytes('x') }]);
+    expect(again.version).toBe(commit.version);
+    expect(fresh.parseVersion(old.formatVersion(commit.version))).toBeUndefined();
+  });
+
+  it('deletes entries, refuses to delete a non-empty directory, and keeps counts right', async () => {
+    const { workspace, workspaces } = setup();
+    await workspace.commit([{ op: 'write', path: 'd/x', content: bytes('12345') }, { op: 'mkdir', path: 'empty' }]);
+    await expectToolError(workspace.commit([{ op: 'delete', path: 'd' }]), 'is_directory');
+    await workspace.commit([{ op: 'delete', path: 'd/x' }, { op: 'delete', path: 'd' }, { op: 'delete', path: 'empty' }]);
+    expect(workspace.list('', true)).toEqual([]);
+    expect(workspaces.info('ws')).toMatchObject({ files: 0, bytes: 0 });
+    await expectToolError(workspace.commit([{ op: 'delete', path: 'gone' }]), 'not_found');
+  });
+
+  it('stores identical content once (content-addressed blobs)', async () => {
+    const { workspace, objects } = setup();
+    await workspace.commit([
+      { op: 'write', path: 'one', content: bytes('same') },
+      { op: 'write', path: 'two', content: bytes('same') },
+    ]);
+    expect((await objects.list('ws/')).objects).toHaveLength(1);
+  });
+});
+
+/** Counts the SQL statements a piece of work runs. */
+function countingDatabase(inner: SqlDatabase) {
+  const counter = { statements: 0 };
+  const db: SqlDatabase = {
+    query: <R extends Record<string, SqlValue>>(sql: string, ...params: SqlValue[]) => {
+      counter.statements += 1;
+      return inner.query<R>(sql, ...params);
+    },
+    script: (sql) => inner.script(sql),
+    transaction: (fn) => inner.transaction(fn),
+    close: () => inner.close(),
+  };
+  return { db, counter };
+}
+
+describe('cost does not grow with the number of files', () => {
+  it('a read and a write run the same statements in a workspace of 10 and of 20,000 files', async () => {
+    const work = async (files: number) => {
+      const { db, counter } = countingDatabase(SqliteDatabase.memory());
+      const { workspace } = setup(db);
+      const batch = Array.from({ length: files }, (_, i) => ({ op: 'write' as const, path: `d${i % 100}/f${i}`, content: bytes(`${i}`) }));
+      await workspace.commit(batch);
+      counter.statements = 0;
+      const resolved = await workspace.resolve('d7/f7', 'read');
+      await workspace.readBytes(resolved.path, workspace.entry(resolved.path)!);
+      await workspace.commit([{ op: 'write', path: 'd7/f7', content: bytes('changed') }]);
+      return counter.statements;
+    };
+    expect(await work(20_000)).toBe(await work(10));
+  });
+});
