@@ -1,5 +1,6 @@
 // `npm run bench`: figures as ratios against a baseline measured in the same run.
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,11 +12,13 @@ import type { LoadResult, LoadSpec } from './load-client.ts';
 const KEY = 'tg_bench_key_000000000000000000000000000000';
 const FOUR_KB = 'x'.repeat(4095) + '\n';
 
-function load(spec: LoadSpec): LoadResult {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', new URL('./load-client.ts', import.meta.url).pathname, '--child', JSON.stringify(spec)], {
+/** Runs the load client in its own process, so the server keeps its event loop to itself. */
+async function load(spec: LoadSpec): Promise<LoadResult> {
+  const client = new URL('./load-client.ts', import.meta.url).pathname;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', client, '--child', JSON.stringify(spec)], {
     maxBuffer: 512 * 1024 * 1024,
   });
-  return JSON.parse(out.toString()) as LoadResult;
+  return JSON.parse(stdout) as LoadResult;
 }
 
 function percentile(values: number[], p: number): number {
@@ -52,9 +55,9 @@ async function main(): Promise<void> {
 
     console.log('\n# read_file of a 4 KB file vs a bare Hono route returning 4 KB (same server, 16 connections)');
     const readSpec = { url: `${server.url}/v1/workspaces/small/tools/read_file`, method: 'POST' as const, headers, body: JSON.stringify({ path: 'src/f3.txt' }), connections: 16, durationMs };
-    load({ ...readSpec, durationMs: 1000 });
-    const bare = load({ url: `${server.url}/bench/bare`, method: 'GET', headers: {}, connections: 16, durationMs });
-    const read = load(readSpec);
+    await load({ ...readSpec, durationMs: 1000 });
+    const bare = await load({ url: `${server.url}/bench/bare`, method: 'GET', headers: {}, connections: 16, durationMs });
+    const read = await load(readSpec);
     console.log(`bare route : ${describe(bare)}`);
     console.log(`read_file  : ${describe(read)}`);
     const ratio = read.requests / read.seconds / (bare.requests / bare.seconds);
@@ -70,9 +73,9 @@ async function main(): Promise<void> {
     }
     console.log(`large workspace: ${home.workspaces.info('large')?.files} files`);
     const latencySpec = (ws: string, path: string) => ({ url: `${server.url}/v1/workspaces/${ws}/tools/read_file`, method: 'POST' as const, headers, body: JSON.stringify({ path }), connections: 1, durationMs });
-    load({ ...latencySpec('large', 'src/d50/f500.txt'), durationMs: 1000 });
-    const tenFiles = load(latencySpec('small', 'src/f3.txt'));
-    const manyFiles = load(latencySpec('large', 'src/d50/f500.txt'));
+    await load({ ...latencySpec('large', 'src/d50/f500.txt'), durationMs: 1000 });
+    const tenFiles = await load(latencySpec('small', 'src/f3.txt'));
+    const manyFiles = await load(latencySpec('large', 'src/d50/f500.txt'));
     console.log(`10 files      : ${describe(tenFiles)}`);
     console.log(`100,000 files : ${describe(manyFiles)}`);
     const latencyRatio = percentile(manyFiles.latenciesMs, 50) / percentile(tenFiles.latenciesMs, 50);

@@ -12,7 +12,7 @@ export function errorBody(code: ErrorCode, message: string, details?: ErrorDetai
 export function errorResponse(error: unknown, onInternal: (error: unknown) => void): Response {
   if (isToolError(error)) {
     // An over-limit body was not read to its end: the connection cannot carry another request.
-    const headers: HeadersInit = error.code === 'payload_too_large' ? { connection: 'close' } : {};
+    const headers: Record<string, string> = error.code === 'payload_too_large' ? { connection: 'close' } : {};
     return Response.json(errorBody(error.code, error.message, error.details), { status: errorStatus[error.code], headers });
   }
   onInternal(error);

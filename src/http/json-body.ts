@@ -10,7 +10,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export async function readJsonBody(request: Request, maxBytes: number, options: { optional?: boolean } = {}): Promise<unknown> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-  const bytes = await readLimited(request, maxBytes);
+  // With a Content-Length the HTTP parser delivers exactly that many bytes, so the fast whole-body
+  // read is bounded; without one (chunked) the bytes are counted as they stream in.
+  const bytes = declared !== null ? new Uint8Array(await request.arrayBuffer()) : await readLimited(request, maxBytes);
   if (bytes.byteLength === 0) {
     if (options.optional) return undefined;
     throw new ToolError('invalid_argument', 'The request body is empty; send a JSON object with Content-Type: application/json.');

@@ -59,7 +59,7 @@ export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
     const prefix = c.req.query('prefix') ?? '';
     const workspace = deps.workspaces.open(id);
     const resolved = await workspace.resolve(prefix, 'read', { directory: true });
-    const entry = workspace.entry(resolved.path);
+    const entry = resolved.entry;
     if (!entry) throw new ToolError('not_found', `${prefix} does not exist.`, { path: prefix });
     if (entry.type !== 'dir') {
       throw new ToolError('invalid_argument', `${prefix} is a file, not a directory; read it with read_file.`, { path: prefix });

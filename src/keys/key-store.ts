@@ -31,7 +31,17 @@ type KeyRow = {
   created_at: string;
 };
 
+/** Presented secrets whose hashes, and hashes whose keys, are remembered. */
+const MEMO_SIZE = 1024;
+
 export class KeyStore {
+  private readonly hashes = new Map<string, string>();
+  /**
+   * Keys by secret hash, `null` for unknown ones. Sound because one process owns the database and
+   * every change to a key goes through this store, which clears it; a revoked key fails at once.
+   */
+  private readonly keys = new Map<string, ApiKey | null>();
+
   constructor(private readonly db: SqlDatabase) {
     db.script(`
       CREATE TABLE IF NOT EXISTS api_keys (
@@ -59,17 +69,32 @@ export class KeyStore {
       hash,
       new Date().toISOString(),
     );
+    this.keys.clear();
   }
 
   /** The live key a secret belongs to, or undefined for an unknown or revoked one. */
   async authenticate(secret: string): Promise<ApiKey | undefined> {
     if (secret.length === 0 || secret.length > 512) return undefined;
-    const hash = await sha256Hex(new TextEncoder().encode(secret));
+    const hash = await this.hashOf(secret);
+    const known = this.keys.get(hash);
+    if (known !== undefined) return known ?? undefined;
     const row = this.db.query<KeyRow>(
       'SELECT id, name, role, workspaces, tools, approval_mode, created_at FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL',
       hash,
     )[0];
-    return row && toKey(row);
+    const key = row && toKey(row);
+    if (this.keys.size >= MEMO_SIZE) this.keys.clear();
+    this.keys.set(hash, key ?? null);
+    return key;
+  }
+
+  private async hashOf(secret: string): Promise<string> {
+    const known = this.hashes.get(secret);
+    if (known !== undefined) return known;
+    const hash = await sha256Hex(new TextEncoder().encode(secret));
+    if (this.hashes.size >= MEMO_SIZE) this.hashes.clear();
+    this.hashes.set(secret, hash);
+    return hash;
   }
 }
 

@@ -1,5 +1,6 @@
 // The SqlDatabase port: the synchronous subset that better-sqlite3 and Durable Object SQL share.
 
+/** Integers are read back as JS numbers (as Durable Object SQL returns them): keep them within ±2^53. */
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type SqlRow = Record<string, SqlValue>;
 

@@ -29,7 +29,7 @@ export const readFile = defineTool({
       });
     }
     const resolved = await workspace.resolve(args.path, 'read');
-    const entry = workspace.entry(resolved.path);
+    const entry = resolved.entry;
     if (!entry) throw new ToolError('not_found', `${args.path} does not exist; list the directory to find the file you want.`, { path: args.path });
     if (entry.type !== 'file') {
       throw new ToolError('is_directory', `${args.path} is a directory; list it with GET /files?prefix= or read a file inside it.`, { path: args.path });

@@ -2,23 +2,40 @@
 import { ToolError } from '../core/errors.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { deletePrefix } from '../storage/object-store.ts';
+import { BlobCache } from './blob-cache.ts';
 import { sha256Hex } from './content-hash.ts';
 
+export const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
+
 export class BlobStore {
-  constructor(private readonly objects: ObjectStore) {}
+  private readonly cache: BlobCache;
+
+  constructor(
+    private readonly objects: ObjectStore,
+    cacheBytes = DEFAULT_BLOB_CACHE_BYTES,
+  ) {
+    this.cache = new BlobCache(cacheBytes);
+  }
 
   /** Stores the bytes under their SHA-256 and returns it; storing the same bytes twice is harmless. */
   async put(workspaceUid: string, bytes: Uint8Array): Promise<string> {
     const hash = await sha256Hex(bytes);
-    await this.objects.put(blobKey(workspaceUid, hash), bytes);
+    const key = blobKey(workspaceUid, hash);
+    await this.objects.put(key, bytes);
+    this.cache.set(key, bytes);
     return hash;
   }
 
+  /** The blob's bytes; callers must not modify them (they may be shared through the cache). */
   async get(workspaceUid: string, hash: string): Promise<Uint8Array> {
-    const object = await this.objects.get(blobKey(workspaceUid, hash));
+    const key = blobKey(workspaceUid, hash);
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const object = await this.objects.get(key);
     if (!object) {
       throw new ToolError('unavailable', 'A file content blob is missing from the object store; retry, and report it if it persists.', { blob: hash });
     }
+    this.cache.set(key, object.body);
     return object.body;
   }
 

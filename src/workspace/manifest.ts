@@ -3,6 +3,7 @@ import { ToolError } from '../core/errors.ts';
 import type { EntryType } from '../core/path-guard.ts';
 import { parentPath } from '../core/virtual-path.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
+import type { EntryCache } from './entry-cache.ts';
 
 export interface ManifestEntry {
   path: string;
@@ -40,15 +41,24 @@ type EntryRow = {
 
 const entryColumns = 'path, type, blob, target, size, version';
 
+const rootEntry: ManifestEntry = Object.freeze({ path: '', type: 'dir', blob: null, target: null, size: 0, version: 0 });
+
 export class Manifest {
   constructor(
     private readonly db: SqlDatabase,
     readonly uid: string,
+    private readonly cache: EntryCache<ManifestEntry>,
   ) {}
 
+  private readonly touched = new Set<string>();
+
+  /** The committed entry at a path (served from memory when known). */
   entry(path: string): ManifestEntry | undefined {
-    if (path === '') return { path: '', type: 'dir', blob: null, target: null, size: 0, version: 0 };
-    return this.db.query<EntryRow>(`SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path = ?`, this.uid, path)[0];
+    const cached = this.cache.get(this.uid, path);
+    if (cached !== undefined) return cached ?? undefined;
+    const entry = this.read(path);
+    this.cache.set(this.uid, path, entry ?? null);
+    return entry;
   }
 
   /** Direct children of a directory, or everything below it when recursive, in path order. */
@@ -74,6 +84,17 @@ export class Manifest {
 
   /** Applies every change in one transaction: all land, or none when any precondition fails. */
   commit(changes: readonly ManifestChange[]): CommitResult {
+    // Every path written, including implied parents; commits are synchronous, so one set serves.
+    this.touched.clear();
+    try {
+      return this.transact(changes);
+    } finally {
+      this.cache.forget(this.uid, this.touched);
+      this.touched.clear();
+    }
+  }
+
+  private transact(changes: readonly ManifestChange[]): CommitResult {
     return this.db.transaction(() => {
       const workspace = this.db.query<{ version: number; files: number; bytes: number }>(
         'SELECT version, files, bytes FROM workspaces WHERE uid = ?',
@@ -83,7 +104,7 @@ export class Manifest {
       const stats = { version: workspace.version + 1, files: workspace.files, bytes: workspace.bytes };
       const previous = new Map<string, ManifestEntry | undefined>();
       for (const change of changes) {
-        const current = this.entry(change.path);
+        const current = this.read(change.path);
         if (!previous.has(change.path)) previous.set(change.path, current);
         this.applyChange(change, current, stats);
       }
@@ -124,6 +145,7 @@ export class Manifest {
       if (current.type === 'dir' && this.hasChildren(change.path)) {
         throw new ToolError('is_directory', `${change.path} is a directory that is not empty; delete its contents first.`, { path: change.path });
       }
+      this.touched.add(change.path);
       this.db.query('DELETE FROM entries WHERE workspace = ? AND path = ?', this.uid, change.path);
       return;
     }
@@ -141,7 +163,7 @@ export class Manifest {
   private ensureParents(path: string, version: number): void {
     const missing: string[] = [];
     for (let parent = parentPath(path); parent !== ''; parent = parentPath(parent)) {
-      const entry = this.entry(parent);
+      const entry = this.read(parent);
       if (entry?.type === 'dir') break;
       if (entry) throw notADirectory(parent, path);
       missing.push(parent);
@@ -149,11 +171,18 @@ export class Manifest {
     for (const dir of missing.reverse()) this.insert(dir, 'dir', null, null, 0, version);
   }
 
+  /** The entry as committed in SQL, bypassing the cache (inside a commit, the only truth). */
+  private read(path: string): ManifestEntry | undefined {
+    if (path === '') return rootEntry;
+    return this.db.query<EntryRow>(`SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path = ?`, this.uid, path)[0];
+  }
+
   private hasChildren(path: string): boolean {
     return this.db.query('SELECT 1 AS one FROM entries WHERE workspace = ? AND parent = ? LIMIT 1', this.uid, path).length > 0;
   }
 
   private insert(path: string, type: EntryType, blob: string | null, target: string | null, size: number, version: number): void {
+    this.touched.add(path);
     this.db.query(
       'INSERT INTO entries (workspace, path, parent, type, blob, target, size, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       this.uid, path, parentPath(path), type, blob, target, size, version,
@@ -161,6 +190,7 @@ export class Manifest {
   }
 
   private upsert(path: string, type: EntryType, blob: string | null, target: string | null, size: number, version: number): void {
+    this.touched.add(path);
     this.db.query(
       `INSERT INTO entries (workspace, path, parent, type, blob, target, size, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (workspace, path) DO UPDATE SET type = excluded.type, blob = excluded.blob, target = excluded.target,

@@ -11,6 +11,11 @@ export interface ReadOnlyMount {
   manifest: Manifest;
 }
 
+/** A path through the guard, with the manifest entry found there (the guard returns the view's own). */
+export interface WorkspacePath extends ResolvedPath {
+  entry: ManifestEntry | undefined;
+}
+
 /** A file's content to store: the commit uploads its blob first, then records it. */
 export type FileChange =
   | { op: 'write'; path: string; content: Uint8Array; expect?: Precondition }
@@ -43,10 +48,10 @@ export class Workspace {
   }
 
   /** Runs the path guard for this workspace: validation, symlinks, containment, deny rules. */
-  resolve(path: unknown, access: Access, options: { directory?: boolean; followFinalSymlink?: boolean } = {}): Promise<ResolvedPath> {
+  async resolve(path: unknown, access: Access, options: { directory?: boolean; followFinalSymlink?: boolean } = {}): Promise<WorkspacePath> {
     const view = { entry: (candidate: string): GuardEntry | undefined => this.entry(candidate) };
     const policy = { excludedPaths: this.parts.excludedPaths, readOnlyRoots: this.parts.mounts.map((mount) => mount.path) };
-    return resolvePath(view, path, policy, { access, ...options });
+    return (await resolvePath(view, path, policy, { access, ...options })) as WorkspacePath;
   }
 
   /** The manifest entry at a resolved path, looking into read-only roots where they are mounted. */

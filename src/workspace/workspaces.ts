@@ -4,8 +4,9 @@ import { parseVirtualPath } from '../core/virtual-path.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { BlobStore } from './blob-store.ts';
+import { EntryCache } from './entry-cache.ts';
 import { KeyedLock } from './keyed-lock.ts';
-import { Manifest } from './manifest.ts';
+import { Manifest, type ManifestEntry } from './manifest.ts';
 import { applyWorkspaceSchema } from './schema.ts';
 import { Workspace, type ReadOnlyMount } from './workspace.ts';
 
@@ -34,6 +35,10 @@ type WorkspaceRow = { id: string; uid: string; created_at: string; settings: str
 export class Workspaces {
   private readonly blobs: BlobStore;
   private readonly writeLock = new KeyedLock();
+  private readonly entryCache = new EntryCache<ManifestEntry>();
+  /** Rows by id for open(); only this class creates, alters and deletes them. */
+  private readonly rows = new Map<string, WorkspaceRow>();
+  private readonly parsedSettings = new WeakMap<WorkspaceRow, WorkspaceSettings>();
 
   constructor(
     private readonly db: SqlDatabase,
@@ -49,6 +54,7 @@ export class Workspaces {
   create(id: string, settings?: Partial<WorkspaceSettings>): { created: boolean; info: WorkspaceInfo } {
     assertWorkspaceId(id);
     const normalised = settings?.excludedPaths?.map((path) => parseVirtualPath(path, { directory: true }).path);
+    this.rows.delete(id);
     return this.db.transaction(() => {
       const existing = this.row(id);
       if (existing) {
@@ -83,6 +89,7 @@ export class Workspaces {
   async delete(id: string): Promise<boolean> {
     const row = WORKSPACE_ID_PATTERN.test(id) ? this.row(id) : undefined;
     if (!row) return false;
+    this.rows.delete(id);
     this.db.transaction(() => {
       this.db.query('DELETE FROM entries WHERE workspace = ?', row.uid);
       this.db.query('DELETE FROM workspaces WHERE uid = ?', row.uid);
@@ -93,22 +100,41 @@ export class Workspaces {
 
   /** Opens a workspace for tool calls; a workspace that was never created is `not_found`. */
   open(id: string): Workspace {
-    const row = WORKSPACE_ID_PATTERN.test(id) ? this.row(id) : undefined;
+    const row = WORKSPACE_ID_PATTERN.test(id) ? this.cachedRow(id) : undefined;
     if (!row) throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, { workspace: id });
-    const settings = JSON.parse(row.settings) as WorkspaceSettings;
+    const settings = this.settingsOf(row);
     const mounts: ReadOnlyMount[] = [];
     for (const root of this.readOnlyRoots) {
-      const source = root.workspace === id ? undefined : this.row(root.workspace);
-      if (source) mounts.push({ path: parseVirtualPath(root.path).path, manifest: new Manifest(this.db, source.uid) });
+      const source = root.workspace === id ? undefined : this.cachedRow(root.workspace);
+      if (source) mounts.push({ path: parseVirtualPath(root.path).path, manifest: new Manifest(this.db, source.uid, this.entryCache) });
     }
     return new Workspace({
       id,
-      manifest: new Manifest(this.db, row.uid),
+      manifest: new Manifest(this.db, row.uid, this.entryCache),
       blobs: this.blobs,
       excludedPaths: settings.excludedPaths,
       mounts,
       writeLock: this.writeLock,
     });
+  }
+
+  private settingsOf(row: WorkspaceRow): WorkspaceSettings {
+    let settings = this.parsedSettings.get(row);
+    if (!settings) {
+      settings = JSON.parse(row.settings) as WorkspaceSettings;
+      this.parsedSettings.set(row, settings);
+    }
+    return settings;
+  }
+
+  /** The row for open(): uid and settings only change through this class, so memory may serve them. */
+  private cachedRow(id: string): WorkspaceRow | undefined {
+    let row = this.rows.get(id);
+    if (row === undefined) {
+      row = this.row(id);
+      if (row) this.rows.set(id, row);
+    }
+    return row;
   }
 
   private row(id: string): WorkspaceRow | undefined {

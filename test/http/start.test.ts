@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { callApi, makeDataDir, removeDir, repoRoot } from '../support/server-process.ts';
+import { callApi, makeDataDir, removeDir, repoRoot, startServer } from '../support/server-process.ts';
 
 const dataDir = makeDataDir();
 afterAll(() => removeDir(dataDir));
@@ -48,5 +48,19 @@ describe('npm start with no configuration', () => {
     const read = await callApi(base, secret, 'POST', '/v1/workspaces/keep/tools/read_file', { path: 'a.txt' });
     expect(read.body.result).toMatchObject({ content: 'kept\n', version: written.body.result.version });
     await second.stop();
+  });
+});
+
+describe('one server per data directory', () => {
+  it('a second server on the same data directory refuses to start and says why; the first keeps serving', async () => {
+    const shared = makeDataDir();
+    const first = await startServer({ dataDir: shared });
+    try {
+      await expect(startServer({ dataDir: shared })).rejects.toThrow(/in use by another process/);
+      expect((await first.call('PUT', '/v1/workspaces/still-here')).status).toBe(201);
+    } finally {
+      await first.stop();
+      removeDir(shared);
+    }
   });
 });

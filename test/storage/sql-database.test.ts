@@ -55,10 +55,12 @@ describe('SqliteDatabase file', () => {
     reopened.close();
   });
 
-  it('returns integers beyond 2^53 exactly, as bigint', () => {
+  it('binds bigint parameters as integers and returns integers as numbers, as Durable Object SQL does', () => {
     const database = SqliteDatabase.memory();
-    const big = 2n ** 60n + 1n;
-    expect(database.query('SELECT ? AS value, ? AS small', big, 5n)).toEqual([{ value: big, small: 5 }]);
+    expect(database.query('SELECT typeof(?) AS big, typeof(?) AS whole, typeof(?) AS fraction', 2n ** 60n, 5, 1.5)).toEqual([
+      { big: 'integer', whole: 'integer', fraction: 'real' },
+    ]);
+    expect(database.query('SELECT ? AS small', 5n)).toEqual([{ small: 5 }]);
     database.close();
   });
 

@@ -23,12 +23,25 @@ export class SqliteDatabase implements SqlDatabase {
   static open(file: string): SqliteDatabase {
     mkdirSync(dirname(file), { recursive: true });
     const database = new SqliteDatabase(new Database(file));
-    // WAL lets readers run beside the one writer; NORMAL syncs at checkpoints, so a commit
-    // survives a process crash and the file stays consistent after a power cut.
-    database.raw.pragma('journal_mode = WAL');
-    database.raw.pragma('synchronous = NORMAL');
-    // A second process (`toolgate runner` on the same data dir) waits for the lock instead of failing.
-    database.raw.pragma('busy_timeout = 5000');
+    try {
+      // A process that is still closing the file gets a few seconds to let go of it.
+      database.raw.pragma('busy_timeout = 5000');
+      // One process owns the database: it takes the write lock now and keeps it, so a second
+      // server on the same data dir fails at start instead of racing this one (and the
+      // in-memory caches above this port stay true), and WAL keeps its index in heap memory.
+      database.raw.pragma('locking_mode = EXCLUSIVE');
+      // WAL lets a write commit with one append; NORMAL syncs at checkpoints, so a commit
+      // survives a process crash and the file stays consistent after a power cut.
+      database.raw.pragma('journal_mode = WAL');
+      database.raw.pragma('synchronous = NORMAL');
+      database.raw.exec('BEGIN IMMEDIATE; COMMIT');
+    } catch (error) {
+      database.raw.close();
+      if ((error as { code?: string }).code === 'SQLITE_BUSY') {
+        throw new Error(`${file} is in use by another process; is another toolgate server using this data directory?`, { cause: error });
+      }
+      throw error;
+    }
     return database;
   }
 
@@ -39,12 +52,12 @@ export class SqliteDatabase implements SqlDatabase {
 
   query<R extends SqlRow = SqlRow>(sql: string, ...params: SqlValue[]): R[] {
     const statement = this.#prepare(sql);
-    const bound = params.map(toBindable);
+    const bound = params.some(isInteger) ? params.map(toBindable) : params;
     if (!statement.reader) {
       statement.run(...bound);
       return [];
     }
-    return (statement.all(...bound) as Record<string, unknown>[]).map(toRow) as R[];
+    return statement.all(...bound) as R[];
   }
 
   script(sql: string): void {
@@ -80,16 +93,10 @@ export class SqliteDatabase implements SqlDatabase {
     let statement = this.#statements.get(sql);
     if (statement === undefined) {
       statement = this.raw.prepare(sql);
-      // Integers come back as bigint so none is silently rounded; toRow narrows the safe ones.
-      if (statement.reader) statement.safeIntegers(true);
-      if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
-        this.#statements.delete(this.#statements.keys().next().value as string);
-      }
-    } else {
-      // Re-inserted so the map's order is least recently used first.
-      this.#statements.delete(sql);
+      // The app's statements are few and fixed; a full cache means ad-hoc SQL, so start over.
+      if (this.#statements.size >= STATEMENT_CACHE_SIZE) this.#statements.clear();
+      this.#statements.set(sql, statement);
     }
-    this.#statements.set(sql, statement);
     return statement;
   }
 }
@@ -105,14 +112,8 @@ function toBindable(value: SqlValue): unknown {
   return typeof value === 'number' && Number.isSafeInteger(value) ? BigInt(value) : value;
 }
 
-function toRow(row: Record<string, unknown>): SqlRow {
-  for (const column in row) {
-    const value = row[column];
-    if (typeof value === 'bigint' && value >= Number.MIN_SAFE_INTEGER && value <= Number.MAX_SAFE_INTEGER) {
-      row[column] = Number(value);
-    }
-  }
-  return row as SqlRow;
+function isInteger(value: SqlValue): boolean {
+  return typeof value === 'number' && Number.isSafeInteger(value);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
