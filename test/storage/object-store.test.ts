@@ -1,66 +1,28 @@
 // Runs the ObjectStore contract against every Node-testable driver, plus driver-specific behaviour.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.ts';
 import { FsObjectStore } from '../../src/storage/node/fs-object-store.ts';
 import { PreconditionFailedError } from '../../src/storage/object-store.ts';
 import { S3ObjectStore, s3ObjectStoreFromEnv } from '../../src/storage/s3-object-store.ts';
+import { startS3rver, s3rverClient, type RunningS3rver } from '../support/s3rver.ts';
 import { describeObjectStoreContract } from './object-store-contract.ts';
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
 const CONFIGURED_BUCKET = 'toolgate-configured';
-const S3RVER_PROCESS = fileURLToPath(new URL('./fixtures/s3rver-process.ts', import.meta.url));
-
-interface RunningS3rver {
-  endpoint: string;
-  child: ChildProcess;
-  directory: string;
-}
-
-/** One s3rver on loopback for the whole file, started on first use (see the fixture for why a child process). */
+/** One s3rver on loopback for the whole file, started on first use. */
 let s3rverStarted: Promise<RunningS3rver> | undefined;
-function startS3rver(): Promise<RunningS3rver> {
-  s3rverStarted ??= (async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'toolgate-s3rver-'));
-    const child = spawn(
-      process.execPath,
-      ['--openssl-legacy-provider', '--import', 'tsx', S3RVER_PROCESS, directory, CONFIGURED_BUCKET],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    );
-    const [line] = (await once(createInterface({ input: child.stdout as Readable }), 'line')) as [string];
-    const { port } = JSON.parse(line) as { port: number };
-    return { endpoint: `http://127.0.0.1:${port}`, child, directory };
-  })();
+function startSharedS3rver(): Promise<RunningS3rver> {
+  s3rverStarted ??= startS3rver(CONFIGURED_BUCKET);
   return s3rverStarted;
 }
 
-function s3rverClient(endpoint: string): S3Client {
-  return new S3Client({
-    endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-}
-
 afterAll(async () => {
-  if (s3rverStarted === undefined) return;
-  const { child, directory } = await s3rverStarted;
-  const exited = once(child, 'exit');
-  child.stdin?.end();
-  await exited;
-  await rm(directory, { recursive: true, force: true });
+  if (s3rverStarted !== undefined) await (await s3rverStarted).stop();
 });
 
 describeObjectStoreContract('memory', async () => ({ store: new MemoryObjectStore() }));
@@ -74,7 +36,7 @@ let bucketCount = 0;
 describeObjectStoreContract(
   's3 (s3rver)',
   async () => {
-    const { endpoint } = await startS3rver();
+    const { endpoint } = await startSharedS3rver();
     const client = s3rverClient(endpoint);
     // A fresh bucket per test keeps listings independent of other tests.
     bucketCount += 1;
@@ -146,7 +108,7 @@ describe('FsObjectStore', () => {
 
 describe('S3ObjectStore', () => {
   it('sends If-None-Match and If-Match on conditional puts', async () => {
-    const { endpoint } = await startS3rver();
+    const { endpoint } = await startSharedS3rver();
     const client = s3rverClient(endpoint);
     const sent: Record<string, string>[] = [];
     client.middlewareStack.add(
@@ -189,7 +151,7 @@ describe('s3ObjectStoreFromEnv', () => {
   });
 
   it('builds a working store from TOOLGATE_S3_* and the standard AWS credential variables', async () => {
-    const { endpoint } = await startS3rver();
+    const { endpoint } = await startSharedS3rver();
     // The SDK's default chain reads these from process.env; setting them keeps it off the network.
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'S3RVER');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'S3RVER');
