@@ -1,6 +1,7 @@
 // The in-memory ObjectStore driver: tests, previews and single-process embedding (Worker-safe).
 
 import {
+  DEFAULT_LIST_LIMIT,
   PreconditionFailedError,
   type ListOptions,
   type ObjectInfo,
@@ -9,8 +10,6 @@ import {
   type PutOptions,
   type StoredObject,
 } from './object-store.ts';
-
-const DEFAULT_LIST_LIMIT = 1000;
 
 interface MemoryObject {
   body: Uint8Array;

@@ -18,6 +18,9 @@ export interface PutOptions {
   ifNoneMatch?: '*';
 }
 
+/** Objects per `list` page when the caller sets no limit. */
+export const DEFAULT_LIST_LIMIT = 1000;
+
 export interface ListOptions {
   /** Continue after the page that returned this cursor. */
   cursor?: string;

@@ -9,6 +9,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import {
+  DEFAULT_LIST_LIMIT,
   PreconditionFailedError,
   type ListOptions,
   type ObjectInfo,
@@ -17,8 +18,6 @@ import {
   type PutOptions,
   type StoredObject,
 } from './object-store.ts';
-
-const DEFAULT_LIST_LIMIT = 1000;
 
 export interface S3ObjectStoreOptions {
   bucket: string;

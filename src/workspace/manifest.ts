@@ -5,14 +5,15 @@ import { parentPath } from '../core/virtual-path.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { EntryCache } from './entry-cache.ts';
 
-export interface ManifestEntry {
+/** One row of the manifest (a type alias, so it serves as the SQL row type too). */
+export type ManifestEntry = {
   path: string;
   type: EntryType;
   blob: string | null;
   target: string | null;
   size: number;
   version: number;
-}
+};
 
 /** What a change requires of the entry it replaces: a given version, or no entry at all. */
 export type Precondition = { version: number } | { absent: true };
@@ -29,15 +30,6 @@ export interface CommitResult {
   /** The entry each changed path had before the commit. */
   previous: Map<string, ManifestEntry | undefined>;
 }
-
-type EntryRow = {
-  path: string;
-  type: EntryType;
-  blob: string | null;
-  target: string | null;
-  size: number;
-  version: number;
-};
 
 const entryColumns = 'path, type, blob, target, size, version';
 
@@ -64,17 +56,17 @@ export class Manifest {
   /** Direct children of a directory, or everything below it when recursive, in path order. */
   list(directory: string, recursive: boolean): ManifestEntry[] {
     if (!recursive) {
-      return this.db.query<EntryRow>(
+      return this.db.query<ManifestEntry>(
         `SELECT ${entryColumns} FROM entries WHERE workspace = ? AND parent = ? ORDER BY path`,
         this.uid,
         directory,
       );
     }
     if (directory === '') {
-      return this.db.query<EntryRow>(`SELECT ${entryColumns} FROM entries WHERE workspace = ? ORDER BY path`, this.uid);
+      return this.db.query<ManifestEntry>(`SELECT ${entryColumns} FROM entries WHERE workspace = ? ORDER BY path`, this.uid);
     }
     // Children of `d` sort between `d/` and `d0` ('0' follows '/'), so the primary key serves the range.
-    return this.db.query<EntryRow>(
+    return this.db.query<ManifestEntry>(
       `SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path > ? AND path < ? ORDER BY path`,
       this.uid,
       `${directory}/`,
@@ -174,7 +166,7 @@ export class Manifest {
   /** The entry as committed in SQL, bypassing the cache (inside a commit, the only truth). */
   private read(path: string): ManifestEntry | undefined {
     if (path === '') return rootEntry;
-    return this.db.query<EntryRow>(`SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path = ?`, this.uid, path)[0];
+    return this.db.query<ManifestEntry>(`SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path = ?`, this.uid, path)[0];
   }
 
   private hasChildren(path: string): boolean {

@@ -16,6 +16,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
+  DEFAULT_LIST_LIMIT,
   PreconditionFailedError,
   type ListOptions,
   type ObjectInfo,
@@ -25,7 +26,6 @@ import {
   type StoredObject,
 } from '../object-store.ts';
 
-const DEFAULT_LIST_LIMIT = 1000;
 const OBJECT_SUFFIX = '.obj';
 const DIRECTORY_SUFFIX = '.d';
 const HEADER_PREFIX = 'sha256:';
