@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Hono } from 'hono';
 import { readNodeConfig } from '../src/node/config.ts';
 import { createNodeHome, startNodeServer } from '../src/node/server.ts';
+import { benchApplyPatch } from './apply-patch-bench.ts';
 import type { LoadResult, LoadSpec } from './load-client.ts';
 
 const KEY = 'tg_bench_key_000000000000000000000000000000';
@@ -80,6 +81,8 @@ async function main(): Promise<void> {
     console.log(`100,000 files : ${describe(manyFiles)}`);
     const latencyRatio = percentile(manyFiles.latenciesMs, 50) / percentile(tenFiles.latenciesMs, 50);
     console.log(`p50 latency 100,000 / 10 files: ${verdict(latencyRatio, '<= 1.2x', latencyRatio <= 1.2)}`);
+
+    await benchApplyPatch(server.url, KEY, home.workspaces);
   } finally {
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 // The tools toolgate serves, in the order they are listed.
+import { applyPatch } from './apply-patch/apply-patch.ts';
 import { readFile } from './read-file.ts';
 import type { ToolDefinition } from './tool.ts';
 import { writeFile } from './write-file.ts';
 
-export const builtinTools: readonly ToolDefinition[] = [readFile, writeFile];
+export const builtinTools: readonly ToolDefinition[] = [readFile, writeFile, applyPatch];

@@ -1,0 +1,60 @@
+// apply_patch: a Codex envelope or a unified diff, checked whole and committed atomically.
+import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
+import { z } from 'zod';
+import { ToolError } from '../../core/errors.ts';
+import { defineTool } from '../tool.ts';
+import { parsePatch } from './parse-patch.ts';
+import { planPatch, type PlannedFile } from './plan-patch.ts';
+
+const input = z.strictObject({
+  patch: z
+    .string()
+    .describe(
+      'The patch: the Codex envelope ("*** Begin Patch" ... "*** End Patch" with "*** Add File:", "*** Update File:" ' +
+        '(optionally "*** Move to:"), "*** Delete File:", "@@" hunks of " ", "-", "+" lines) or a git-style unified diff.',
+    ),
+  dryRun: z.boolean().optional().describe('Check the patch and return the result without changing any file.'),
+});
+
+/** Attempts when another writer changes a patched file between our read and our commit. */
+const MAX_ATTEMPTS = 8;
+
+export const applyPatch = defineTool({
+  name: 'apply_patch',
+  description:
+    'Apply a patch to files in the workspace: add, update (with optional move) and delete files. All or nothing: if any ' +
+    'hunk of any file does not match, no file changes and the error names the file, the hunk and the lines not found.',
+  input,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  async execute(args, { workspace, limits }) {
+    const patch = parsePatch(args.patch);
+    for (let attempt = 1; ; attempt += 1) {
+      const plan = await planPatch(workspace, patch, limits.maxFileBytes);
+      const result = { files: plan.files.map(describeFile), summary: summarise(plan.files), dryRun: args.dryRun === true };
+      if (args.dryRun) return result;
+      try {
+        await workspace.commit(plan.changes);
+        return result;
+      } catch (error) {
+        // A file changed after we read it: plan again against what is there now.
+        const lostRace = error instanceof ToolError && (error.code === 'conflict' || error.code === 'already_exists');
+        if (!lostRace || attempt >= MAX_ATTEMPTS) throw error;
+      }
+    }
+  },
+});
+
+function describeFile(file: PlannedFile): { path: string; action: PlannedFile['action']; movedTo?: string; diff: string } {
+  const oldName = file.action === 'add' && file.before === '' ? '/dev/null' : `a/${file.path}`;
+  const newName = file.action === 'delete' ? '/dev/null' : `b/${file.movedTo ?? file.path}`;
+  const diff = createTwoFilesPatch(oldName, newName, file.before, file.after, undefined, undefined, { context: 3, headerOptions: FILE_HEADERS_ONLY });
+  return file.movedTo === undefined ? { path: file.path, action: file.action, diff } : { path: file.path, action: file.action, movedTo: file.movedTo, diff };
+}
+
+/** `A path` lines, then `M path` (a move names its target), then `D path`. */
+function summarise(files: readonly PlannedFile[]): string {
+  const added = files.filter((file) => file.action === 'add').map((file) => `A ${file.path}`);
+  const modified = files.filter((file) => file.action === 'update' || file.action === 'move').map((file) => `M ${file.movedTo ?? file.path}`);
+  const deleted = files.filter((file) => file.action === 'delete').map((file) => `D ${file.path}`);
+  return [...added, ...modified, ...deleted].join('\n');
+}

@@ -1,0 +1,202 @@
+// apply_patch over real HTTP: result fields, formats, line endings, errors a model can act on, atomicity.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
+
+let server: ServerProcess;
+
+beforeAll(async () => {
+  server = await startServer();
+});
+
+afterAll(async () => {
+  await server.stop();
+  removeDir(server.dataDir);
+});
+
+let counter = 0;
+async function workspace(files: Record<string, string> = {}): Promise<string> {
+  const ws = `patch-${(counter += 1)}`;
+  await server.call('PUT', `/v1/workspaces/${ws}`);
+  for (const [path, content] of Object.entries(files)) {
+    expect((await server.call('POST', `/v1/workspaces/${ws}/tools/write_file`, { path, content })).status).toBe(200);
+  }
+  return ws;
+}
+const patchIn = (ws: string, patch: string, dryRun?: boolean) =>
+  server.call('POST', `/v1/workspaces/${ws}/tools/apply_patch`, dryRun === undefined ? { patch } : { patch, dryRun });
+const readIn = async (ws: string, path: string) => (await server.call('POST', `/v1/workspaces/${ws}/tools/read_file`, { path, maxChars: 10_000_000 })).body.result?.content;
+const versionOf = async (ws: string) => (await server.call('GET', `/v1/workspaces/${ws}`)).body.version;
+const envelope = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch', ''].join('\n');
+
+describe('results', () => {
+  it('reports files with action, movedTo and a unified diff, and a summary A, then M, then D', async () => {
+    const ws = await workspace({ 'mod.txt': 'one\ntwo\n', 'gone.txt': 'bye\n', 'old/name.txt': 'from\n' });
+    const patch = envelope(
+      '*** Delete File: gone.txt',
+      '*** Update File: mod.txt',
+      '@@',
+      ' one',
+      '-two',
+      '+deux',
+      '*** Update File: old/name.txt',
+      '*** Move to: new/name.txt',
+      '@@',
+      '-from',
+      '+to',
+      '*** Add File: added.txt',
+      '+hello',
+    );
+    const dry = await patchIn(ws, patch, true);
+    expect(dry.status).toBe(200);
+    expect(dry.body.result.dryRun).toBe(true);
+    expect(await readIn(ws, 'mod.txt')).toBe('one\ntwo\n');
+    const real = await patchIn(ws, patch);
+    expect(real.status).toBe(200);
+    const { files, summary, dryRun } = real.body.result;
+    expect(dryRun).toBe(false);
+    expect(summary).toBe('A added.txt\nM mod.txt\nM new/name.txt\nD gone.txt');
+    expect(files.map((file: any) => [file.path, file.action, file.movedTo])).toEqual([
+      ['gone.txt', 'delete', undefined],
+      ['mod.txt', 'update', undefined],
+      ['old/name.txt', 'move', 'new/name.txt'],
+      ['added.txt', 'add', undefined],
+    ]);
+    expect(files[1].diff).toBe('--- a/mod.txt\n+++ b/mod.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+deux\n');
+    expect(files[3].diff).toContain('--- /dev/null\n+++ b/added.txt\n@@ -0,0 +1,1 @@\n+hello\n');
+    expect(files[0].diff).toContain('+++ /dev/null');
+    expect(dry.body.result.files).toEqual(files);
+    expect(await readIn(ws, 'mod.txt')).toBe('one\ndeux\n');
+    expect(await readIn(ws, 'new/name.txt')).toBe('to\n');
+    expect(await readIn(ws, 'added.txt')).toBe('hello\n');
+    for (const path of ['gone.txt', 'old/name.txt']) {
+      expect((await server.call('POST', `/v1/workspaces/${ws}/tools/read_file`, { path })).status).toBe(404);
+    }
+  });
+
+  it('applies a git-style unified diff with several files, /dev/null add and delete', async () => {
+    const ws = await workspace({ 'src/a.ts': 'const a = 1;\nexport { a };\n', 'old.txt': 'x\n' });
+    const diff = [
+      'diff --git a/src/a.ts b/src/a.ts',
+      '--- a/src/a.ts',
+      '+++ b/src/a.ts',
+      '@@ -1,2 +1,2 @@',
+      '-const a = 1;',
+      '+const a = 2;',
+      ' export { a };',
+      'diff --git a/new.txt b/new.txt',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/new.txt',
+      '@@ -0,0 +1,2 @@',
+      '+first',
+      '+second',
+      'diff --git a/old.txt b/old.txt',
+      'deleted file mode 100644',
+      '--- a/old.txt',
+      '+++ /dev/null',
+      '@@ -1 +0,0 @@',
+      '-x',
+      '',
+    ].join('\n');
+    const answer = await patchIn(ws, diff);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.result.summary).toBe('A new.txt\nM src/a.ts\nD old.txt');
+    expect(await readIn(ws, 'src/a.ts')).toBe('const a = 2;\nexport { a };\n');
+    expect(await readIn(ws, 'new.txt')).toBe('first\nsecond\n');
+  });
+
+  it('keeps CRLF files CRLF and a missing final newline missing', async () => {
+    const ws = await workspace({ 'win.txt': 'a\r\nb\r\nc\r\n', 'tail.txt': 'x\ny' });
+    const answer = await patchIn(ws, envelope('*** Update File: win.txt', '@@', ' a', '-b', '+B', '*** Update File: tail.txt', '@@', ' x', '-y', '+z'));
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(await readIn(ws, 'win.txt')).toBe('a\r\nB\r\nc\r\n');
+    expect(await readIn(ws, 'tail.txt')).toBe('x\nz');
+  });
+});
+
+describe('errors a model can correct in one step, and nothing changes', () => {
+  it('patch_conflict names the file, the hunk and the lines not found', async () => {
+    const ws = await workspace({ 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'keep\n' });
+    const before = await versionOf(ws);
+    const answer = await patchIn(ws, envelope('*** Update File: b.txt', '@@', '-keep', '+changed', '*** Update File: a.txt', '@@', ' one', '-two', '+2', '@@', ' three', '-four', '+4'));
+    expect(answer.status).toBe(409);
+    expect(answer.body.error).toMatchObject({ code: 'patch_conflict', details: { path: 'a.txt', hunk: 2 } });
+    expect(JSON.stringify(answer.body.error.details)).toContain('four');
+    expect(answer.body.error.message).toContain('a.txt');
+    expect(await readIn(ws, 'b.txt')).toBe('keep\n');
+    expect(await versionOf(ws)).toBe(before);
+  });
+
+  it('patch_invalid carries the 1-based patch line', async () => {
+    const ws = await workspace({ 'a.txt': 'x\n' });
+    const answer = await patchIn(ws, envelope('*** Update File: a.txt', '@@', '-x', '+y', 'garbage line'));
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatchObject({ code: 'patch_invalid', details: { line: 6 } });
+  });
+
+  it.each([
+    ['a missing end marker', '*** Begin Patch\n*** Add File: n.txt\n+x\n', 'patch_invalid', 400],
+    ['a hunk with no lines', envelope('*** Update File: a.txt', '@@'), 'patch_invalid', 400],
+    ['+ lines outside a hunk', envelope('*** Delete File: a.txt', '+stray'), 'patch_invalid', 400],
+    ['Move to without Update', envelope('*** Move to: b.txt', '@@', '-x', '+y'), 'patch_invalid', 400],
+    ['an empty patch', envelope(), 'patch_invalid', 400],
+    ['a path escaping with ..', envelope('*** Add File: ../evil.txt', '+x'), 'path_outside_workspace', 403],
+    ['a Move to target escaping', envelope('*** Update File: a.txt', '*** Move to: ../../x.txt', '@@', '-x', '+y'), 'path_outside_workspace', 403],
+    ['a patch touching .git/hooks', envelope('*** Add File: .git/hooks/pre-commit', '+#!/bin/sh'), 'path_denied', 403],
+    ['a patch touching .ssh via Move to', envelope('*** Update File: a.txt', '*** Move to: .ssh/authorized_keys', '@@', '-x', '+y'), 'path_denied', 403],
+    ['an invalid path', envelope('*** Add File: a\\b.txt', '+x'), 'invalid_argument', 400],
+    ['an update of a missing file', envelope('*** Update File: missing.txt', '@@', '-x', '+y'), 'not_found', 404],
+  ])('%s is refused and nothing changes', async (_name, patch, code, status) => {
+    const ws = await workspace({ 'a.txt': 'x\n' });
+    const before = await versionOf(ws);
+    // Each refusal also follows a valid operation, so a partial application would show (an
+    // empty patch has no operation to follow).
+    const withValidFirst = patch.replace('*** Begin Patch\n', '*** Begin Patch\n*** Add File: first.txt\n+1\n');
+    for (const attempt of patch === envelope() ? [patch] : [patch, withValidFirst]) {
+      const answer = await patchIn(ws, attempt);
+      expect({ status: answer.status, code: answer.body.error?.code }).toEqual({ status, code });
+    }
+    expect(await versionOf(ws)).toBe(before);
+    expect(await readIn(ws, 'a.txt')).toBe('x\n');
+  });
+});
+
+describe('size', () => {
+  it('applies 200 hunks to a 5,000-line file', async () => {
+    const lines = Array.from({ length: 5000 }, (_, i) => `line ${i} of the big file`);
+    const ws = await workspace({ 'big.txt': `${lines.join('\n')}\n` });
+    const hunks: string[] = [];
+    const expected = [...lines];
+    for (let h = 0; h < 200; h += 1) {
+      const at = h * 25 + 10;
+      hunks.push('@@', ` ${lines[at - 1]}`, `-${lines[at]}`, `+changed ${at}`, ` ${lines[at + 1]}`);
+      expected[at] = `changed ${at}`;
+    }
+    const answer = await patchIn(ws, envelope('*** Update File: big.txt', ...hunks));
+    expect(answer.status, JSON.stringify(answer.body).slice(0, 500)).toBe(200);
+    expect(await readIn(ws, 'big.txt')).toBe(`${expected.join('\n')}\n`);
+  });
+
+  it('parses and applies a 2 MB patch', async () => {
+    const ws = await workspace();
+    const line = `+${'z'.repeat(99)}`;
+    const body = Array.from({ length: 20_480 }, () => line);
+    const answer = await patchIn(ws, envelope('*** Add File: two-megabytes.txt', ...body));
+    expect(answer.status).toBe(200);
+    const info = await server.call('GET', `/v1/workspaces/${ws}`);
+    expect(info.body.bytes).toBe(20_480 * 100);
+  });
+
+  it('commits a patch of 1,000 small files atomically: all land, or none when one hunk fails', async () => {
+    const ws = await workspace({ 'guard.txt': 'stay\n' });
+    const adds = Array.from({ length: 1000 }, (_, i) => [`*** Add File: many/f${i}.txt`, `+file ${i}`]).flat();
+    const failing = await patchIn(ws, envelope(...adds, '*** Update File: guard.txt', '@@', '-absent', '+x'));
+    expect(failing.body.error?.code).toBe('patch_conflict');
+    expect((await server.call('GET', `/v1/workspaces/${ws}`)).body.files).toBe(1);
+    const passing = await patchIn(ws, envelope(...adds));
+    expect(passing.status).toBe(200);
+    expect(passing.body.result.files).toHaveLength(1000);
+    expect((await server.call('GET', `/v1/workspaces/${ws}`)).body.files).toBe(1001);
+    expect(await readIn(ws, 'many/f999.txt')).toBe('file 999\n');
+  });
+});
