@@ -1,6 +1,6 @@
 // Applies the hunks of one file update to its text: locates every hunk as Codex does, then splices them in.
 import { ToolError } from '../../core/errors.ts';
-import { quoteLine } from './parse-codex.ts';
+import { quoteLine } from './patch-text.ts';
 import type { Hunk } from './patch.ts';
 import { LineFolds, seekSequence, sequenceMatchesAt } from './seek.ts';
 

@@ -1,7 +1,7 @@
 // Parses the Codex apply_patch envelope (`*** Begin Patch` … `*** End Patch`) into file operations.
 import { ToolError } from '../../core/errors.ts';
-import { cutAtChars } from '../text-lines.ts';
 import type { FileOperation, Hunk, ParsedPatch } from './patch.ts';
+import { contentBounds, findHeredoc, invalidPatch, isBlank, quoteLine, splitPatchLines } from './patch-text.ts';
 
 const BEGIN_PATCH = '*** Begin Patch';
 const END_PATCH = '*** End Patch';
@@ -10,54 +10,6 @@ const DELETE_FILE = '*** Delete File:';
 const UPDATE_FILE = '*** Update File:';
 const MOVE_TO = '*** Move to:';
 const END_OF_FILE = '*** End of File';
-/** Codex's lenient mode accepts these first lines, left behind when a heredoc never reached a shell. */
-const HEREDOC_OPENERS = new Set(['<<EOF', "<<'EOF'", '<<"EOF"']);
-
-/** A patch_invalid error pointing at a 1-based patch line. */
-export function invalidPatch(line: number, message: string): ToolError {
-  return new ToolError('patch_invalid', `line ${line}: ${message}`, { line });
-}
-
-/** A patch line quoted for an error message, cut so that one huge line cannot flood the message. */
-export function quoteLine(text: string): string {
-  return `'${text.length > 80 ? `${cutAtChars(text, 80)}…` : text}'`;
-}
-
-/** The patch's lines without their line endings, as Rust's `str::lines` gives them to Codex. */
-export function splitPatchLines(text: string): string[] {
-  const lines = text.split('\n');
-  for (let index = 0; index < lines.length; index += 1) {
-    const line = lines[index]!;
-    if (line.endsWith('\r')) lines[index] = line.slice(0, -1);
-  }
-  return lines;
-}
-
-function isBlank(line: string): boolean {
-  return line.trim() === '';
-}
-
-/** 0-based indexes of the first and last non-blank lines, or undefined for a blank text. */
-function contentBounds(lines: readonly string[]): { first: number; last: number } | undefined {
-  let first = 0;
-  while (first < lines.length && isBlank(lines[first]!)) first += 1;
-  if (first === lines.length) return undefined;
-  let last = lines.length - 1;
-  while (isBlank(lines[last]!)) last -= 1;
-  return { first, last };
-}
-
-/**
- * The heredoc wrapper around a patch, if any: 0-based indexes of its opener and of its closing
- * `EOF` line (undefined when the closer is missing).
- */
-export function findHeredoc(lines: readonly string[]): { opener: number; closer: number | undefined } | undefined {
-  const bounds = contentBounds(lines);
-  if (bounds === undefined || !HEREDOC_OPENERS.has(lines[bounds.first]!.trim())) return undefined;
-  const closes = bounds.last > bounds.first && lines[bounds.last]!.trim() === 'EOF';
-  return { opener: bounds.first, closer: closes ? bounds.last : undefined };
-}
-
 /** 0-based indexes of the `*** Begin Patch` and `*** End Patch` lines, after any heredoc wrapper. */
 function envelope(lines: readonly string[]): { begin: number; end: number } {
   const bounds = contentBounds(lines);

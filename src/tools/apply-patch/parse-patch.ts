@@ -1,6 +1,7 @@
 // Parses an apply_patch argument in whichever format it came (Codex envelope or unified diff), then checks it as a whole.
 import { ToolError } from '../../core/errors.ts';
-import { findHeredoc, invalidPatch, parseCodexPatch, quoteLine, splitPatchLines } from './parse-codex.ts';
+import { parseCodexPatch } from './parse-codex.ts';
+import { findHeredoc, invalidPatch, quoteLine, splitPatchLines } from './patch-text.ts';
 import { parseUnifiedDiff } from './parse-unified.ts';
 import type { FileOperation, ParsedPatch } from './patch.ts';
 
