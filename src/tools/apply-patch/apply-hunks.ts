@@ -1,5 +1,6 @@
 // Applies the hunks of one file update to its text: locates every hunk as Codex does, then splices them in.
 import { ToolError } from '../../core/errors.ts';
+import type { ChangedRange } from './file-diff.ts';
 import { quoteLine } from './patch-text.ts';
 import type { Hunk } from './patch.ts';
 import { LineFolds, seekSequence, sequenceMatchesAt } from './seek.ts';
@@ -152,15 +153,22 @@ function ordered(path: string, located: Replacement[], hunks: readonly Hunk[]): 
  * Throws patch_conflict (details: path, hunk, line, expected) when a hunk cannot be placed.
  */
 export function applyHunks(path: string, original: string, hunks: readonly Hunk[]): string {
-  if (hunks.length === 0) return original;
+  return applyHunksWithRanges(path, original, hunks).text;
+}
+
+/** As applyHunks, also reporting which lines changed into which (for a diff that need not search). */
+export function applyHunksWithRanges(path: string, original: string, hunks: readonly Hunk[]): { text: string; ranges: ChangedRange[] } {
+  if (hunks.length === 0) return { text: original, ranges: [] };
   const file = splitFile(original);
   // Patch lines may still carry the `\r` of a CRLF file (a git diff of one does): it is the file's ending, not text.
   const clean = file.eol === '\r\n' ? (line: string) => (line.endsWith('\r') ? line.slice(0, -1) : line) : (line: string) => line;
   const replacements = ordered(path, locate(path, file.lines, hunks, clean), hunks);
   const result: string[] = [];
+  const ranges: ChangedRange[] = [];
   let position = 0;
   for (const replacement of replacements) {
     for (; position < replacement.start; position += 1) result.push(file.lines[position]!);
+    ranges.push({ oldStart: replacement.start, oldLength: replacement.length, newStart: result.length, newLength: replacement.newLines.length });
     for (const line of replacement.newLines) result.push(line);
     position = replacement.start + replacement.length;
   }
@@ -169,6 +177,6 @@ export function applyHunks(path: string, original: string, hunks: readonly Hunk[
   for (const hunk of hunks) {
     if (hunk.finalNewline !== undefined) finalNewline = hunk.finalNewline;
   }
-  if (result.length === 0) return '';
-  return result.join(file.eol) + (finalNewline ? file.eol : '');
+  const text = result.length === 0 ? '' : result.join(file.eol) + (finalNewline ? file.eol : '');
+  return { text, ranges };
 }

@@ -1,8 +1,8 @@
 // apply_patch: a Codex envelope or a unified diff, checked whole and committed atomically.
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
 import { z } from 'zod';
 import { ToolError } from '../../core/errors.ts';
 import { defineTool } from '../tool.ts';
+import { fileDiff } from './file-diff.ts';
 import { parsePatch } from './parse-patch.ts';
 import { planPatch, type PlannedFile } from './plan-patch.ts';
 
@@ -47,7 +47,7 @@ export const applyPatch = defineTool({
 function describeFile(file: PlannedFile): { path: string; action: PlannedFile['action']; movedTo?: string; diff: string } {
   const oldName = file.action === 'add' && file.before === '' ? '/dev/null' : `a/${file.path}`;
   const newName = file.action === 'delete' ? '/dev/null' : `b/${file.movedTo ?? file.path}`;
-  const diff = createTwoFilesPatch(oldName, newName, file.before, file.after, undefined, undefined, { context: 3, headerOptions: FILE_HEADERS_ONLY });
+  const diff = fileDiff(oldName, newName, file.before, file.after, file.ranges);
   return file.movedTo === undefined ? { path: file.path, action: file.action, diff } : { path: file.path, action: file.action, movedTo: file.movedTo, diff };
 }
 

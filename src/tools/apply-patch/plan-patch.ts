@@ -2,7 +2,8 @@
 import { ToolError } from '../../core/errors.ts';
 import type { Precondition } from '../../workspace/manifest.ts';
 import type { FileChange, Workspace, WorkspacePath } from '../../workspace/workspace.ts';
-import { applyHunks } from './apply-hunks.ts';
+import { applyHunksWithRanges } from './apply-hunks.ts';
+import type { ChangedRange } from './file-diff.ts';
 import type { FileOperation, ParsedPatch } from './patch.ts';
 
 export interface PlannedFile {
@@ -12,6 +13,8 @@ export interface PlannedFile {
   /** Text before and after (empty for an added or deleted side), for the diff. */
   before: string;
   after: string;
+  /** For updates: the lines the hunks changed. */
+  ranges?: ChangedRange[];
 }
 
 export interface PatchPlan {
@@ -71,10 +74,10 @@ export async function planPatch(workspace: Workspace, patch: ParsedPatch, maxFil
       files.push({ path: source.path, action: 'delete', before, after: '' });
       continue;
     }
-    const after = applyHunks(operation.path, before, operation.hunks);
+    const { text: after, ranges } = applyHunksWithRanges(operation.path, before, operation.hunks);
     if (operation.moveTo === undefined) {
       changes.push({ op: 'write', path: source.path, content: guarded(after, operation.path), expect: expectation(source) });
-      files.push({ path: source.path, action: 'update', before, after });
+      files.push({ path: source.path, action: 'update', before, after, ranges });
       continue;
     }
     const destination = await workspace.resolve(operation.moveTo, 'write');
@@ -82,7 +85,7 @@ export async function planPatch(workspace: Workspace, patch: ParsedPatch, maxFil
     existingFile(destination, operation, 'move');
     changes.push({ op: 'write', path: destination.path, content: guarded(after, operation.moveTo), expect: expectation(destination) });
     changes.push({ op: 'delete', path: source.path, expect: expectation(source) });
-    files.push({ path: source.path, action: 'move', movedTo: destination.path, before, after });
+    files.push({ path: source.path, action: 'move', movedTo: destination.path, before, after, ranges });
   }
   return { files, changes };
 }
