@@ -1,0 +1,58 @@
+// The durable record of one bash process, and what API.md shows of it (the snapshot).
+
+export type ProcessStatus = 'queued' | 'running' | 'exited' | 'stopped' | 'failed' | 'lost';
+
+export const FINAL_STATUSES: readonly ProcessStatus[] = ['exited', 'stopped', 'failed', 'lost'];
+
+export interface ProcessRecord {
+  id: string;
+  /** The workspace id (public name) the process belongs to. */
+  workspace: string;
+  command: string;
+  /** Canonical workspace-relative directory ('' is the root). */
+  cwd: string;
+  env: Record<string, string>;
+  /** exec waits for the end; start returns at once. */
+  mode: 'exec' | 'start';
+  /** exec only: the runner kills the tree after this long. */
+  timeoutMs: number | null;
+  status: ProcessStatus;
+  /** The process id inside the runner's sandbox, once running. */
+  pid: number | null;
+  exitCode: number | null;
+  timedOut: boolean;
+  createdAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  /** Why the process failed or was lost, or what its sync-back could not commit. */
+  error: string | null;
+  /** Paths the command changed that had also changed through the API: kept as the API left them. */
+  conflicts: string[];
+  /** Total characters of output ever appended (the end offset of the log). */
+  outputChars: number;
+}
+
+/** API.md's process snapshot. */
+export interface ProcessSnapshot {
+  processId: string;
+  command: string;
+  cwd: string;
+  status: ProcessStatus;
+  pid: number | null;
+  exitCode: number | null;
+  startedAt: string | null;
+  endedAt: string | null;
+}
+
+export function snapshotOf(record: ProcessRecord): ProcessSnapshot {
+  return {
+    processId: record.id,
+    command: record.command,
+    cwd: record.cwd,
+    status: record.status,
+    pid: record.pid,
+    exitCode: record.exitCode,
+    startedAt: record.startedAt,
+    endedAt: record.endedAt,
+  };
+}

@@ -1,0 +1,40 @@
+// The runner's content-addressed blob cache on disk: a blob is fetched once, checked, then copied from here.
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { access, copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export class BlobFiles {
+  private readonly fetching = new Map<string, Promise<string>>();
+
+  constructor(private readonly dir: string) {}
+
+  /** The cached file of a blob, fetching it first when absent; bytes that do not hash to `hash` are refused. */
+  async file(hash: string, fetchBlob: (hash: string) => Promise<Uint8Array>): Promise<string> {
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`invalid blob id ${JSON.stringify(hash)}`);
+    const file = join(this.dir, hash.slice(0, 2), hash);
+    if (await access(file).then(() => true, () => false)) return file;
+    let pending = this.fetching.get(hash);
+    if (!pending) {
+      pending = this.fetchInto(hash, file, fetchBlob).finally(() => this.fetching.delete(hash));
+      this.fetching.set(hash, pending);
+    }
+    return pending;
+  }
+
+  /** Copies a blob to `destination` (a reflink where the filesystem offers one), never linking: commands may edit it. */
+  async copyTo(hash: string, destination: string, fetchBlob: (hash: string) => Promise<Uint8Array>): Promise<void> {
+    await copyFile(await this.file(hash, fetchBlob), destination, constants.COPYFILE_FICLONE);
+  }
+
+  private async fetchInto(hash: string, file: string, fetchBlob: (hash: string) => Promise<Uint8Array>): Promise<string> {
+    const bytes = await fetchBlob(hash);
+    const actual = createHash('sha256').update(bytes).digest('hex');
+    if (actual !== hash) throw new Error(`blob ${hash} arrived with the content of ${actual}; refusing it`);
+    await mkdir(join(this.dir, hash.slice(0, 2)), { recursive: true });
+    const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    await writeFile(temp, bytes);
+    await rename(temp, file);
+    return file;
+  }
+}
