@@ -1,0 +1,84 @@
+// In-process notices of process changes and queued jobs, so request handlers wait without polling.
+
+/** The longest delay setTimeout honours; longer ones would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+type Entry<T extends unknown[]> = { listener: (...args: T) => void };
+
+class Listeners<T extends unknown[]> {
+  // Entries, not functions: the same function added twice is two subscriptions.
+  readonly #entries = new Set<Entry<T>>();
+
+  add(listener: (...args: T) => void): () => void {
+    const entry = { listener };
+    this.#entries.add(entry);
+    return () => {
+      this.#entries.delete(entry);
+    };
+  }
+
+  emit(...args: T): void {
+    for (const entry of [...this.#entries]) {
+      try {
+        entry.listener(...args);
+      } catch (error) {
+        // The change is committed: a listener's failure must not turn it into an error answer.
+        console.error('toolgate: a process listener failed', error);
+      }
+    }
+  }
+}
+
+/**
+ * Notices fire after the change has committed, in this process only: each home keeps one
+ * store per database (per Durable Object on Cloudflare), so every change passes through it.
+ */
+export class ProcessEvents {
+  readonly #changed = new Listeners<[string]>();
+  readonly #queued = new Listeners<[]>();
+
+  onChange(listener: (id: string) => void): () => void {
+    return this.#changed.add(listener);
+  }
+
+  onQueued(listener: () => void): () => void {
+    return this.#queued.add(listener);
+  }
+
+  changed(ids: Iterable<string>): void {
+    for (const id of ids) this.#changed.emit(id);
+  }
+
+  queued(): void {
+    this.#queued.emit();
+  }
+}
+
+/**
+ * Settles with `answer()` at the first notice from `subscribe` after which `isDone()` holds, or
+ * at `timeoutMs` whatever `isDone()` says. A throw from either settles it as a rejection.
+ */
+export function waitFor<T>(
+  subscribe: (notice: () => void) => () => void,
+  isDone: () => boolean,
+  answer: () => T,
+  timeoutMs: number,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const settle = (timedOut: boolean): void => {
+      if (settled) return;
+      try {
+        if (!timedOut && !isDone()) return;
+        resolve(answer());
+      } catch (error) {
+        reject(error);
+      }
+      settled = true;
+      clearTimeout(timer);
+      unsubscribe();
+    };
+    const unsubscribe = subscribe(() => settle(false));
+    const timer = setTimeout(() => settle(true), Math.min(Math.max(timeoutMs, 0), MAX_TIMER_MS));
+  });
+}

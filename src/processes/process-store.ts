@@ -1,0 +1,306 @@
+// The process store: bash process records, their logs and stdin, and the job queue feeding runners.
+import { ToolError } from '../core/errors.ts';
+import type { SqlDatabase } from '../storage/sql-database.ts';
+import { JobQueue } from './job-queue.ts';
+import { ProcessEvents, waitFor } from './process-events.ts';
+import { ProcessLog, wellFormed } from './process-log.ts';
+import { FINAL_STATUSES, type ProcessRecord } from './process-record.ts';
+import { isFinal, recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
+import type { ExecResult, FinishReport, HeartbeatReply, LeasedJob } from './runner-reports.ts';
+import { RunnerSide } from './runner-side.ts';
+import { applyProcessSchema } from './schema.ts';
+
+export const DEFAULT_MAX_OUTPUT_CHARS = 1_048_576;
+export const DEFAULT_LEASE_MS = 15_000;
+export const DEFAULT_LOST_AFTER_MS = 30_000;
+export const DEFAULT_LOGS_LIMIT = 65_536;
+const DEFAULT_CHUNK_CHARS = 16_384;
+
+export interface ProcessStoreOptions {
+  maxOutputChars?: number;
+  leaseMs?: number;
+  /** The sweeper's period: a vanished runner's job is lost within leaseMs + this. */
+  lostAfterMs?: number;
+  /** Characters per stored log chunk (tests make it small to exercise the ring). */
+  chunkChars?: number;
+  /** Epoch milliseconds. */
+  now?: () => number;
+}
+
+export interface NewProcess {
+  workspace: string;
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  mode: 'exec' | 'start';
+  timeoutMs: number | null;
+}
+
+/** API.md's answer to bash `logs`. */
+export interface LogPage {
+  processId: string;
+  data: string;
+  offset: number;
+  nextOffset: number;
+  startOffset: number;
+  truncated: boolean;
+  status: ProcessRecord['status'];
+}
+
+export class ProcessStore {
+  readonly leaseMs: number;
+  /** How often the composition root must call sweep() to keep the lease + 30 s promise. */
+  readonly sweepIntervalMs: number;
+  readonly #db: SqlDatabase;
+  readonly #now: () => number;
+  readonly #log: ProcessLog;
+  readonly #jobs: JobQueue;
+  readonly #events = new ProcessEvents();
+  readonly #runner: RunnerSide;
+
+  constructor(db: SqlDatabase, options: ProcessStoreOptions = {}) {
+    const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+    const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.sweepIntervalMs = options.lostAfterMs ?? DEFAULT_LOST_AFTER_MS;
+    if (!(maxOutputChars >= 1 && chunkChars >= 2 && this.leaseMs > 0 && this.sweepIntervalMs > 0)) {
+      throw new RangeError('ProcessStore needs maxOutputChars >= 1, chunkChars >= 2, and positive leaseMs and lostAfterMs');
+    }
+    this.#db = db;
+    this.#now = options.now ?? Date.now;
+    this.#log = new ProcessLog(db, { maxOutputChars, chunkChars });
+    this.#jobs = new JobQueue(db);
+    this.#runner = new RunnerSide({ db, jobs: this.#jobs, log: this.#log, events: this.#events, now: this.#now, leaseMs: this.leaseMs });
+    applyProcessSchema(db);
+  }
+
+  // ---- the agent side: one workspace's view ----
+
+  /** Records a queued process and enqueues its job, atomically. */
+  create(input: NewProcess): ProcessRecord {
+    if (input.mode !== 'exec' && input.mode !== 'start') throw new ToolError('invalid_argument', `mode must be exec or start, not ${String(input.mode)}.`);
+    if (input.timeoutMs !== null) nonNegativeInteger('timeoutMs', input.timeoutMs);
+    const id = `proc_${crypto.randomUUID().replaceAll('-', '')}`;
+    const now = this.#now();
+    const record = this.#db.transaction(() => {
+      const [row] = this.#db.query<ProcessRow>(
+        `INSERT INTO processes (id, workspace, command, cwd, env, mode, timeout_ms, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?) RETURNING *`,
+        id,
+        input.workspace,
+        wellFormed(input.command),
+        input.cwd,
+        JSON.stringify(input.env),
+        input.mode,
+        input.timeoutMs,
+        new Date(now).toISOString(),
+      );
+      this.#jobs.enqueue(id, now);
+      return recordOf(row!);
+    });
+    this.#events.queued();
+    return record;
+  }
+
+  /** The process, or undefined when it is absent or belongs to another workspace. */
+  get(workspace: string, id: string): ProcessRecord | undefined {
+    const row = this.#row(id);
+    return row !== undefined && row.workspace === workspace ? recordOf(row) : undefined;
+  }
+
+  /** The workspace's processes, oldest first. */
+  list(workspace: string): ProcessRecord[] {
+    return this.#db.query<ProcessRow>('SELECT * FROM processes WHERE workspace = ? ORDER BY seq', workspace).map(recordOf);
+  }
+
+  /** exec's separate stdout and stderr, once its runner reported them. */
+  execResult(id: string): ExecResult | undefined {
+    const [row] = this.#db.query<{ exec_result: string | null }>('SELECT exec_result FROM processes WHERE id = ?', id);
+    return row?.exec_result == null ? undefined : (JSON.parse(row.exec_result) as ExecResult);
+  }
+
+  /** API.md's bash `logs`. */
+  readLogs(workspace: string, id: string, offset?: number, limit: number = DEFAULT_LOGS_LIMIT): LogPage {
+    if (offset !== undefined) nonNegativeInteger('offset', offset);
+    nonNegativeInteger('limit', limit);
+    return this.#db.transaction(() => {
+      const row = this.#owned(workspace, id);
+      const slice = this.#log.read(id, row.output_chars, offset, limit);
+      return { processId: id, ...slice, nextOffset: slice.offset + slice.data.length, status: row.status };
+    });
+  }
+
+  /** Queues `input` (and, with `eof`, the end of input) for the process's stdin; returns input.length. */
+  writeStdin(workspace: string, id: string, input: string, eof: boolean): number {
+    const queued = this.#db.transaction(() => {
+      const row = this.#owned(workspace, id);
+      if (isFinal(row)) throw new ToolError('conflict', `process ${id} has ended (${row.status}), so it reads no more input.`, { processId: id });
+      if (row.stdin_closed !== 0) {
+        throw new ToolError('conflict', `the stdin of process ${id} is already closed by an eof; start a new process to send more input.`, { processId: id });
+      }
+      if (input.length === 0 && !eof) return false;
+      this.#db.query(
+        `INSERT INTO process_stdin (process_id, seq, data, eof)
+         VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM process_stdin WHERE process_id = ?), ?, ?)`,
+        id,
+        id,
+        wellFormed(input),
+        eof ? 1 : 0,
+      );
+      if (eof) this.#db.query('UPDATE processes SET stdin_closed = 1 WHERE id = ?', id);
+      return true;
+    });
+    // Not a state change, but an in-process runner may deliver stdin at once instead of at its next heartbeat.
+    if (queued) this.#events.changed([id]);
+    return input.length;
+  }
+
+  /**
+   * A queued process never runs: it is `stopped` at once. A running one keeps running until
+   * its runner, told by its next heartbeat, reports the end. A finished one is returned as is.
+   */
+  requestStop(workspace: string, id: string, graceMs: number): ProcessRecord {
+    nonNegativeInteger('graceMs', graceMs);
+    let changed = false;
+    const record = this.#db.transaction(() => {
+      const row = this.#owned(workspace, id);
+      if (isFinal(row)) return recordOf(row);
+      changed = true;
+      if (row.status === 'queued') {
+        this.#jobs.complete(id, null);
+        return updateProcess(
+          this.#db,
+          "UPDATE processes SET status = 'stopped', ended_at = ?, stop_requested_grace_ms = ? WHERE id = ? RETURNING *",
+          this.#iso(),
+          graceMs,
+          id,
+        );
+      }
+      // The first request stands: its runner may already be counting down that grace.
+      return updateProcess(this.#db, 'UPDATE processes SET stop_requested_grace_ms = COALESCE(stop_requested_grace_ms, ?) WHERE id = ? RETURNING *', graceMs, id);
+    });
+    if (changed) this.#events.changed([id]);
+    return record;
+  }
+
+  /** Removes every process of the workspace with its output, stdin and job; their runners' next reports are refused. */
+  deleteWorkspace(workspace: string): void {
+    const ids = this.#db.transaction(() => {
+      const rows = this.#db.query<{ id: string }>('SELECT id FROM processes WHERE workspace = ?', workspace);
+      const inWorkspace = 'IN (SELECT id FROM processes WHERE workspace = ?)';
+      this.#db.query(`DELETE FROM process_output WHERE process_id ${inWorkspace}`, workspace);
+      this.#db.query(`DELETE FROM process_stdin WHERE process_id ${inWorkspace}`, workspace);
+      this.#jobs.deleteWorkspace(workspace);
+      this.#db.query('DELETE FROM processes WHERE workspace = ?', workspace);
+      return rows.map((row) => row.id);
+    });
+    this.#events.changed(ids);
+  }
+
+  // ---- the runner side: every report is fenced by the lease token ----
+  // A wrong or stale token, or a job no longer leased, is refused with `conflict`.
+
+  /** Leases the oldest queued job, or answers undefined when none waits. The process stays queued until started(). */
+  lease(runnerId: string): LeasedJob | undefined {
+    return this.#runner.lease(runnerId);
+  }
+
+  /** Marks the process running and renews the lease; a repeated report changes nothing. */
+  started(id: string, token: number, pid: number): ProcessRecord {
+    return this.#runner.started(id, token, pid);
+  }
+
+  /**
+   * Appends a batch of output and renews the lease; returns the log's new end. With `offset`
+   * (where the runner's batch starts) a resent batch is appended only past what is already
+   * held, so a retry after a lost answer does not duplicate output; a gap is a conflict.
+   */
+  appendOutput(id: string, token: number, data: string, offset?: number): number {
+    return this.#runner.appendOutput(id, token, data, offset);
+  }
+
+  /** Renews the lease and hands over pending stdin (each chunk once, in order) and any stop request. */
+  heartbeat(id: string, token: number): HeartbeatReply {
+    return this.#runner.heartbeat(id, token);
+  }
+
+  /**
+   * Records the end and completes the job; a process asked to stop ends `stopped` whatever is
+   * reported. A replay with the token that finished it returns the record unchanged.
+   */
+  finish(id: string, token: number, result: FinishReport): ProcessRecord {
+    return this.#runner.finish(id, token, result);
+  }
+
+  /**
+   * Settles every lease that expired before now. A lease already spans leaseMs past its last
+   * renewal, so sweeping every sweepIntervalMs makes a vanished runner's job lost within
+   * lease + sweepIntervalMs. A started process is `lost` (it may have had side effects); an
+   * unstarted one is queued again for another runner, or `failed` after its third lease.
+   * Returns the ids of the processes it marked lost.
+   */
+  sweep(): string[] {
+    return this.#runner.sweep();
+  }
+
+  // ---- waiting without polling ----
+
+  /** Called with a process id after each change of it: started, output, stdin, stop requested, ended, deleted. */
+  onChange(listener: (id: string) => void): () => void {
+    return this.#events.onChange(listener);
+  }
+
+  /** Called whenever a job is enqueued or queued again. */
+  onQueued(listener: () => void): () => void {
+    return this.#events.onQueued(listener);
+  }
+
+  /** Resolves with the record once it is final, or with the current record after timeoutMs. */
+  waitForEnd(workspace: string, id: string, timeoutMs: number): Promise<ProcessRecord> {
+    const current = (): ProcessRecord => recordOf(this.#owned(workspace, id));
+    try {
+      const record = current();
+      if (FINAL_STATUSES.includes(record.status)) return Promise.resolve(record);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const subscribe = (notice: () => void) =>
+      this.onChange((changed) => {
+        if (changed === id) notice();
+      });
+    // A deleted process answers not_found through current().
+    const isDone = () => {
+      const row = this.#row(id);
+      return row === undefined || isFinal(row);
+    };
+    return waitFor(subscribe, isDone, current, timeoutMs);
+  }
+
+  /** Resolves at once when a job waits, else when one is queued or after timeoutMs. */
+  waitForJob(timeoutMs: number): Promise<void> {
+    if (this.#jobs.next() !== undefined) return Promise.resolve();
+    return waitFor((notice) => this.onQueued(notice), () => true, () => undefined, timeoutMs);
+  }
+
+  // ---- rows ----
+
+  #row(id: string): ProcessRow | undefined {
+    return selectProcess(this.#db, id);
+  }
+
+  #owned(workspace: string, id: string): ProcessRow {
+    const row = this.#row(id);
+    if (row === undefined || row.workspace !== workspace) {
+      throw new ToolError('not_found', `process ${id} was not found in workspace ${workspace}; list its processes to find the id.`, { processId: id });
+    }
+    return row;
+  }
+
+  #iso(): string {
+    return new Date(this.#now()).toISOString();
+  }
+}
+
+function nonNegativeInteger(name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) throw new ToolError('invalid_argument', `${name} must be a whole number of 0 or more, not ${value}.`);
+}

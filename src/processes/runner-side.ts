@@ -1,0 +1,178 @@
+// The runner side of the process store: leases, and reports fenced by the lease token.
+import { ToolError } from '../core/errors.ts';
+import type { SqlDatabase } from '../storage/sql-database.ts';
+import type { JobQueue } from './job-queue.ts';
+import type { ProcessEvents } from './process-events.ts';
+import type { ProcessLog } from './process-log.ts';
+import type { ProcessRecord } from './process-record.ts';
+import { recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
+import { FINISH_STATUSES, type ExecResult, type FinishReport, type HeartbeatReply, type LeasedJob } from './runner-reports.ts';
+
+/** Leases of a job that no runner started before the job fails: a command that kills its runners stops there. */
+export const MAX_LEASE_ATTEMPTS = 3;
+
+export interface RunnerSideParts {
+  db: SqlDatabase;
+  jobs: JobQueue;
+  log: ProcessLog;
+  events: ProcessEvents;
+  now: () => number;
+  leaseMs: number;
+}
+
+export class RunnerSide {
+  readonly #db: SqlDatabase;
+  readonly #jobs: JobQueue;
+  readonly #log: ProcessLog;
+  readonly #events: ProcessEvents;
+  readonly #now: () => number;
+  readonly #leaseMs: number;
+
+  constructor(parts: RunnerSideParts) {
+    this.#db = parts.db;
+    this.#jobs = parts.jobs;
+    this.#log = parts.log;
+    this.#events = parts.events;
+    this.#now = parts.now;
+    this.#leaseMs = parts.leaseMs;
+  }
+
+  lease(runnerId: string): LeasedJob | undefined {
+    return this.#db.transaction(() => {
+      const id = this.#jobs.next();
+      if (id === undefined) return undefined;
+      const token = this.#jobs.lease(id, runnerId, this.#now() + this.#leaseMs);
+      return { processId: id, token, leaseMs: this.#leaseMs, record: recordOf(this.#row(id)) };
+    });
+  }
+
+  started(id: string, token: number, pid: number): ProcessRecord {
+    let changed = false;
+    const record = this.#db.transaction(() => {
+      this.#fenceAndRenew(id, token);
+      const row = this.#row(id);
+      if (row.status !== 'queued') return recordOf(row);
+      changed = true;
+      return updateProcess(this.#db, "UPDATE processes SET status = 'running', pid = ?, started_at = ? WHERE id = ? RETURNING *", pid, this.#iso(), id);
+    });
+    if (changed) this.#events.changed([id]);
+    return record;
+  }
+
+  appendOutput(id: string, token: number, data: string, offset?: number): number {
+    if (offset !== undefined && !(Number.isSafeInteger(offset) && offset >= 0)) {
+      throw new ToolError('invalid_argument', `an output offset must be a whole number of 0 or more, not ${offset}.`, { processId: id });
+    }
+    let changed = false;
+    const end = this.#db.transaction(() => {
+      this.#fenceAndRenew(id, token);
+      const held = this.#row(id).output_chars;
+      if (offset !== undefined && offset > held) {
+        throw new ToolError('conflict', `output from offset ${held} of process ${id} never arrived; resend from offset ${held}.`, { processId: id, end: held });
+      }
+      // What the log already holds of a resent batch is not appended again.
+      const fresh = offset === undefined ? data : data.slice(Math.min(held - offset, data.length));
+      if (fresh.length === 0) return held;
+      changed = true;
+      const newEnd = this.#log.append(id, held, fresh);
+      this.#db.query('UPDATE processes SET output_chars = ? WHERE id = ?', newEnd, id);
+      return newEnd;
+    });
+    if (changed) this.#events.changed([id]);
+    return end;
+  }
+
+  heartbeat(id: string, token: number): HeartbeatReply {
+    return this.#db.transaction(() => {
+      this.#fenceAndRenew(id, token);
+      const pending = this.#db.query<{ seq: number; data: string; eof: number }>(
+        'SELECT seq, data, eof FROM process_stdin WHERE process_id = ? ORDER BY seq',
+        id,
+      );
+      const last = pending.at(-1);
+      if (last !== undefined) this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq <= ?', id, last.seq);
+      const graceMs = this.#row(id).stop_requested_grace_ms;
+      return { stdin: pending.map((chunk) => ({ data: chunk.data, eof: chunk.eof !== 0 })), stop: graceMs === null ? null : { graceMs } };
+    });
+  }
+
+  finish(id: string, token: number, result: FinishReport): ProcessRecord {
+    if (!FINISH_STATUSES.includes(result.status)) {
+      throw new ToolError('invalid_argument', `a finish status must be exited, stopped or failed, not ${String(result.status)}.`, { processId: id });
+    }
+    let changed = false;
+    const record = this.#db.transaction(() => {
+      if (this.#jobs.finishedWith(id, token)) return recordOf(this.#row(id));
+      this.#jobs.fence(id, token);
+      const row = this.#row(id);
+      // API.md: a process ended by stop is `stopped`, however it exits.
+      const status = row.stop_requested_grace_ms !== null ? 'stopped' : result.status;
+      const execResult =
+        result.stdout === undefined && result.stderr === undefined
+          ? row.exec_result
+          : JSON.stringify({ stdout: result.stdout ?? '', stderr: result.stderr ?? '', truncated: result.truncated ?? false } satisfies ExecResult);
+      this.#jobs.complete(id, token);
+      changed = true;
+      return updateProcess(
+        this.#db,
+        `UPDATE processes SET status = ?, exit_code = ?, timed_out = ?, ended_at = ?, error = ?, conflicts = ?, exec_result = ?
+         WHERE id = ? RETURNING *`,
+        status,
+        result.exitCode,
+        result.timedOut === true ? 1 : 0,
+        this.#iso(),
+        result.error ?? null,
+        JSON.stringify(result.conflicts ?? []),
+        execResult,
+        id,
+      );
+    });
+    if (changed) this.#events.changed([id]);
+    return record;
+  }
+
+  sweep(): string[] {
+    const lost: string[] = [];
+    const failed: string[] = [];
+    let requeued = false;
+    this.#db.transaction(() => {
+      const endedAt = this.#iso();
+      for (const lease of this.#jobs.expired(this.#now())) {
+        if (lease.status === 'queued' && lease.attempts < MAX_LEASE_ATTEMPTS) {
+          this.#jobs.requeue(lease.id);
+          requeued = true;
+          continue;
+        }
+        this.#jobs.complete(lease.id, null);
+        if (lease.status === 'running') {
+          const error = `its runner ${lease.leasedBy ?? 'unknown'} stopped renewing its lease, so how it ended is unknown`;
+          this.#db.query("UPDATE processes SET status = 'lost', ended_at = ?, error = ? WHERE id = ?", endedAt, error, lease.id);
+          lost.push(lease.id);
+        } else if (lease.status === 'queued') {
+          const error = `no runner started it in ${lease.attempts} leases`;
+          this.#db.query("UPDATE processes SET status = 'failed', ended_at = ?, error = ? WHERE id = ?", endedAt, error, lease.id);
+          failed.push(lease.id);
+        }
+      }
+    });
+    this.#events.changed([...lost, ...failed]);
+    if (requeued) this.#events.queued();
+    return lost;
+  }
+
+  /** A fenced job's process row exists: deleting a workspace deletes the job with it. */
+  #row(id: string): ProcessRow {
+    const row = selectProcess(this.#db, id);
+    if (row === undefined) throw new Error(`process ${id} has a job but no record`);
+    return row;
+  }
+
+  #fenceAndRenew(id: string, token: number): void {
+    this.#jobs.fence(id, token);
+    this.#jobs.renew(id, this.#now() + this.#leaseMs);
+  }
+
+  #iso(): string {
+    return new Date(this.#now()).toISOString();
+  }
+}

@@ -1,0 +1,71 @@
+// The SQL schema of process records, their output ring buffers, pending stdin and the job queue.
+import type { SqlDatabase } from '../storage/sql-database.ts';
+
+/*
+ * `processes.seq` orders a workspace's processes (and the queue) by creation, which ISO
+ * timestamps cannot do within one millisecond. env, conflicts and exec_result are JSON.
+ * `stdin_closed` remembers an eof after its process_stdin row has been delivered and deleted.
+ *
+ * `process_output` holds each process's output as chunks of at most a few KiB keyed by the
+ * character offset (UTF-16 units) they start at; a chunk ends where the next begins, the last
+ * one at `processes.output_chars`. Rows stay small so an append rewrites one chunk at most,
+ * and the ring drops whole chunks from the front.
+ *
+ * `jobs` has one row per process (its id is the process id, the idempotency key). Times in
+ * jobs are epoch milliseconds. `lease_token` grows by one on every lease: the fencing token.
+ * `finished_token` is the token whose finish report ended the job, so a replay is recognised.
+ */
+const statements = `
+CREATE TABLE IF NOT EXISTS processes (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  workspace TEXT NOT NULL,
+  command TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  env TEXT NOT NULL,
+  mode TEXT NOT NULL CHECK (mode IN ('exec', 'start')),
+  timeout_ms INTEGER,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'exited', 'stopped', 'failed', 'lost')),
+  pid INTEGER,
+  exit_code INTEGER,
+  timed_out INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL,
+  started_at TEXT,
+  ended_at TEXT,
+  error TEXT,
+  conflicts TEXT NOT NULL DEFAULT '[]',
+  output_chars INTEGER NOT NULL DEFAULT 0,
+  exec_result TEXT,
+  stop_requested_grace_ms INTEGER,
+  stdin_closed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS processes_by_workspace ON processes (workspace, seq);
+CREATE TABLE IF NOT EXISTS process_output (
+  process_id TEXT NOT NULL,
+  start_offset INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (process_id, start_offset)
+);
+CREATE TABLE IF NOT EXISTS process_stdin (
+  process_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  eof INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (process_id, seq)
+);
+CREATE TABLE IF NOT EXISTS jobs (
+  id TEXT PRIMARY KEY,
+  state TEXT NOT NULL CHECK (state IN ('queued', 'leased', 'done')),
+  lease_token INTEGER NOT NULL DEFAULT 0,
+  leased_by TEXT,
+  lease_expires_at INTEGER,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  finished_token INTEGER,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, lease_expires_at);
+`;
+
+export function applyProcessSchema(db: SqlDatabase): void {
+  db.script(statements);
+}

@@ -1,0 +1,234 @@
+// The job queue: leases, fencing tokens, heartbeats, the sweeper, and at-least-once delivery.
+import { describe, expect, it, vi } from 'vitest';
+import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
+import type { SqlDatabase, SqlRow, SqlValue } from '../../src/storage/sql-database.ts';
+import { ProcessStore } from '../../src/processes/process-store.ts';
+import { expectStale, memoryStore, newProcess, runningProcess, tempDatabaseFile } from './process-fixtures.ts';
+
+const LEASE_MS = 15_000;
+
+describe('leasing', () => {
+  it('leases the oldest queued job with a fresh token and leaves the process queued until started', () => {
+    const { store } = memoryStore();
+    const first = store.create(newProcess({ command: 'first' }));
+    const second = store.create(newProcess({ command: 'second', workspace: 'other' }));
+    const job = store.lease('runner-a');
+    expect(job).toMatchObject({ processId: first.id, leaseMs: LEASE_MS, record: { id: first.id, status: 'queued', command: 'first' } });
+    expect(store.get('ws', first.id)?.status).toBe('queued');
+    expect(store.lease('runner-b')?.processId).toBe(second.id);
+    expect(store.lease('runner-c')).toBeUndefined();
+
+    const running = store.started(first.id, job!.token, 77);
+    expect(running).toMatchObject({ status: 'running', pid: 77 });
+    expect(running.startedAt).not.toBeNull();
+  });
+
+  it('counts a repeated started report once', () => {
+    const { store, clock } = memoryStore();
+    const { record, token } = runningProcess(store);
+    clock.advance(1000);
+    expect(store.started(record.id, token, 999)).toEqual(record);
+  });
+
+  it('enqueues the job in the same transaction as the process record', () => {
+    const failing = failingOn(SqliteDatabase.memory(), /INSERT INTO jobs/);
+    const store = new ProcessStore(failing);
+    expect(() => store.create(newProcess())).toThrow(/injected failure/);
+    expect(store.list('ws')).toEqual([]);
+    expect(store.lease('runner-a')).toBeUndefined();
+  });
+});
+
+describe('fencing', () => {
+  it('refuses a wrong token and a process without a job', () => {
+    const { store } = memoryStore();
+    const { record, token } = runningProcess(store);
+    expectStale(() => store.heartbeat(record.id, token + 1), record.id);
+    expectStale(() => store.appendOutput('proc_missing', 1, 'x'), 'proc_missing');
+  });
+
+  it('refuses started, output, heartbeat and finish under a token that a re-lease replaced', () => {
+    const { store, clock } = memoryStore();
+    const created = store.create(newProcess());
+    const stale = store.lease('runner-a')!;
+    clock.advance(LEASE_MS + 1);
+    expect(store.sweep()).toEqual([]);
+    const fresh = store.lease('runner-b')!;
+    expect(fresh.processId).toBe(created.id);
+    expect(fresh.token).toBeGreaterThan(stale.token);
+
+    expectStale(() => store.started(created.id, stale.token, 1), created.id);
+    store.started(created.id, fresh.token, 2);
+    expectStale(() => store.appendOutput(created.id, stale.token, 'old'), created.id);
+    expectStale(() => store.heartbeat(created.id, stale.token), created.id);
+    expectStale(() => store.finish(created.id, stale.token, { exitCode: 0, status: 'exited' }), created.id);
+
+    store.appendOutput(created.id, fresh.token, 'new');
+    expect(store.finish(created.id, fresh.token, { exitCode: 0, status: 'exited' })).toMatchObject({ status: 'exited', pid: 2, outputChars: 3 });
+    expect(store.readLogs('ws', created.id).data).toBe('new');
+  });
+
+  it('answers a repeated finish with the same token with the record, unchanged', () => {
+    const { store, clock } = memoryStore();
+    const { record, token } = runningProcess(store);
+    const finished = store.finish(record.id, token, { exitCode: 3, status: 'exited', conflicts: ['a.txt'] });
+    expect(finished).toMatchObject({ status: 'exited', exitCode: 3, conflicts: ['a.txt'] });
+    clock.advance(5000);
+    expect(store.finish(record.id, token, { exitCode: 9, status: 'failed', error: 'again' })).toEqual(finished);
+    expectStale(() => store.heartbeat(record.id, token), record.id);
+    expectStale(() => store.finish(record.id, token + 1, { exitCode: 0, status: 'exited' }), record.id);
+  });
+});
+
+describe('heartbeats and the sweeper', () => {
+  it('marks a started process lost once its lease has expired, and refuses its runner afterwards', () => {
+    const { store, clock } = memoryStore();
+    const { record, token } = runningProcess(store);
+    clock.advance(LEASE_MS);
+    expect(store.sweep()).toEqual([]);
+    clock.advance(1);
+    expect(store.sweep()).toEqual([record.id]);
+    const lost = store.get('ws', record.id)!;
+    expect(lost).toMatchObject({ status: 'lost', endedAt: new Date(clock.ms).toISOString() });
+    expect(lost.error).toMatch(/runner-a/);
+    expect(store.sweep()).toEqual([]);
+    expectStale(() => store.appendOutput(record.id, token, 'late'), record.id);
+    expectStale(() => store.finish(record.id, token, { exitCode: 0, status: 'exited' }), record.id);
+    expect(store.get('ws', record.id)?.status).toBe('lost');
+  });
+
+  it('keeps a lease alive through heartbeats and output batches', () => {
+    const { store, clock } = memoryStore();
+    const { record, token } = runningProcess(store);
+    for (let i = 0; i < 10; i++) {
+      clock.advance(LEASE_MS - 1);
+      if (i % 2 === 0) store.heartbeat(record.id, token);
+      else store.appendOutput(record.id, token, 'tick\n');
+      expect(store.sweep()).toEqual([]);
+    }
+    expect(store.get('ws', record.id)?.status).toBe('running');
+  });
+
+  it('marks a vanished runner lost within lease + 30 s when the sweeper runs every sweepIntervalMs', () => {
+    for (const phase of [0, 1, 7_777, 29_999]) {
+      const { store, clock } = memoryStore();
+      expect(store.sweepIntervalMs).toBe(30_000);
+      const { record, token } = runningProcess(store);
+      clock.advance(phase);
+      store.heartbeat(record.id, token);
+      const vanishedAt = clock.ms;
+      // The sweeper ticks on its own schedule, unaligned with the runner's last heartbeat.
+      clock.ms = vanishedAt - phase + store.sweepIntervalMs;
+      while (store.sweep().length === 0) clock.advance(store.sweepIntervalMs);
+      expect(clock.ms - vanishedAt).toBeLessThanOrEqual(LEASE_MS + 30_000);
+      expect(clock.ms - vanishedAt).toBeGreaterThan(LEASE_MS);
+    }
+  });
+
+  it('queues a job whose lease expired before it started again, and fails it after its third lease', () => {
+    const { store, clock } = memoryStore();
+    const created = store.create(newProcess());
+    let queuedNotices = 0;
+    store.onQueued(() => queuedNotices++);
+    const tokens: number[] = [];
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const job = store.lease(`runner-${attempt}`);
+      expect(job?.processId).toBe(created.id);
+      tokens.push(job!.token);
+      clock.advance(LEASE_MS + 1);
+      expect(store.sweep()).toEqual([]);
+      expect(store.get('ws', created.id)?.status).toBe(attempt < 3 ? 'queued' : 'failed');
+    }
+    expect(new Set(tokens).size).toBe(3);
+    expect(queuedNotices).toBe(2);
+    expect(store.get('ws', created.id)?.error).toMatch(/3 leases/);
+    expect(store.lease('runner-4')).toBeUndefined();
+  });
+
+  it('hands pending stdin over once, in order, with its eof, and a stop request on every heartbeat', () => {
+    const { store } = memoryStore();
+    const { record, token } = runningProcess(store);
+    expect(store.heartbeat(record.id, token)).toEqual({ stdin: [], stop: null });
+    store.writeStdin('ws', record.id, 'one\n', false);
+    store.writeStdin('ws', record.id, 'two\n', false);
+    store.writeStdin('ws', record.id, 'three', true);
+    expect(store.heartbeat(record.id, token).stdin).toEqual([
+      { data: 'one\n', eof: false },
+      { data: 'two\n', eof: false },
+      { data: 'three', eof: true },
+    ]);
+    expect(store.heartbeat(record.id, token).stdin).toEqual([]);
+    store.requestStop('ws', record.id, 2500);
+    expect(store.heartbeat(record.id, token).stop).toEqual({ graceMs: 2500 });
+    expect(store.heartbeat(record.id, token).stop).toEqual({ graceMs: 2500 });
+  });
+});
+
+describe('durability', () => {
+  it('keeps jobs, leases and tokens across closing and reopening the database file', async () => {
+    const { file, remove } = await tempDatabaseFile();
+    try {
+      let db = SqliteDatabase.open(file);
+      let store = new ProcessStore(db);
+      const { record, token } = runningProcess(store);
+      const waiting = store.create(newProcess({ command: 'waits' }));
+      db.close();
+
+      db = SqliteDatabase.open(file);
+      store = new ProcessStore(db);
+      expect(store.appendOutput(record.id, token, 'after restart')).toBe(13);
+      expect(store.heartbeat(record.id, token)).toEqual({ stdin: [], stop: null });
+      const next = store.lease('runner-b');
+      expect(next?.processId).toBe(waiting.id);
+      expect(store.finish(record.id, token, { exitCode: 0, status: 'exited' }).status).toBe('exited');
+      db.close();
+
+      db = SqliteDatabase.open(file);
+      store = new ProcessStore(db);
+      expect(store.finish(record.id, token, { exitCode: 0, status: 'exited' }).status).toBe('exited');
+      expect(store.started(waiting.id, next!.token, 5).status).toBe('running');
+      db.close();
+    } finally {
+      await remove();
+    }
+  });
+});
+
+describe('waiting for a job', () => {
+  it('resolves at once when a job waits, when one is queued, and at its timeout otherwise', async () => {
+    const { store } = memoryStore();
+    vi.useFakeTimers();
+    try {
+      let resolved = false;
+      void store.waitForJob(5_000).then(() => (resolved = true));
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(resolved).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(resolved).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+
+    const waiting = store.waitForJob(10_000);
+    store.create(newProcess());
+    await waiting;
+    await store.waitForJob(10_000);
+    store.lease('runner-a');
+    const queuedLater = store.waitForJob(60_000);
+    store.create(newProcess());
+    await queuedLater;
+  });
+});
+
+/** A database that throws when a statement matching `pattern` runs: a crash at that point. */
+function failingOn(db: SqlDatabase, pattern: RegExp): SqlDatabase {
+  return {
+    query<R extends SqlRow = SqlRow>(sql: string, ...params: SqlValue[]): R[] {
+      if (pattern.test(sql)) throw new Error('injected failure');
+      return db.query<R>(sql, ...params);
+    },
+    script: (sql) => db.script(sql),
+    transaction: (fn) => db.transaction(fn),
+    close: () => db.close(),
+  };
+}
