@@ -7,6 +7,8 @@ const usage = `Usage: toolgate [command]
 Commands:
   serve      Run the toolgate server (the default). Configured by environment
              variables: PORT, HOST, TOOLGATE_DATA, TOOLGATE_API_KEY, ... (see README).
+  runner     Run a runner against a server: toolgate runner --url <url> --key <key>
+             (toolgate runner --help for its options).
   help       Show this help.
 `;
 
@@ -20,6 +22,9 @@ if (command === 'help' || command === '--help' || command === '-h') {
     register();
     await import('../functions/node.ts');
   }
+} else if (command === 'runner') {
+  register();
+  await import('../functions/runner.ts');
 } else {
   process.stderr.write(`toolgate: unknown command ${JSON.stringify(command)}\n\n${usage}`);
   process.exit(2);

@@ -2,11 +2,13 @@
 import { Hono } from 'hono';
 import { ToolError } from '../core/errors.ts';
 import type { ApiKey, KeyStore } from '../keys/key-store.ts';
+import type { ProcessStore } from '../processes/process-store.ts';
 import type { ToolLimits } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
 import { authenticate } from './auth.ts';
 import { errorResponse } from './error-response.ts';
+import { runnerRoutes } from './runner-routes.ts';
 import { toolRoutes } from './tool-routes.ts';
 import { workspaceRoutes } from './workspace-routes.ts';
 
@@ -20,6 +22,8 @@ export interface AppDeps {
   keys: KeyStore;
   tools: ToolRegistry;
   limits: AppLimits;
+  /** Durable bash processes and their job queue; without them bash is unavailable and no runner routes exist. */
+  processes?: ProcessStore;
   /** Called with unexpected failures (the client sees only `internal`). */
   onInternalError?: (error: unknown) => void;
 }
@@ -37,5 +41,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/v1/*', authenticate(deps.keys));
   app.route('/v1', workspaceRoutes(deps));
   app.route('/v1', toolRoutes(deps));
+  if (deps.processes) app.route('/v1', runnerRoutes({ ...deps, processes: deps.processes }));
   return app;
 }

@@ -21,7 +21,7 @@ export function toolRoutes(deps: AppDeps): Hono<AppEnv> {
     deps.tools.get(name);
     const args = await readJsonBody(c.req.raw, deps.limits.maxBodyBytes);
     const workspace = deps.workspaces.open(id);
-    const result = await deps.tools.call(name, args, { workspace, limits: deps.limits });
+    const result = await deps.tools.call(name, args, { workspace, limits: deps.limits, processes: deps.processes });
     return c.json({ result });
   });
 

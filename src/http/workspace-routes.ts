@@ -47,6 +47,7 @@ export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
     if (!(await deps.workspaces.delete(id))) {
       throw new ToolError('not_found', `Workspace ${id} does not exist.`, { workspace: id });
     }
+    deps.processes?.deleteWorkspace(id);
     return c.body(null, 204);
   });
 

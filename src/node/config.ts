@@ -12,6 +12,12 @@ export interface NodeConfig {
   maxFileBytes: number;
   defaultReadMaxChars: number;
   readOnlyRoots: ReadOnlyRoot[];
+  /** Run a runner inside the server process (TOOLGATE_RUNNER, default on; `off` to run runners separately). */
+  inProcessRunner: boolean;
+  leaseMs: number;
+  maxProcessOutputChars: number;
+  /** Commands may use the network (TOOLGATE_RUNNER_NETWORK=on); off by default. */
+  runnerNetwork: boolean;
   /** Variables the S3 driver reads (TOOLGATE_S3_*, AWS_*), passed through. */
   env: Record<string, string | undefined>;
 }
@@ -28,6 +34,10 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
     maxFileBytes: integer(env, 'TOOLGATE_MAX_FILE_BYTES', 32 * MiB, 1, 2 ** 31),
     defaultReadMaxChars: integer(env, 'TOOLGATE_DEFAULT_READ_MAX_CHARS', 20_000, 1, 2 ** 31),
     readOnlyRoots: readOnlyRoots(env.TOOLGATE_READ_ONLY_ROOTS),
+    inProcessRunner: onOff(env, 'TOOLGATE_RUNNER', true),
+    leaseMs: integer(env, 'TOOLGATE_LEASE_MS', 15_000, 1000, 3_600_000),
+    maxProcessOutputChars: integer(env, 'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS', 1_048_576, 1024, 2 ** 30),
+    runnerNetwork: onOff(env, 'TOOLGATE_RUNNER_NETWORK', false),
     env,
   };
 }
@@ -40,6 +50,14 @@ function integer(env: Record<string, string | undefined>, name: string, fallback
     throw new Error(`${name} must be an integer from ${min} to ${max}; it is ${JSON.stringify(raw)}.`);
   }
   return value;
+}
+
+function onOff(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['on', 'true', '1'].includes(raw)) return true;
+  if (['off', 'false', '0'].includes(raw)) return false;
+  throw new Error(`${name} must be "on" or "off"; it is ${JSON.stringify(raw)}.`);
 }
 
 /** `TOOLGATE_READ_ONLY_ROOTS=".skills=skills,docs=handbook"`: mount path = source workspace. */

@@ -1,4 +1,5 @@
 // Builds the Node home from its configuration: SQLite, an fs or S3 object store, the HTTP app.
+import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
@@ -9,6 +10,8 @@ import { FsObjectStore } from '../storage/node/fs-object-store.ts';
 import { SqliteDatabase } from '../storage/node/sqlite-database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { s3ObjectStoreFromEnv } from '../storage/s3-object-store.ts';
+import { ProcessStore } from '../processes/process-store.ts';
+import { Runner } from '../runner/node/runner.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { Workspaces } from '../workspace/workspaces.ts';
@@ -18,6 +21,7 @@ import type { NodeConfig } from './config.ts';
 export interface NodeHome {
   app: Hono<AppEnv>;
   workspaces: Workspaces;
+  processes: ProcessStore;
   blobs: 'fs' | 's3';
   adminKey: AdminSecret;
   close(): void;
@@ -25,6 +29,7 @@ export interface NodeHome {
 
 export interface RunningServer extends Omit<NodeHome, 'close'> {
   url: string;
+  runner: Runner | undefined;
   close(): Promise<void>;
 }
 
@@ -37,13 +42,28 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
   await keys.ensureBootstrapAdmin(adminKey.secret);
   const workspaces = new Workspaces(db, objects, config.readOnlyRoots);
+  const processes = new ProcessStore(db, { leaseMs: config.leaseMs, maxOutputChars: config.maxProcessOutputChars });
   const app = createApp({
     workspaces,
+    processes,
     keys,
     tools: new ToolRegistry(builtinTools),
     limits: { maxBodyBytes: config.maxBodyBytes, maxFileBytes: config.maxFileBytes, defaultReadMaxChars: config.defaultReadMaxChars },
   });
-  return { app, workspaces, blobs: s3 ? 's3' : 'fs', adminKey, close: () => db.close() };
+  // Jobs whose runner stopped renewing its lease become lost within the lease plus one sweep interval.
+  const sweeper = setInterval(() => processes.sweep(), Math.min(processes.sweepIntervalMs, 5_000));
+  sweeper.unref();
+  return {
+    app,
+    workspaces,
+    processes,
+    blobs: s3 ? 's3' : 'fs',
+    adminKey,
+    close: () => {
+      clearInterval(sweeper);
+      db.close();
+    },
+  };
 }
 
 export async function startNodeServer(config: NodeConfig, home?: NodeHome): Promise<RunningServer> {
@@ -51,10 +71,18 @@ export async function startNodeServer(config: NodeConfig, home?: NodeHome): Prom
   const server = await listen(built.app.fetch, config);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  const runner = config.inProcessRunner
+    ? new Runner({ url, key: built.adminKey.secret, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork })
+    : undefined;
+  runner?.start();
   return {
     ...built,
-    url: `http://${host}:${address.port}`,
+    url,
+    runner,
     async close() {
+      await runner?.stop();
+      (server as HttpServer).closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       built.close();
     },

@@ -60,7 +60,8 @@ export class ProcessStore {
 
   constructor(db: SqlDatabase, options: ProcessStoreOptions = {}) {
     const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-    const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
+    // A chunk is at most a sixteenth of the ring, so the ring keeps little more than it must.
+    const chunkChars = options.chunkChars ?? Math.max(2, Math.min(DEFAULT_CHUNK_CHARS, Math.floor(maxOutputChars / 16)));
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.sweepIntervalMs = options.lostAfterMs ?? DEFAULT_LOST_AFTER_MS;
     if (!(maxOutputChars >= 1 && chunkChars >= 2 && this.leaseMs > 0 && this.sweepIntervalMs > 0)) {
@@ -106,6 +107,12 @@ export class ProcessStore {
   get(workspace: string, id: string): ProcessRecord | undefined {
     const row = this.#row(id);
     return row !== undefined && row.workspace === workspace ? recordOf(row) : undefined;
+  }
+
+  /** The process whatever its workspace: for the runner protocol, whose keys span workspaces. */
+  record(id: string): ProcessRecord | undefined {
+    const row = this.#row(id);
+    return row === undefined ? undefined : recordOf(row);
   }
 
   /** The workspace's processes, oldest first. */

@@ -1,5 +1,6 @@
 // The shape of a tool: a name, a zod input schema (the single source of truth) and execute.
 import type { z } from 'zod';
+import type { ProcessStore } from '../processes/process-store.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 
 export interface ToolLimits {
@@ -12,6 +13,8 @@ export interface ToolLimits {
 export interface ToolContext {
   workspace: Workspace;
   limits: ToolLimits;
+  /** Durable bash processes; bash answers `unavailable` without them. */
+  processes?: ProcessStore;
 }
 
 export interface ToolAnnotations {

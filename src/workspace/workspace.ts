@@ -81,6 +81,16 @@ export class Workspace {
     });
   }
 
+  /** Every entry of the workspace itself (not of read-only roots), in path order: what a runner materialises. */
+  manifestEntries(): ManifestEntry[] {
+    return this.parts.manifest.list('', true);
+  }
+
+  /** A blob of this workspace by its id (runners fetch contents by id). */
+  blob(hash: string): Promise<Uint8Array> {
+    return this.parts.blobs.get(this.parts.manifest.uid, hash);
+  }
+
   /** Uploads new contents, then commits every change in one manifest transaction. */
   async commit(changes: readonly FileChange[]): Promise<CommitResult> {
     const manifestChanges = await Promise.all(

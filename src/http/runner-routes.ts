@@ -1,0 +1,130 @@
+// The runner protocol: runners lease jobs, read workspaces, stream output, sync changes and report exits.
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { ToolError } from '../core/errors.ts';
+import type { ProcessStore } from '../processes/process-store.ts';
+import { parseInput } from '../tools/registry.ts';
+import { syncChanges, type RunnerChange } from '../workspace/sync-changes.ts';
+import type { AppDeps, AppEnv } from './app.ts';
+import { assertRole } from './auth.ts';
+import { readJsonBody } from './json-body.ts';
+
+const MAX_LEASE_WAIT_MS = 30_000;
+const runnerRoles = ['runner', 'admin'] as const;
+
+const token = z.number().int().nonnegative();
+const leaseInput = z.strictObject({ runnerId: z.string().min(1).max(200), waitMs: z.number().int().min(0).max(MAX_LEASE_WAIT_MS).optional() });
+const startedInput = z.strictObject({ token, pid: z.number().int().nonnegative() });
+const outputInput = z.strictObject({ token, data: z.string(), offset: z.number().int().nonnegative().optional() });
+const heartbeatInput = z.strictObject({ token });
+const changeInput = z.discriminatedUnion('op', [
+  z.strictObject({ op: z.literal('write'), path: z.string(), contentBase64: z.string(), baseVersion: z.number().int().nullable() }),
+  z.strictObject({ op: z.literal('symlink'), path: z.string(), target: z.string(), baseVersion: z.number().int().nullable() }),
+  z.strictObject({ op: z.literal('mkdir'), path: z.string() }),
+  z.strictObject({ op: z.literal('delete'), path: z.string(), baseVersion: z.number().int() }),
+]);
+const syncInput = z.strictObject({ token, changes: z.array(changeInput).max(100_000) });
+const exitInput = z.strictObject({
+  token,
+  exitCode: z.number().int().nullable(),
+  status: z.enum(['exited', 'stopped', 'failed']),
+  timedOut: z.boolean().optional(),
+  error: z.string().optional(),
+  conflicts: z.array(z.string()).optional(),
+  stdout: z.string().optional(),
+  stderr: z.string().optional(),
+  truncated: z.boolean().optional(),
+});
+
+export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const { processes } = deps;
+  routes.use('/runner/*', async (c, next) => {
+    assertRole(c.get('key'), runnerRoles);
+    await next();
+  });
+  const body = async <S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> =>
+    parseInput(schema, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'runner report');
+
+  routes.post('/runner/lease', async (c) => {
+    const input = await body(c, leaseInput);
+    let job = processes.lease(input.runnerId);
+    if (!job && input.waitMs) {
+      await processes.waitForJob(input.waitMs);
+      job = processes.lease(input.runnerId);
+    }
+    if (!job) return c.body(null, 204);
+    const { record } = job;
+    return c.json({
+      job: {
+        processId: job.processId,
+        token: job.token,
+        leaseMs: job.leaseMs,
+        workspace: record.workspace,
+        command: record.command,
+        cwd: record.cwd,
+        env: record.env,
+        mode: record.mode,
+        timeoutMs: record.timeoutMs,
+      },
+    });
+  });
+
+  routes.get('/runner/workspaces/:ws/manifest', (c) => {
+    const workspace = deps.workspaces.open(c.req.param('ws'));
+    return c.json({ entries: workspace.manifestEntries().map(({ path, type, blob, target, size, version }) => ({ path, type, blob, target, size, version })) });
+  });
+
+  routes.get('/runner/workspaces/:ws/blobs/:hash', async (c) => {
+    const hash = c.req.param('hash');
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw new ToolError('invalid_argument', 'A blob id is 64 lowercase hex digits.', { blob: hash });
+    const bytes = await deps.workspaces.open(c.req.param('ws')).blob(hash);
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/octet-stream' });
+  });
+
+  routes.post('/runner/processes/:id/started', async (c) => {
+    const input = await body(c, startedInput);
+    processes.started(c.req.param('id'), input.token, input.pid);
+    return c.json({ ok: true });
+  });
+
+  routes.post('/runner/processes/:id/output', async (c) => {
+    const input = await body(c, outputInput);
+    return c.json({ end: processes.appendOutput(c.req.param('id'), input.token, input.data, input.offset) });
+  });
+
+  routes.post('/runner/processes/:id/heartbeat', async (c) => {
+    const input = await body(c, heartbeatInput);
+    return c.json(processes.heartbeat(c.req.param('id'), input.token));
+  });
+
+  routes.post('/runner/processes/:id/sync', async (c) => {
+    const id = c.req.param('id');
+    const input = await body(c, syncInput);
+    // The heartbeat both proves the token still holds the job and renews the lease for the commit.
+    processes.heartbeat(id, input.token);
+    const record = processes.record(id);
+    if (!record) throw new ToolError('not_found', `Process ${id} does not exist.`, { processId: id });
+    const changes = input.changes.map((change): RunnerChange =>
+      change.op === 'write' ? { op: 'write', path: change.path, content: fromBase64(change.contentBase64), baseVersion: change.baseVersion } : change,
+    );
+    const result = await syncChanges(deps.workspaces.open(record.workspace), changes);
+    return c.json(result);
+  });
+
+  routes.post('/runner/processes/:id/exit', async (c) => {
+    const input = await body(c, exitInput);
+    const { token: fence, ...report } = input;
+    const record = processes.finish(c.req.param('id'), fence, report);
+    return c.json({ status: record.status });
+  });
+
+  return routes;
+}
+
+function fromBase64(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}

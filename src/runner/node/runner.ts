@@ -1,0 +1,239 @@
+// A runner: leases bash jobs from a toolgate server, runs them in a sandbox, streams output, syncs files back.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { cutAtChars } from '../../tools/text-lines.ts';
+import { KeyedLock } from '../../workspace/keyed-lock.ts';
+import { RunnerClient, StaleLeaseError, type LeasedJob, type SyncChange } from '../runner-client.ts';
+import { BlobFiles } from './blob-files.ts';
+import { startCommand, type RunningCommand } from './sandbox.ts';
+import { WorkspaceMirror } from './workspace-mirror.ts';
+
+export interface RunnerOptions {
+  url: string;
+  key: string;
+  /** Runner-local directory: workspace copies and the blob cache. */
+  dataDir: string;
+  runnerId?: string;
+  /** Jobs run at once (default 8). */
+  concurrency?: number;
+  isolation?: 'bwrap' | 'process-group';
+  network?: boolean;
+  /** Characters of stdout and of stderr an exec keeps for its answer (default 1,048,576 each). */
+  maxExecOutputChars?: number;
+  log?: (message: string) => void;
+}
+
+const LEASE_WAIT_MS = 20_000;
+const FLUSH_MS = 50;
+const FLUSH_CHARS = 64 * 1024;
+
+export class Runner {
+  readonly id: string;
+  private readonly client: RunnerClient;
+  private readonly blobs: BlobFiles;
+  private readonly mirrors = new Map<string, WorkspaceMirror>();
+  /** Materialise and sync of one workspace copy take turns; commands themselves run side by side. */
+  private readonly workspaceLock = new KeyedLock();
+  private readonly running = new Set<RunningCommand>();
+  private stopping = false;
+  private readonly leasing = new AbortController();
+  private loops: Promise<void>[] = [];
+
+  constructor(private readonly options: RunnerOptions) {
+    this.id = options.runnerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.client = new RunnerClient(options.url, options.key);
+    this.blobs = new BlobFiles(join(options.dataDir, 'blobs'));
+  }
+
+  start(): void {
+    this.loops = Array.from({ length: this.options.concurrency ?? 8 }, () => this.loop());
+  }
+
+  /** Stops leasing and kills what is still running (its jobs become lost on the server). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.leasing.abort();
+    for (const command of this.running) command.kill();
+    await Promise.allSettled(this.loops);
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      let job: LeasedJob | undefined;
+      try {
+        job = await this.client.lease(this.id, LEASE_WAIT_MS, this.leasing.signal);
+      } catch (error) {
+        if (this.stopping) return;
+        this.log(`lease failed: ${(error as Error).message}; retrying`);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        continue;
+      }
+      if (job) await this.run(job).catch((error: unknown) => this.log(`job ${job.processId}: ${(error as Error).message}`));
+    }
+  }
+
+  private mirror(workspace: string): WorkspaceMirror {
+    let mirror = this.mirrors.get(workspace);
+    if (!mirror) {
+      mirror = new WorkspaceMirror(join(this.options.dataDir, 'workspaces', workspace), this.blobs);
+      this.mirrors.set(workspace, mirror);
+    }
+    return mirror;
+  }
+
+  private async run(job: LeasedJob): Promise<void> {
+    const mirror = this.mirror(job.workspace);
+    try {
+      await this.workspaceLock.run(job.workspace, async () => {
+        const entries = await this.client.manifest(job.workspace);
+        await mirror.materialise(entries, (hash) => this.client.blob(job.workspace, hash));
+      });
+    } catch (error) {
+      await this.report(job, { exitCode: null, status: 'failed', error: `could not prepare the workspace: ${(error as Error).message}` });
+      return;
+    }
+    const output = new OutputPump(this.client, job, this.options.maxExecOutputChars ?? 1_048_576);
+    let command: RunningCommand;
+    try {
+      command = startCommand({
+        workspaceDir: mirror.root,
+        cwd: job.cwd,
+        command: job.command,
+        env: job.env,
+        network: this.options.network,
+        isolation: this.options.isolation,
+        onOutput: (stream, text) => output.add(stream, text),
+      });
+    } catch (error) {
+      await this.report(job, { exitCode: null, status: 'failed', error: `could not start the command: ${(error as Error).message}` });
+      return;
+    }
+    this.running.add(command);
+    let abandoned = false;
+    let stopRequested = false;
+    let timedOut = false;
+    const abandon = (error: unknown) => {
+      if (error instanceof StaleLeaseError && !abandoned) {
+        abandoned = true;
+        command.kill();
+      }
+    };
+    output.onStale = abandon;
+    await this.client.started(job.processId, job.token, command.pid).catch(abandon);
+    const heartbeat = setInterval(() => {
+      this.client.heartbeat(job.processId, job.token).then((reply) => {
+        for (const chunk of reply.stdin) {
+          if (chunk.data) command.write(chunk.data);
+          if (chunk.eof) command.endInput();
+        }
+        if (reply.stop && !stopRequested) {
+          stopRequested = true;
+          command.stop(reply.stop.graceMs);
+        }
+      }, abandon);
+    }, Math.max(200, Math.floor(job.leaseMs / 3)));
+    const timer =
+      job.timeoutMs === null
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            command.kill();
+          }, job.timeoutMs);
+    const exit = await command.exited;
+    clearInterval(heartbeat);
+    if (timer) clearTimeout(timer);
+    this.running.delete(command);
+    await output.close();
+    if (abandoned) return;
+    const sync = await this.workspaceLock.run(job.workspace, () => this.syncBack(job, mirror)).catch((error: unknown) => {
+      abandon(error);
+      return { conflicts: [] as string[], error: `could not sync files back: ${(error as Error).message}` };
+    });
+    if (abandoned) return;
+    await this.report(job, {
+      exitCode: exit.exitCode,
+      status: stopRequested ? 'stopped' : 'exited',
+      timedOut,
+      conflicts: sync.conflicts,
+      ...(sync.error ? { error: sync.error } : {}),
+      ...(job.mode === 'exec' ? output.execStreams() : {}),
+    });
+  }
+
+  private async syncBack(job: LeasedJob, mirror: WorkspaceMirror): Promise<{ conflicts: string[]; error?: string }> {
+    const { changes, skipped } = await mirror.scan();
+    const wire: SyncChange[] = changes.map((change) =>
+      change.op === 'write' ? { op: 'write', path: change.path, contentBase64: Buffer.from(change.content).toString('base64'), baseVersion: change.baseVersion } : change,
+    );
+    const answer = wire.length > 0 ? await this.client.sync(job.processId, job.token, wire) : { committed: [], conflicts: [], skipped: [] };
+    // Bring the copy back to what the server now holds: committed changes and the API's side of conflicts.
+    mirror.forget([...answer.conflicts, ...answer.skipped.map((entry) => entry.path)]);
+    const entries = await this.client.manifest(job.workspace);
+    await mirror.accept(entries.filter((entry) => answer.committed.includes(entry.path)));
+    mirror.forget(answer.committed.filter((path) => !entries.some((entry) => entry.path === path)));
+    const refused = [...skipped, ...answer.skipped];
+    return {
+      conflicts: answer.conflicts,
+      ...(refused.length > 0 ? { error: `not synced: ${refused.map((entry) => `${entry.path} (${entry.reason})`).join('; ')}` } : {}),
+    };
+  }
+
+  private async report(job: LeasedJob, report: Parameters<RunnerClient['exit']>[2]): Promise<void> {
+    await this.client.exit(job.processId, job.token, report).catch((error: unknown) => {
+      if (!(error instanceof StaleLeaseError)) throw error;
+    });
+  }
+
+  private log(message: string): void {
+    (this.options.log ?? ((text: string) => console.error(`toolgate runner: ${text}`)))(message);
+  }
+}
+
+/** Batches a command's output to the server in order, and keeps exec's separate streams. */
+class OutputPump {
+  onStale: (error: unknown) => void = () => undefined;
+  private pending = '';
+  private sent = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly streams = { stdout: '', stderr: '' };
+  private truncated = false;
+
+  constructor(
+    private readonly client: RunnerClient,
+    private readonly job: LeasedJob,
+    private readonly maxStreamChars: number,
+  ) {}
+
+  add(stream: 'stdout' | 'stderr', text: string): void {
+    this.pending += text;
+    if (this.job.mode === 'exec') {
+      const room = this.maxStreamChars - this.streams[stream].length;
+      if (text.length > room) this.truncated = true;
+      if (room > 0) this.streams[stream] += cutAtChars(text, room);
+    }
+    if (this.pending.length >= FLUSH_CHARS) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  execStreams(): { stdout: string; stderr: string; truncated: boolean } {
+    return { ...this.streams, truncated: this.truncated };
+  }
+
+  async close(): Promise<void> {
+    this.flush();
+    await this.chain;
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending === '') return;
+    const data = this.pending;
+    const offset = this.sent;
+    this.pending = '';
+    this.sent += data.length;
+    this.chain = this.chain.then(() => this.client.output(this.job.processId, this.job.token, data, offset)).catch(this.onStale);
+  }
+}

@@ -1,0 +1,131 @@
+// bash: run commands on a runner (exec waits, start returns), then status, logs, stdin, stop and list.
+import { z } from 'zod';
+import { ToolError } from '../core/errors.ts';
+import { snapshotOf } from '../processes/process-record.ts';
+import type { ProcessStore } from '../processes/process-store.ts';
+import type { Workspace } from '../workspace/workspace.ts';
+import { defineTool } from './tool.ts';
+
+const actions = ['exec', 'start', 'status', 'logs', 'write', 'stop', 'list'] as const;
+type Action = (typeof actions)[number];
+
+const input = z.strictObject({
+  action: z.enum(actions).describe('exec runs and waits; start runs in the background; status, logs, write (stdin), stop and list manage processes.'),
+  command: z.string().min(1).max(100_000).optional().describe('exec, start: the bash command line.'),
+  cwd: z.string().optional().describe('exec, start: working directory relative to the workspace root (default the root).'),
+  timeoutMs: z.number().int().min(1).max(3_600_000).optional().describe('exec: kill the command after this long (default 120,000).'),
+  env: z.record(z.string(), z.string()).optional().describe('exec, start: extra environment variables.'),
+  processId: z.string().min(1).max(200).optional().describe('status, logs, write, stop: the process.'),
+  offset: z.number().int().min(0).optional().describe('logs: first character to return (default: the oldest kept).'),
+  limit: z.number().int().min(1).max(1_048_576).optional().describe('logs: at most this many characters (default 65,536).'),
+  input: z.string().optional().describe('write: text to send to stdin.'),
+  eof: z.boolean().optional().describe('write: close stdin after the input.'),
+  graceMs: z.number().int().min(0).max(600_000).optional().describe('stop: how long after SIGTERM to send SIGKILL (default 5,000).'),
+});
+type Input = z.output<typeof input>;
+
+/** The arguments each action takes; any other is refused, so a misplaced argument reaches the agent. */
+const accepted: Record<Action, { required: (keyof Input)[]; optional: (keyof Input)[] }> = {
+  exec: { required: ['command'], optional: ['cwd', 'timeoutMs', 'env'] },
+  start: { required: ['command'], optional: ['cwd', 'env'] },
+  status: { required: ['processId'], optional: [] },
+  logs: { required: ['processId'], optional: ['offset', 'limit'] },
+  write: { required: ['processId', 'input'], optional: ['eof'] },
+  stop: { required: ['processId'], optional: ['graceMs'] },
+  list: { required: [], optional: [] },
+};
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_GRACE_MS = 5_000;
+/** exec waits this much beyond its timeout for the runner to kill the command and sync its files. */
+const EXEC_SETTLE_MS = 30_000;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export const bash = defineTool({
+  name: 'bash',
+  description:
+    'Run bash commands in the workspace on a sandboxed runner. action "exec" runs a command and waits for it (stdout, stderr, ' +
+    'exitCode); "start" runs one in the background and returns its processId; "status", "logs" (offset paging), "write" (stdin), ' +
+    '"stop" (SIGTERM, then SIGKILL after graceMs) and "list" manage background processes. Files the command changes are ' +
+    'visible to read_file when it ends.',
+  input,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  async execute(args, { workspace, processes }) {
+    checkArguments(args);
+    if (!processes) throw new ToolError('unavailable', 'bash is not available on this server; retry later or ask its operator.');
+    switch (args.action) {
+      case 'exec':
+        return exec(args, workspace, processes);
+      case 'start': {
+        const record = processes.create(await newProcess(args, workspace, 'start'));
+        return snapshotOf(record);
+      }
+      case 'status':
+        return snapshotOf(owned(processes, workspace, args.processId!));
+      case 'logs':
+        owned(processes, workspace, args.processId!);
+        return processes.readLogs(workspace.id, args.processId!, args.offset, args.limit);
+      case 'write':
+        owned(processes, workspace, args.processId!);
+        return { processId: args.processId!, bytesWritten: processes.writeStdin(workspace.id, args.processId!, args.input!, args.eof ?? false) };
+      case 'stop':
+        owned(processes, workspace, args.processId!);
+        return snapshotOf(processes.requestStop(workspace.id, args.processId!, args.graceMs ?? DEFAULT_GRACE_MS));
+      case 'list':
+        return { processes: processes.list(workspace.id).map(snapshotOf) };
+    }
+  },
+});
+
+function checkArguments(args: Input): void {
+  const rule = accepted[args.action];
+  const given = (Object.keys(args) as (keyof Input)[]).filter((key) => key !== 'action' && args[key] !== undefined);
+  const extra = given.filter((key) => !rule.required.includes(key) && !rule.optional.includes(key));
+  const missing = rule.required.filter((key) => args[key] === undefined);
+  if (extra.length > 0 || missing.length > 0) {
+    const parts = [
+      missing.length > 0 ? `needs ${missing.join(', ')}` : '',
+      extra.length > 0 ? `does not take ${extra.join(', ')}` : '',
+    ].filter(Boolean);
+    throw new ToolError('invalid_argument', `bash action "${args.action}" ${parts.join(' and ')}.`, { action: args.action, missing, unexpected: extra });
+  }
+  for (const name of Object.keys(args.env ?? {})) {
+    if (!ENV_NAME.test(name)) throw new ToolError('invalid_argument', `env name ${JSON.stringify(name)} is not a valid variable name.`, { env: name });
+  }
+}
+
+async function newProcess(args: Input, workspace: Workspace, mode: 'exec' | 'start') {
+  const cwd = await workspace.resolve(args.cwd ?? '', 'read', { directory: true });
+  if (cwd.readOnlyRoot !== undefined) throw new ToolError('path_denied', `cwd ${args.cwd} is inside a read-only root; run commands in the workspace itself.`, { path: args.cwd });
+  if (cwd.entry?.type !== 'dir') {
+    throw new ToolError(cwd.entry ? 'invalid_argument' : 'not_found', `cwd ${JSON.stringify(args.cwd)} is not a directory of the workspace.`, { path: args.cwd });
+  }
+  return { workspace: workspace.id, command: args.command!, cwd: cwd.path, env: args.env ?? {}, mode, timeoutMs: mode === 'exec' ? (args.timeoutMs ?? DEFAULT_TIMEOUT_MS) : null };
+}
+
+async function exec(args: Input, workspace: Workspace, processes: ProcessStore) {
+  const created = processes.create(await newProcess(args, workspace, 'exec'));
+  const timeoutMs = created.timeoutMs!;
+  let record = await processes.waitForEnd(workspace.id, created.id, timeoutMs);
+  if (record.status === 'queued') {
+    processes.requestStop(workspace.id, created.id, 0);
+    throw new ToolError('unavailable', `No runner picked up the command within ${timeoutMs} ms; no runner may be connected. Retry later.`, { processId: created.id });
+  }
+  if (record.status === 'running') record = await processes.waitForEnd(workspace.id, created.id, timeoutMs + EXEC_SETTLE_MS);
+  if (record.status === 'running') {
+    processes.requestStop(workspace.id, created.id, 0);
+    throw new ToolError('timeout', `The runner did not finish the command within ${timeoutMs + EXEC_SETTLE_MS} ms.`, { processId: created.id });
+  }
+  if (record.status === 'lost' || record.status === 'failed') {
+    throw new ToolError('unavailable', `The command could not complete: ${record.error ?? record.status}. Retry it.`, { processId: created.id, status: record.status });
+  }
+  const result = processes.execResult(created.id) ?? { stdout: '', stderr: '', truncated: false };
+  const durationMs = record.startedAt && record.endedAt ? Date.parse(record.endedAt) - Date.parse(record.startedAt) : 0;
+  return { exitCode: record.exitCode, stdout: result.stdout, stderr: result.stderr, timedOut: record.timedOut, durationMs, truncated: result.truncated };
+}
+
+function owned(processes: ProcessStore, workspace: Workspace, processId: string) {
+  const record = processes.get(workspace.id, processId);
+  if (!record) throw new ToolError('not_found', `Process ${processId} does not exist in workspace ${workspace.id}; list processes with action "list".`, { processId });
+  return record;
+}

@@ -1,0 +1,160 @@
+// bash over real HTTP with the in-process runner and real bubblewrap: every action of API.md's table.
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
+
+let server: ServerProcess;
+const MARKER = 'TOOLGATE_TEST_MARKER_must_not_leak';
+
+beforeAll(async () => {
+  server = await startServer({ env: { [MARKER]: 'secret-value', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: '4096', TOOLGATE_LEASE_MS: '3000' } });
+  await server.call('PUT', '/v1/workspaces/sh');
+  await server.call('PUT', '/v1/workspaces/other');
+});
+
+afterAll(async () => {
+  await server.stop();
+  removeDir(server.dataDir);
+});
+
+const bash = (args: Record<string, unknown>, ws = 'sh') => server.call('POST', `/v1/workspaces/${ws}/tools/bash`, args);
+const read = (path: string) => server.call('POST', '/v1/workspaces/sh/tools/read_file', { path });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitForStatus(processId: string, wanted: (status: string) => boolean, ws = 'sh'): Promise<any> {
+  for (let attempt = 0; attempt < 300; attempt += 1) {
+    const answer = await bash({ action: 'status', processId }, ws);
+    if (wanted(answer.body.result.status)) return answer.body.result;
+    await sleep(100);
+  }
+  throw new Error(`process ${processId} never reached the wanted status`);
+}
+
+describe('exec', () => {
+  it('returns exitCode, stdout, stderr, timedOut, durationMs and truncated', async () => {
+    const answer = await bash({ action: 'exec', command: 'echo out; echo err >&2; exit 3' });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.result).toMatchObject({ exitCode: 3, stdout: 'out\n', stderr: 'err\n', timedOut: false, truncated: false });
+    expect(typeof answer.body.result.durationMs).toBe('number');
+  });
+
+  it('sees workspace files, and its changes are visible to read_file when it returns', async () => {
+    await server.call('POST', '/v1/workspaces/sh/tools/write_file', { path: 'in/data.txt', content: 'from the api\n' });
+    const answer = await bash({ action: 'exec', command: 'cat in/data.txt; mkdir -p out && echo made > out/new.txt && rm in/data.txt', cwd: '' });
+    expect(answer.body.result).toMatchObject({ exitCode: 0, stdout: 'from the api\n' });
+    expect((await read('out/new.txt')).body.result.content).toBe('made\n');
+    expect((await read('in/data.txt')).status).toBe(404);
+  });
+
+  it('honours cwd and env, and shows none of the server or runner variables', async () => {
+    await bash({ action: 'exec', command: 'mkdir -p sub/dir' });
+    const answer = await bash({ action: 'exec', command: 'pwd; echo "$GREETING"; env', cwd: 'sub/dir', env: { GREETING: 'hello' } });
+    const [pwd, greeting] = answer.body.result.stdout.split('\n');
+    expect(pwd).toMatch(/sub\/dir$/);
+    expect(greeting).toBe('hello');
+    expect(answer.body.result.stdout).not.toContain(MARKER);
+    expect(answer.body.result.stdout).not.toContain('TOOLGATE_');
+    expect(answer.body.result.stdout).not.toContain(server.key);
+  });
+
+  it('kills the whole tree at timeoutMs, setsid descendants included, and answers timedOut with 137', async () => {
+    // Durations unique to this run, so processes of another run on the same host cannot be mistaken for ours.
+    const base = 100_000 + Math.floor(Math.random() * 800_000);
+    const names = [base, base + 1, base + 2].map((n) => `sleep ${n}.5`);
+    const answer = await bash({ action: 'exec', command: `(${names[0]} &); setsid ${names[1]} & ${names[2]}`, timeoutMs: 1500 });
+    expect(answer.body.result).toMatchObject({ timedOut: true, exitCode: 137 });
+    await sleep(500);
+    const survivors = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+        } catch {
+          return '';
+        }
+      })
+      .filter((cmdline) => names.some((name) => cmdline.includes(name)));
+    expect(survivors).toEqual([]);
+  });
+
+  it('stores a symlink to the host as a link the guard refuses to follow', async () => {
+    await bash({ action: 'exec', command: 'ln -s /etc hostetc' });
+    const listing = await server.call('GET', '/v1/workspaces/sh/files');
+    expect(listing.body.entries.find((entry: any) => entry.path === 'hostetc')).toMatchObject({ type: 'symlink' });
+    const answer = await read('hostetc/passwd');
+    expect(answer.body.error.code).toBe('path_outside_workspace');
+  });
+});
+
+describe('start, status, logs, write, stop, list', () => {
+  it('starts in the background and pages its logs byte for byte', async () => {
+    const started = await bash({ action: 'start', command: 'for i in $(seq 1 200); do echo "line $i"; done' });
+    expect(started.status).toBe(200);
+    const { processId } = started.body.result;
+    expect(Object.keys(started.body.result).sort()).toEqual(['command', 'cwd', 'endedAt', 'exitCode', 'pid', 'processId', 'startedAt', 'status']);
+    const ended = await waitForStatus(processId, (status) => status === 'exited');
+    expect(ended.exitCode).toBe(0);
+    const expected = Array.from({ length: 200 }, (_, i) => `line ${i + 1}\n`).join('');
+    let collected = '';
+    for (let offset = 0; ; ) {
+      const page = (await bash({ action: 'logs', processId, offset, limit: 100 })).body.result;
+      expect(page.offset).toBe(offset);
+      collected += page.data;
+      if (page.data === '') break;
+      expect(page.nextOffset).toBe(offset + page.data.length);
+      offset = page.nextOffset;
+    }
+    expect(collected).toBe(expected);
+  });
+
+  it('keeps only the last maxProcessOutputChars and says truncated', async () => {
+    const answer = await bash({ action: 'exec', command: 'head -c 20000 /dev/zero | tr "\\0" x; echo END' });
+    expect(answer.body.result.exitCode).toBe(0);
+    const list = (await bash({ action: 'list' })).body.result.processes;
+    const processId = list[list.length - 1].processId;
+    const page = (await bash({ action: 'logs', processId, offset: 0, limit: 1_000_000 })).body.result;
+    expect(page.truncated).toBe(true);
+    expect(page.startOffset).toBeGreaterThan(0);
+    expect(page.offset).toBe(page.startOffset);
+    expect(page.data.length).toBeGreaterThanOrEqual(4096);
+    expect(page.data.endsWith('xEND\n')).toBe(true);
+    expect(page.nextOffset).toBe(20004);
+  });
+
+  it('feeds stdin to cat and to read, and eof closes it', async () => {
+    const started = (await bash({ action: 'start', command: 'read first; echo "got:$first"; cat' })).body.result;
+    await waitForStatus(started.processId, (status) => status === 'running');
+    expect((await bash({ action: 'write', processId: started.processId, input: 'hello\n' })).body.result).toEqual({ processId: started.processId, bytesWritten: 6 });
+    await bash({ action: 'write', processId: started.processId, input: 'rest of it\n', eof: true });
+    const ended = await waitForStatus(started.processId, (status) => status === 'exited');
+    expect(ended.exitCode).toBe(0);
+    const logs = (await bash({ action: 'logs', processId: started.processId })).body.result;
+    expect(logs.data).toBe('got:hello\nrest of it\n');
+  });
+
+  it('stops a process that traps TERM: it may clean up, and ends stopped', async () => {
+    const started = (await bash({ action: 'start', command: "trap 'echo bye; exit 0' TERM; while true; do sleep 0.1; done" })).body.result;
+    await waitForStatus(started.processId, (status) => status === 'running');
+    await sleep(300);
+    const stopping = await bash({ action: 'stop', processId: started.processId, graceMs: 3000 });
+    expect(stopping.status).toBe(200);
+    const ended = await waitForStatus(started.processId, (status) => status === 'stopped');
+    expect(ended.exitCode).toBe(0);
+    expect((await bash({ action: 'logs', processId: started.processId })).body.result.data).toContain('bye');
+  });
+
+  it('lists processes, and a process is invisible from another workspace', async () => {
+    const started = (await bash({ action: 'start', command: 'true' })).body.result;
+    const list = (await bash({ action: 'list' })).body.result.processes;
+    expect(list.map((entry: any) => entry.processId)).toContain(started.processId);
+    expect((await bash({ action: 'list' }, 'other')).body.result.processes).toEqual([]);
+    expect((await bash({ action: 'status', processId: started.processId }, 'other')).body.error.code).toBe('not_found');
+    expect((await bash({ action: 'status', processId: 'proc_unknown' })).status).toBe(404);
+  });
+
+  it('refuses arguments that do not belong to the action', async () => {
+    expect((await bash({ action: 'exec' })).body.error.code).toBe('invalid_argument');
+    expect((await bash({ action: 'list', command: 'ls' })).body.error.code).toBe('invalid_argument');
+    expect((await bash({ action: 'exec', command: 'true', cwd: '../x' })).body.error.code).toBe('path_outside_workspace');
+  });
+});

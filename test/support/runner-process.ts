@@ -1,0 +1,46 @@
+// Starts `toolgate runner` as its own process against a server, for tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { repoRoot } from './server-process.ts';
+
+export interface RunnerProcess {
+  child: ChildProcess;
+  output: () => string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function startRunner(url: string, key: string, dataDir: string): Promise<RunnerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/toolgate.js', 'runner', '--url', url, '--key', key, '--data', dataDir, '--concurrency', '2'], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = once(child, 'exit');
+  for (let attempt = 0; !output.includes('serving'); attempt += 1) {
+    if (attempt > 300 || child.exitCode !== null) throw new Error(`runner did not start:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    child,
+    output: () => output,
+    async kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** A loopback port that was free a moment ago, for a server that must keep its address across restarts. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  probe.listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}
