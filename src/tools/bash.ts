@@ -60,8 +60,11 @@ export const bash = defineTool({
         const record = processes.create(await newProcess(args, workspace, 'start'));
         return snapshotOf(record);
       }
-      case 'status':
-        return snapshotOf(owned(processes, workspace, args.processId!));
+      case 'status': {
+        // Beyond the snapshot: why it failed or was lost, and files its sync-back left to the API's version.
+        const record = owned(processes, workspace, args.processId!);
+        return { ...snapshotOf(record), error: record.error, conflicts: record.conflicts };
+      }
       case 'logs':
         owned(processes, workspace, args.processId!);
         return processes.readLogs(workspace.id, args.processId!, args.offset, args.limit);

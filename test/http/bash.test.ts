@@ -158,3 +158,45 @@ describe('start, status, logs, write, stop, list', () => {
     expect((await bash({ action: 'exec', command: 'true', cwd: '../x' })).body.error.code).toBe('path_outside_workspace');
   });
 });
+
+describe('sync-back and availability', () => {
+  it('never overwrites a file changed through the API while the command ran: it is a conflict', async () => {
+    await server.call('POST', '/v1/workspaces/sh/tools/write_file', { path: 'shared.txt', content: 'original\n' });
+    const started = (await bash({ action: 'start', command: 'sleep 1; echo "from the command" > shared.txt; echo new > own.txt' })).body.result;
+    await waitForStatus(started.processId, (status) => status === 'running');
+    await server.call('POST', '/v1/workspaces/sh/tools/write_file', { path: 'shared.txt', content: 'from the api\n' });
+    const ended = await waitForStatus(started.processId, (status) => status === 'exited');
+    expect(ended.conflicts).toEqual(['shared.txt']);
+    expect((await read('shared.txt')).body.result.content).toBe('from the api\n');
+    expect((await read('own.txt')).body.result.content).toBe('new\n');
+    // The runner's copy follows the API's version afterwards.
+    expect((await bash({ action: 'exec', command: 'cat shared.txt' })).body.result.stdout).toBe('from the api\n');
+  });
+
+  it('a deleted workspace takes its processes with it', async () => {
+    await server.call('PUT', '/v1/workspaces/gone');
+    const started = (await bash({ action: 'start', command: 'sleep 30' }, 'gone')).body.result;
+    expect((await server.call('DELETE', '/v1/workspaces/gone')).status).toBe(204);
+    await server.call('PUT', '/v1/workspaces/gone');
+    expect((await bash({ action: 'status', processId: started.processId }, 'gone')).status).toBe(404);
+    expect((await bash({ action: 'list' }, 'gone')).body.result.processes).toEqual([]);
+  });
+});
+
+describe('without a runner', () => {
+  it('start stays queued and exec answers 503 unavailable after its timeout', async () => {
+    const lonely = await startServer({ env: { TOOLGATE_RUNNER: 'off' } });
+    try {
+      await lonely.call('PUT', '/v1/workspaces/q');
+      const started = await lonely.call('POST', '/v1/workspaces/q/tools/bash', { action: 'start', command: 'true' });
+      expect(started.body.result.status).toBe('queued');
+      const exec = await lonely.call('POST', '/v1/workspaces/q/tools/bash', { action: 'exec', command: 'true', timeoutMs: 300 });
+      expect({ status: exec.status, code: exec.body.error?.code }).toEqual({ status: 503, code: 'unavailable' });
+      const status = await lonely.call('POST', '/v1/workspaces/q/tools/bash', { action: 'status', processId: started.body.result.processId });
+      expect(status.body.result.status).toBe('queued');
+    } finally {
+      await lonely.stop();
+      removeDir(lonely.dataDir);
+    }
+  });
+});
