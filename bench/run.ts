@@ -8,6 +8,7 @@ import { Hono } from 'hono';
 import { readNodeConfig } from '../src/node/config.ts';
 import { createNodeHome, startNodeServer } from '../src/node/server.ts';
 import { benchApplyPatch } from './apply-patch-bench.ts';
+import { benchBash } from './bash-bench.ts';
 import type { LoadResult, LoadSpec } from './load-client.ts';
 
 const KEY = 'tg_bench_key_000000000000000000000000000000';
@@ -83,6 +84,7 @@ async function main(): Promise<void> {
     console.log(`p50 latency 100,000 / 10 files: ${verdict(latencyRatio, '<= 1.2x', latencyRatio <= 1.2)}`);
 
     await benchApplyPatch(server.url, KEY, home.workspaces);
+    await benchBash(server.url, KEY, home.workspaces, home.processes);
   } finally {
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });

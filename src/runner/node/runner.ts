@@ -27,6 +27,8 @@ export interface RunnerOptions {
 const LEASE_WAIT_MS = 20_000;
 const FLUSH_MS = 50;
 const FLUSH_CHARS = 64 * 1024;
+/** Output read but not yet acknowledged by the server beyond which the command's output is paused. */
+const MAX_IN_FLIGHT_CHARS = 4 * 1024 * 1024;
 
 export class Runner {
   readonly id: string;
@@ -110,6 +112,7 @@ export class Runner {
       return;
     }
     this.running.add(command);
+    output.onPressure = (high) => (high ? command.pauseOutput() : command.resumeOutput());
     let abandoned = false;
     let stopRequested = false;
     let timedOut = false;
@@ -193,8 +196,12 @@ export class Runner {
 /** Batches a command's output to the server in order, and keeps exec's separate streams. */
 class OutputPump {
   onStale: (error: unknown) => void = () => undefined;
+  /** Called with true when too much output waits to be shipped, and with false once it has drained. */
+  onPressure: (high: boolean) => void = () => undefined;
   private pending = '';
   private sent = 0;
+  private acknowledged = 0;
+  private paused = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private chain: Promise<void> = Promise.resolve();
   private readonly streams = { stdout: '', stderr: '' };
@@ -234,6 +241,24 @@ class OutputPump {
     const offset = this.sent;
     this.pending = '';
     this.sent += data.length;
-    this.chain = this.chain.then(() => this.client.output(this.job.processId, this.job.token, data, offset)).catch(this.onStale);
+    this.chain = this.chain
+      .then(() => this.client.output(this.job.processId, this.job.token, data, offset))
+      .catch(this.onStale)
+      .finally(() => {
+        this.acknowledged += data.length;
+        this.checkPressure();
+      });
+    this.checkPressure();
+  }
+
+  private checkPressure(): void {
+    const inFlight = this.sent + this.pending.length - this.acknowledged;
+    if (!this.paused && inFlight > MAX_IN_FLIGHT_CHARS) {
+      this.paused = true;
+      this.onPressure(true);
+    } else if (this.paused && inFlight < MAX_IN_FLIGHT_CHARS / 2) {
+      this.paused = false;
+      this.onPressure(false);
+    }
   }
 }

@@ -49,6 +49,12 @@ export interface RunningCommand {
   stop(graceMs: number): void;
   /** SIGKILL to the whole tree now. */
   kill(): void;
+  /**
+   * Stops reading the command's output until `resumeOutput`: its pipes fill and its writes block,
+   * so a command writing faster than its output is shipped waits instead of filling the runner's memory.
+   */
+  pauseOutput(): void;
+  resumeOutput(): void;
   /** Settles once the command has exited and all its output has been delivered; never rejects. */
   exited: Promise<CommandExit>;
 }
@@ -170,6 +176,14 @@ function supervise(child: ChildProcessWithoutNullStreams, isolation: Isolation, 
 
   return {
     pid,
+    pauseOutput() {
+      child.stdout.pause();
+      child.stderr.pause();
+    },
+    resumeOutput() {
+      child.stdout.resume();
+      child.stderr.resume();
+    },
     write(data) {
       if (!inputEnded && !topExited) child.stdin.write(data);
     },

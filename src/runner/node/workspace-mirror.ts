@@ -55,6 +55,9 @@ export class WorkspaceMirror {
       wanted.set(entry.path, entry);
     }
     await mkdir(this.root, { recursive: true });
+    // Fetch what the cache lacks side by side; one at a time, a cold workspace of thousands of files waits on round trips.
+    const needed = [...new Set([...wanted.values()].filter((entry) => entry.type === 'file' && this.known.get(entry.path)?.entry.blob !== entry.blob).map((entry) => entry.blob!))];
+    await inParallel(needed, BLOB_FETCHES, (hash) => this.blobs.file(hash, fetchBlob));
     // Remove what the manifest no longer has (or has as another type), deepest first.
     const stale = [...this.known.keys()].filter((path) => wanted.get(path)?.type !== this.known.get(path)!.entry.type).sort().reverse();
     for (const path of stale) {
@@ -158,6 +161,17 @@ export class WorkspaceMirror {
   private forgetTree(path: string): void {
     for (const known of [...this.known.keys()]) if (known === path || known.startsWith(`${path}/`)) this.known.delete(known);
   }
+}
+
+const BLOB_FETCHES = 16;
+
+async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
 }
 
 export function sha256(bytes: Uint8Array): string {

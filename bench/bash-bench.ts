@@ -1,0 +1,117 @@
+// Benchmarks of bash on the in-process runner: round trip, warm and cold workspaces, output throughput.
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bubblewrapArgs, locateBubblewrap } from '../src/runner/node/bubblewrap.ts';
+import type { ProcessStore } from '../src/processes/process-store.ts';
+import type { Workspaces } from '../src/workspace/workspaces.ts';
+
+const RUNS = 20;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+interface BashAnswer {
+  exitCode?: number;
+  stderr?: string;
+  processId?: string;
+}
+
+async function call(url: string, key: string, ws: string, args: unknown): Promise<BashAnswer> {
+  const response = await fetch(`${url}/v1/workspaces/${ws}/tools/bash`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(args),
+  });
+  const body = (await response.json()) as { result: BashAnswer };
+  if (response.status !== 200) throw new Error(`bash answered ${response.status}: ${JSON.stringify(body)}`);
+  return body.result;
+}
+
+async function timeExec(url: string, key: string, ws: string, command: string): Promise<number> {
+  const started = performance.now();
+  const result = await call(url, key, ws, { action: 'exec', command });
+  if (result.exitCode !== 0) throw new Error(`${command} exited ${result.exitCode}: ${result.stderr}`);
+  return performance.now() - started;
+}
+
+export async function benchBash(url: string, key: string, workspaces: Workspaces, processes: ProcessStore): Promise<void> {
+  const bwrap = locateBubblewrap();
+  if (!bwrap) {
+    console.log('\n# bash: skipped (bubblewrap is not installed)');
+    return;
+  }
+  console.log('\n# bash: exec `true` over HTTP vs a direct `bwrap ... true` spawn');
+  workspaces.create('bench-empty');
+  // Everything here is asynchronous: the server under test shares this process's event loop.
+  const emptyDir = await mkdtemp(join(tmpdir(), 'toolgate-bench-bwrap-'));
+  const direct: number[] = [];
+  for (let run = 0; run < RUNS + 2; run += 1) {
+    const started = performance.now();
+    const child = spawn(bwrap, bubblewrapArgs({ workspaceDir: emptyDir, cwd: '/workspace', env: { PATH: '/usr/bin:/bin' }, network: false, command: 'true' }), { env: {} });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+    if (code !== 0) throw new Error(`bwrap failed with ${code}`);
+    if (run >= 2) direct.push(performance.now() - started);
+  }
+  await rm(emptyDir, { recursive: true, force: true });
+  const viaHttp: number[] = [];
+  for (let run = 0; run < RUNS + 2; run += 1) {
+    const elapsed = await timeExec(url, key, 'bench-empty', 'true');
+    if (run >= 2) viaHttp.push(elapsed);
+  }
+  const budget = 2 * median(direct) + 10;
+  console.log(`direct bwrap true : p50 ${median(direct).toFixed(2)} ms`);
+  console.log(`exec true (HTTP)  : p50 ${median(viaHttp).toFixed(2)} ms`);
+  console.log(`exec / direct: ${(median(viaHttp) / median(direct)).toFixed(2)}x; target <= 2x + 10 ms = ${budget.toFixed(1)} ms: ${median(viaHttp) <= budget ? 'met' : 'NOT met'}`);
+
+  console.log('\n# bash: exec in a warm 5,000-file workspace vs an empty one; the cold first exec vs `cp -r`');
+  workspaces.create('bench-tree');
+  const tree = workspaces.open('bench-tree');
+  const files = Array.from({ length: 5000 }, (_, i) => ({ op: 'write' as const, path: `src/d${i % 50}/f${i}.ts`, content: new TextEncoder().encode(`export const v${i} = ${i};\n`.repeat(20)) }));
+  await tree.commit(files);
+  const cold = await timeExec(url, key, 'bench-tree', 'true');
+  const warm: number[] = [];
+  const empty: number[] = [];
+  for (let run = 0; run < 10; run += 1) {
+    warm.push(await timeExec(url, key, 'bench-tree', 'true'));
+    empty.push(await timeExec(url, key, 'bench-empty', 'true'));
+  }
+  const source = await mkdtemp(join(tmpdir(), 'toolgate-bench-tree-'));
+  for (const file of files) {
+    await mkdir(join(source, file.path, '..'), { recursive: true });
+    await writeFile(join(source, file.path), file.content);
+  }
+  const copies: number[] = [];
+  for (let run = 0; run < 5; run += 1) {
+    const target = `${source}-copy-${run}`;
+    const started = performance.now();
+    await promisify(execFile)('cp', ['-r', source, target]);
+    copies.push(performance.now() - started);
+    await rm(target, { recursive: true, force: true });
+  }
+  await rm(source, { recursive: true, force: true });
+  const warmRatio = median(warm) / median(empty);
+  const coldRatio = cold / median(copies);
+  console.log(`empty workspace   : p50 ${median(empty).toFixed(2)} ms`);
+  console.log(`warm, 5,000 files : p50 ${median(warm).toFixed(2)} ms -> ${warmRatio.toFixed(2)}x (target <= 1.2x: ${warmRatio <= 1.2 ? 'met' : 'NOT met'})`);
+  console.log(`cold first exec   : ${cold.toFixed(1)} ms vs cp -r ${median(copies).toFixed(1)} ms -> ${coldRatio.toFixed(2)}x (target <= 2x: ${coldRatio <= 2 ? 'met' : 'NOT met'})`);
+
+  console.log('\n# bash: a process writing 100 MB of output');
+  const rssBefore = process.memoryUsage().rss;
+  let peak = rssBefore;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const started = performance.now();
+  const snapshot = await call(url, key, 'bench-empty', { action: 'start', command: 'head -c 100000000 /dev/zero | tr "\\0" x' });
+  const record = await processes.waitForEnd('bench-empty', snapshot.processId!, 600_000);
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  const growth = (peak - rssBefore) / (1024 * 1024);
+  const rate = 100 / seconds;
+  console.log(`status ${record.status}, ${record.outputChars} characters in ${seconds.toFixed(2)} s`);
+  console.log(`log store throughput: ${rate.toFixed(1)} MB/s (target >= 50: ${rate >= 50 ? 'met' : 'NOT met'})`);
+  console.log(`server RSS growth   : ${growth.toFixed(1)} MB (target <= 64: ${growth <= 64 ? 'met' : 'NOT met'})`);
+}
