@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
 import { parseInput } from '../tools/registry.ts';
+import type { ManifestEntry } from '../workspace/manifest.ts';
 import { syncChanges, type RunnerChange } from '../workspace/sync-changes.ts';
 import type { AppDeps, AppEnv } from './app.ts';
 import { assertRole } from './auth.ts';
@@ -66,13 +67,18 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
         env: record.env,
         mode: record.mode,
         timeoutMs: record.timeoutMs,
+        // A runner whose copy is at this version need not fetch the manifest again.
+        workspaceVersion: deps.workspaces.info(record.workspace)?.version ?? null,
       },
     });
   });
 
   routes.get('/runner/workspaces/:ws/manifest', (c) => {
-    const workspace = deps.workspaces.open(c.req.param('ws'));
-    return c.json({ entries: workspace.manifestEntries().map(({ path, type, blob, target, size, version }) => ({ path, type, blob, target, size, version })) });
+    const id = c.req.param('ws');
+    const workspace = deps.workspaces.open(id);
+    // Read together (one synchronous stretch), so the entries are exactly those of that version.
+    const version = deps.workspaces.info(id)?.version ?? 0;
+    return c.json({ version, entries: workspace.manifestEntries().map(wireEntry) });
   });
 
   routes.get('/runner/workspaces/:ws/blobs/:hash', async (c) => {
@@ -108,8 +114,14 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     const changes = input.changes.map((change): RunnerChange =>
       change.op === 'write' ? { op: 'write', path: change.path, content: fromBase64(change.contentBase64), baseVersion: change.baseVersion } : change,
     );
-    const result = await syncChanges(deps.workspaces.open(record.workspace), changes);
-    return c.json(result);
+    const workspace = deps.workspaces.open(record.workspace);
+    const result = await syncChanges(workspace, changes);
+    // The committed entries as they now stand, so the runner's copy knows their versions without a manifest read.
+    const entries = result.committed.flatMap((path) => {
+      const entry = workspace.entry(path);
+      return entry ? [wireEntry(entry)] : [];
+    });
+    return c.json({ ...result, entries });
   });
 
   routes.post('/runner/processes/:id/exit', async (c) => {
@@ -120,6 +132,10 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
   });
 
   return routes;
+}
+
+function wireEntry({ path, type, blob, target, size, version }: ManifestEntry) {
+  return { path, type, blob, target, size, version };
 }
 
 function fromBase64(text: string): Uint8Array {

@@ -10,6 +10,8 @@ export interface LeasedJob {
   env: Record<string, string>;
   mode: 'exec' | 'start';
   timeoutMs: number | null;
+  /** The workspace's version when the job was leased (null when the workspace is gone). */
+  workspaceVersion: number | null;
 }
 
 export interface ManifestRow {
@@ -29,6 +31,10 @@ export type SyncChange =
 
 export interface SyncAnswer {
   committed: string[];
+  /** The committed paths that still exist, as they now stand. */
+  entries: ManifestRow[];
+  /** The workspace version the commit created, or null when nothing was committed. */
+  version: number | null;
   conflicts: string[];
   skipped: { path: string; reason: string }[];
 }
@@ -69,9 +75,9 @@ export class RunnerClient {
     return ((await response.json()) as { job: LeasedJob }).job;
   }
 
-  async manifest(workspace: string): Promise<ManifestRow[]> {
+  async manifest(workspace: string): Promise<{ version: number; entries: ManifestRow[] }> {
     const response = await this.send('GET', `/v1/runner/workspaces/${encodeURIComponent(workspace)}/manifest`);
-    return ((await response.json()) as { entries: ManifestRow[] }).entries;
+    return (await response.json()) as { version: number; entries: ManifestRow[] };
   }
 
   async blob(workspace: string, hash: string): Promise<Uint8Array> {

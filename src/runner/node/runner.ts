@@ -88,8 +88,11 @@ export class Runner {
     const mirror = this.mirror(job.workspace);
     try {
       await this.workspaceLock.run(job.workspace, async () => {
-        const entries = await this.client.manifest(job.workspace);
-        await mirror.materialise(entries, (hash) => this.client.blob(job.workspace, hash));
+        if (mirror.version !== undefined && mirror.version === job.workspaceVersion) return;
+        const manifest = await this.client.manifest(job.workspace);
+        mirror.version = undefined;
+        await mirror.materialise(manifest.entries, (hash) => this.client.blob(job.workspace, hash));
+        mirror.version = manifest.version;
       });
     } catch (error) {
       await this.report(job, { exitCode: null, status: 'failed', error: `could not prepare the workspace: ${(error as Error).message}` });
@@ -169,13 +172,17 @@ export class Runner {
     const wire: SyncChange[] = changes.map((change) =>
       change.op === 'write' ? { op: 'write', path: change.path, contentBase64: Buffer.from(change.content).toString('base64'), baseVersion: change.baseVersion } : change,
     );
-    const answer = wire.length > 0 ? await this.client.sync(job.processId, job.token, wire) : { committed: [], conflicts: [], skipped: [] };
-    // Bring the copy back to what the server now holds: committed changes and the API's side of conflicts.
-    mirror.forget([...answer.conflicts, ...answer.skipped.map((entry) => entry.path)]);
-    const entries = await this.client.manifest(job.workspace);
-    await mirror.accept(entries.filter((entry) => answer.committed.includes(entry.path)));
-    mirror.forget(answer.committed.filter((path) => !entries.some((entry) => entry.path === path)));
+    if (wire.length === 0 && skipped.length === 0) return { conflicts: [] };
+    const before = mirror.version;
+    const answer = wire.length > 0 ? await this.client.sync(job.processId, job.token, wire) : { committed: [], entries: [], conflicts: [], skipped: [], version: null };
+    // Bring the copy's record up to what the server now holds; conflicted and refused paths are
+    // forgotten, so the next materialise puts the server's side of them back on disk.
+    mirror.forget([...answer.conflicts, ...answer.skipped.map((entry) => entry.path), ...answer.committed]);
+    await mirror.accept(answer.entries);
     const refused = [...skipped, ...answer.skipped];
+    // The copy equals the new version only when our commit was the only one since it was made.
+    const clean = answer.conflicts.length === 0 && refused.length === 0 && before !== undefined && answer.version === before + 1;
+    mirror.version = clean ? (answer.version ?? undefined) : undefined;
     return {
       conflicts: answer.conflicts,
       ...(refused.length > 0 ? { error: `not synced: ${refused.map((entry) => `${entry.path} (${entry.reason})`).join('; ')}` } : {}),

@@ -37,6 +37,8 @@ interface Known {
 
 export class WorkspaceMirror {
   private known = new Map<string, Known>();
+  /** The workspace version the copy equals, when known: a job at this version needs no materialise. */
+  version: number | undefined;
 
   constructor(
     readonly root: string,
