@@ -1,11 +1,19 @@
 // Composition root of the embedded default: `npm start` runs this file.
 import { readNodeConfig } from '../src/node/config.ts';
 import { startNodeServer } from '../src/node/server.ts';
+import { describeIsolation, detectIsolation } from '../src/runner/node/sandbox.ts';
 
 async function main(): Promise<void> {
   const config = readNodeConfig(process.env);
   const server = await startNodeServer(config);
   console.log(`toolgate listening on ${server.url} (data in ${config.dataDir}, blobs in ${server.blobs === 's3' ? 'S3' : 'the data dir'})`);
+  if (server.runner) {
+    const isolation = detectIsolation();
+    if (isolation === 'bwrap') console.log(`toolgate: in-process runner: ${describeIsolation(isolation)}`);
+    else console.warn(`toolgate: WARNING: ${describeIsolation(isolation)}`);
+  } else {
+    console.log('toolgate: no in-process runner (TOOLGATE_RUNNER=off); start runners with `npx toolgate runner --url ... --key ...`');
+  }
   if (server.adminKey.generated) {
     console.log(`toolgate generated the first admin key (shown once; kept in ${server.adminKey.file}):`);
     console.log(`  ${server.adminKey.secret}`);
