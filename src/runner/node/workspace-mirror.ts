@@ -102,8 +102,10 @@ export class WorkspaceMirror {
     const skipped: ScanResult['skipped'] = [];
     const seen = new Set<string>();
     const walk = async (relative: string): Promise<void> => {
-      const names = await readdir(join(this.root, relative)).catch(() => [] as string[]);
-      for (const name of names.sort()) {
+      const names = (await readdir(join(this.root, relative)).catch(() => [] as string[])).sort();
+      // One directory's entries are stat'ed side by side (the thread pool overlaps them), then read in order.
+      const stats = await Promise.all(names.map((name) => lstat(join(this.root, relative, name)).catch(() => undefined)));
+      for (const [index, name] of names.entries()) {
         const path = relative === '' ? name : `${relative}/${name}`;
         const host = join(this.root, path);
         let valid = true;
@@ -116,7 +118,9 @@ export class WorkspaceMirror {
           skipped.push({ path, reason: 'the name is not a valid workspace path (control characters, backslash or non-NFC)' });
           continue;
         }
-        const stat = await lstat(host);
+        const stat = stats[index];
+        // Gone between the listing and the stat: a deletion, which the known-but-unseen pass reports.
+        if (!stat) continue;
         const known = this.known.get(path);
         const baseVersion = known?.entry.version ?? null;
         seen.add(path);
