@@ -32,6 +32,9 @@ export interface ProcessRecord {
   outputChars: number;
 }
 
+/** What a bash call asks to run: the part of a record its caller chooses. */
+export type ProcessRequest = Pick<ProcessRecord, 'workspace' | 'command' | 'cwd' | 'env' | 'mode' | 'timeoutMs'>;
+
 /** API.md's process snapshot. */
 export interface ProcessSnapshot {
   processId: string;

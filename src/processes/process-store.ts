@@ -4,7 +4,7 @@ import type { SqlDatabase } from '../storage/sql-database.ts';
 import { JobQueue } from './job-queue.ts';
 import { ProcessEvents, waitFor } from './process-events.ts';
 import { ProcessLog, wellFormed } from './process-log.ts';
-import { FINAL_STATUSES, type ProcessRecord } from './process-record.ts';
+import { FINAL_STATUSES, type ProcessRecord, type ProcessRequest } from './process-record.ts';
 import { isFinal, recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
 import type { ExecResult, FinishReport, HeartbeatReply, LeasedJob } from './runner-reports.ts';
 import { RunnerSide } from './runner-side.ts';
@@ -27,14 +27,7 @@ export interface ProcessStoreOptions {
   now?: () => number;
 }
 
-export interface NewProcess {
-  workspace: string;
-  command: string;
-  cwd: string;
-  env: Record<string, string>;
-  mode: 'exec' | 'start';
-  timeoutMs: number | null;
-}
+export type NewProcess = ProcessRequest;
 
 /** API.md's answer to bash `logs`. */
 export interface LogPage {

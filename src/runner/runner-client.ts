@@ -1,15 +1,10 @@
 // The runner side of the runner protocol: typed calls to a toolgate server (Node or Worker) over HTTP.
+import type { ProcessRequest } from '../processes/process-record.ts';
 
-export interface LeasedJob {
+export interface LeasedJob extends ProcessRequest {
   processId: string;
   token: number;
   leaseMs: number;
-  workspace: string;
-  command: string;
-  cwd: string;
-  env: Record<string, string>;
-  mode: 'exec' | 'start';
-  timeoutMs: number | null;
   /** The workspace's version when the job was leased (null when the workspace is gone). */
   workspaceVersion: number | null;
 }

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { parseVirtualPath } from '../../core/virtual-path.ts';
+import type { RunnerChange } from '../../workspace/sync-changes.ts';
 import type { BlobFiles } from './blob-files.ts';
 
 /** Where the sandbox mounts the workspace; absolute link targets under it point into the workspace. */
@@ -16,11 +17,8 @@ export interface MirrorEntry {
   version: number;
 }
 
-export type MirrorChange =
-  | { op: 'write'; path: string; content: Uint8Array; baseVersion: number | null }
-  | { op: 'symlink'; path: string; target: string; baseVersion: number | null }
-  | { op: 'mkdir'; path: string }
-  | { op: 'delete'; path: string; baseVersion: number };
+/** A change found on disk: exactly what the server's sync-back commits. */
+export type MirrorChange = RunnerChange;
 
 export interface ScanResult {
   changes: MirrorChange[];
