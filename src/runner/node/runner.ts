@@ -151,7 +151,9 @@ export class Runner {
     if (timer) clearTimeout(timer);
     this.running.delete(command);
     await output.close();
-    if (abandoned) return;
+    // A runner shutting down killed the command: it reports nothing, so the job becomes lost
+    // (its runner vanished) rather than an exit the command never chose.
+    if (abandoned || this.stopping) return;
     const sync = await this.workspaceLock.run(job.workspace, () => this.syncBack(job, mirror)).catch((error: unknown) => {
       abandon(error);
       return { conflicts: [] as string[], error: `could not sync files back: ${(error as Error).message}` };
