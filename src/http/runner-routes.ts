@@ -24,6 +24,7 @@ const changeInput = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('mkdir'), path: z.string() }),
   z.strictObject({ op: z.literal('delete'), path: z.string(), baseVersion: z.number().int() }),
 ]);
+const blobBatchInput = z.strictObject({ hashes: z.array(z.string().regex(/^[0-9a-f]{64}$/)).min(1).max(1000) });
 const syncInput = z.strictObject({ token, changes: z.array(changeInput).max(100_000) });
 const exitInput = z.strictObject({
   token,
@@ -88,6 +89,14 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/octet-stream' });
   });
 
+  routes.post('/runner/workspaces/:ws/blobs', async (c) => {
+    const input = await body(c, blobBatchInput);
+    const workspace = deps.workspaces.open(c.req.param('ws'));
+    const blobs: Record<string, string> = {};
+    for (const hash of new Set(input.hashes)) blobs[hash] = toBase64(await workspace.blob(hash));
+    return c.json({ blobs });
+  });
+
   routes.post('/runner/processes/:id/started', async (c) => {
     const input = await body(c, startedInput);
     processes.started(c.req.param('id'), input.token, input.pid);
@@ -136,6 +145,12 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 
 function wireEntry({ path, type, blob, target, size, version }: ManifestEntry) {
   return { path, type, blob, target, size, version };
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
 }
 
 function fromBase64(text: string): Uint8Array {

@@ -80,6 +80,13 @@ export class RunnerClient {
     return new Uint8Array(await response.arrayBuffer());
   }
 
+  /** Several blobs in one request (the caller keeps a batch to a few MiB). */
+  async blobs(workspace: string, hashes: string[]): Promise<Map<string, Uint8Array>> {
+    const response = await this.send('POST', `/v1/runner/workspaces/${encodeURIComponent(workspace)}/blobs`, { hashes });
+    const { blobs } = (await response.json()) as { blobs: Record<string, string> };
+    return new Map(Object.entries(blobs).map(([hash, base64]) => [hash, fromBase64(base64)]));
+  }
+
   async started(processId: string, token: number, pid: number): Promise<void> {
     await this.send('POST', `/v1/runner/processes/${processId}/started`, { token, pid });
   }
@@ -136,4 +143,11 @@ export class RunnerClient {
     if (response.status === 409 && code === 'conflict') throw new StaleLeaseError(text);
     throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
   }
+}
+
+function fromBase64(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  return bytes;
 }

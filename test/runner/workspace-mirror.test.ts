@@ -186,3 +186,28 @@ describe('host safety', () => {
     expect(readFileSync(join(mirror.root, 'src/b.txt'), 'utf8')).toBe('b');
   });
 });
+
+describe('batched blob fetches', () => {
+  it('fetches a cold copy in a few batch requests and still checks every blob', async () => {
+    const files = Object.fromEntries(Array.from({ length: 1200 }, (_, i) => [`d${i % 10}/f${i}.txt`, `content ${i}\n`]));
+    const { entries, fetchBlob, fetched } = source(files);
+    const sized = entries.map((entry) => (entry.type === 'file' ? { ...entry, size: 20 } : entry));
+    const batches: number[] = [];
+    const fetchBlobs = async (hashes: string[]) => {
+      batches.push(hashes.length);
+      return new Map(await Promise.all(hashes.map(async (hash) => [hash, await fetchBlob(hash)] as const)));
+    };
+    const mirror = new WorkspaceMirror(tempDir(), new BlobFiles(tempDir()));
+    await mirror.materialise(sized, async () => {
+      throw new Error('no single fetch expected');
+    }, fetchBlobs);
+    expect(batches.reduce((sum, count) => sum + count, 0)).toBe(1200);
+    expect(batches.length).toBeLessThanOrEqual(3);
+    expect(fetched).toHaveLength(1200);
+    expect(readFileSync(join(mirror.root, 'd3/f1193.txt'), 'utf8')).toBe('content 1193\n');
+    const forged = new WorkspaceMirror(tempDir(), new BlobFiles(tempDir()));
+    await expect(
+      forged.materialise(sized, fetchBlob, async (hashes) => new Map(hashes.map((hash) => [hash, new TextEncoder().encode('forged')]))),
+    ).rejects.toThrow(/refusing/);
+  });
+});

@@ -91,7 +91,11 @@ export class Runner {
         if (mirror.version !== undefined && mirror.version === job.workspaceVersion) return;
         const manifest = await this.client.manifest(job.workspace);
         mirror.version = undefined;
-        await mirror.materialise(manifest.entries, (hash) => this.client.blob(job.workspace, hash));
+        await mirror.materialise(
+          manifest.entries,
+          (hash) => this.client.blob(job.workspace, hash),
+          (hashes) => this.client.blobs(job.workspace, hashes),
+        );
         mirror.version = manifest.version;
       });
     } catch (error) {

@@ -15,6 +15,8 @@ export interface MirrorEntry {
   blob: string | null;
   target: string | null;
   version: number;
+  /** Bytes of a file, when known: lets a cold copy fetch its blobs in batches. */
+  size?: number;
 }
 
 /** A change found on disk: exactly what the server's sync-back commits. */
@@ -47,7 +49,11 @@ export class WorkspaceMirror {
    * Makes the directory equal the manifest. Every path and link target is checked before anything
    * is written; a link whose target would leave the workspace is not created on disk.
    */
-  async materialise(entries: readonly MirrorEntry[], fetchBlob: (hash: string) => Promise<Uint8Array>): Promise<void> {
+  async materialise(
+    entries: readonly MirrorEntry[],
+    fetchBlob: (hash: string) => Promise<Uint8Array>,
+    fetchBlobs?: (hashes: string[]) => Promise<Map<string, Uint8Array>>,
+  ): Promise<void> {
     const wanted = new Map<string, MirrorEntry>();
     for (const entry of entries) {
       if (parseVirtualPath(entry.path).path !== entry.path || entry.path === '') throw new Error(`manifest path ${JSON.stringify(entry.path)} is not canonical`);
@@ -56,7 +62,9 @@ export class WorkspaceMirror {
     }
     await mkdir(this.root, { recursive: true });
     // Fetch what the cache lacks side by side; one at a time, a cold workspace of thousands of files waits on round trips.
-    const needed = [...new Set([...wanted.values()].filter((entry) => entry.type === 'file' && this.known.get(entry.path)?.entry.blob !== entry.blob).map((entry) => entry.blob!))];
+    const changed = [...wanted.values()].filter((entry) => entry.type === 'file' && this.known.get(entry.path)?.entry.blob !== entry.blob);
+    if (fetchBlobs) await this.blobs.prefetch(changed.map((entry) => ({ hash: entry.blob!, size: entry.size ?? Number.MAX_SAFE_INTEGER })), fetchBlobs);
+    const needed = [...new Set(changed.map((entry) => entry.blob!))];
     await inParallel(needed, BLOB_FETCHES, (hash) => this.blobs.file(hash, fetchBlob));
     // Remove what the manifest no longer has (or has as another type), deepest first.
     const stale = [...this.known.keys()].filter((path) => wanted.get(path)?.type !== this.known.get(path)!.entry.type).sort().reverse();
