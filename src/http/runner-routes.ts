@@ -16,7 +16,12 @@ const runnerRoles = ['runner', 'admin'] as const;
 const token = z.number().int().nonnegative();
 const leaseInput = z.strictObject({ runnerId: z.string().min(1).max(200), waitMs: z.number().int().min(0).max(MAX_LEASE_WAIT_MS).optional() });
 const startedInput = z.strictObject({ token, pid: z.number().int().nonnegative() });
-const outputInput = z.strictObject({ token, data: z.string(), offset: z.number().int().nonnegative().optional() });
+const outputInput = z.strictObject({
+  token,
+  data: z.string(),
+  offset: z.number().int().nonnegative().optional(),
+  skipped: z.number().int().nonnegative().optional(),
+});
 const heartbeatInput = z.strictObject({ token });
 const changeInput = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('write'), path: z.string(), contentBase64: z.string(), baseVersion: z.number().int().nullable() }),
@@ -70,6 +75,8 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
         timeoutMs: record.timeoutMs,
         // A runner whose copy is at this version need not fetch the manifest again.
         workspaceVersion: deps.workspaces.info(record.workspace)?.version ?? null,
+        // Output older than this many characters is never kept: a runner far behind may skip it.
+        outputChars: processes.maxOutputChars,
       },
     });
   });
@@ -105,7 +112,7 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 
   routes.post('/runner/processes/:id/output', async (c) => {
     const input = await body(c, outputInput);
-    return c.json({ end: processes.appendOutput(c.req.param('id'), input.token, input.data, input.offset) });
+    return c.json({ end: processes.appendOutput(c.req.param('id'), input.token, input.data, input.offset, input.skipped) });
   });
 
   routes.post('/runner/processes/:id/heartbeat', async (c) => {

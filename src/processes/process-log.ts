@@ -57,6 +57,11 @@ export class ProcessLog {
     private readonly limits: LogLimits,
   ) {}
 
+  /** The latest characters the ring always keeps. */
+  get keepsChars(): number {
+    return this.limits.maxOutputChars;
+  }
+
   /**
    * Appends `text` to a log whose end is `end` and returns the new end. Runs inside the caller's
    * transaction, which also records the new end on the process.

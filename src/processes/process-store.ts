@@ -42,6 +42,8 @@ export interface LogPage {
 
 export class ProcessStore {
   readonly leaseMs: number;
+  /** The latest characters of output each process keeps (runners far behind send only these). */
+  readonly maxOutputChars: number;
   /** How often the composition root must call sweep() to keep the lease + 30 s promise. */
   readonly sweepIntervalMs: number;
   readonly #db: SqlDatabase;
@@ -56,6 +58,7 @@ export class ProcessStore {
     // A chunk is at most a sixteenth of the ring, so the ring keeps little more than it must.
     const chunkChars = options.chunkChars ?? Math.max(2, Math.min(DEFAULT_CHUNK_CHARS, Math.floor(maxOutputChars / 16)));
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.maxOutputChars = maxOutputChars;
     this.sweepIntervalMs = options.lostAfterMs ?? DEFAULT_LOST_AFTER_MS;
     if (!(maxOutputChars >= 1 && chunkChars >= 2 && this.leaseMs > 0 && this.sweepIntervalMs > 0)) {
       throw new RangeError('ProcessStore needs maxOutputChars >= 1, chunkChars >= 2, and positive leaseMs and lostAfterMs');
@@ -215,8 +218,8 @@ export class ProcessStore {
    * (where the runner's batch starts) a resent batch is appended only past what is already
    * held, so a retry after a lost answer does not duplicate output; a gap is a conflict.
    */
-  appendOutput(id: string, token: number, data: string, offset?: number): number {
-    return this.#runner.appendOutput(id, token, data, offset);
+  appendOutput(id: string, token: number, data: string, offset?: number, skipped?: number): number {
+    return this.#runner.appendOutput(id, token, data, offset, skipped);
   }
 
   /** Renews the lease and hands over pending stdin (each chunk once, in order) and any stop request. */

@@ -59,9 +59,17 @@ export class RunnerSide {
     return record;
   }
 
-  appendOutput(id: string, token: number, data: string, offset?: number): number {
+  /**
+   * Appends a batch at `offset`. `skipped` characters before it were produced but not sent: a
+   * runner far behind sends only the tail it knows the ring keeps, so it is allowed only with a
+   * batch of at least the ring's size (everything older would be dropped anyway).
+   */
+  appendOutput(id: string, token: number, data: string, offset?: number, skipped = 0): number {
     if (offset !== undefined && !(Number.isSafeInteger(offset) && offset >= 0)) {
       throw new ToolError('invalid_argument', `an output offset must be a whole number of 0 or more, not ${offset}.`, { processId: id });
+    }
+    if (!(Number.isSafeInteger(skipped) && skipped >= 0) || (skipped > 0 && (offset === undefined || data.length < this.#log.keepsChars))) {
+      throw new ToolError('invalid_argument', `skipped output needs an offset and a batch of at least ${this.#log.keepsChars} characters.`, { processId: id });
     }
     let changed = false;
     const end = this.#db.transaction(() => {
@@ -70,11 +78,16 @@ export class RunnerSide {
       if (offset !== undefined && offset > held) {
         throw new ToolError('conflict', `output from offset ${held} of process ${id} never arrived; resend from offset ${held}.`, { processId: id, end: held });
       }
+      if (skipped > 0) {
+        // A resent batch with a skip was applied whole or not at all.
+        if (held >= offset! + skipped + data.length) return held;
+        if (held !== offset) throw new ToolError('conflict', `output of process ${id} is at ${held}, not ${offset}; resend from offset ${held}.`, { processId: id, end: held });
+      }
       // What the log already holds of a resent batch is not appended again.
-      const fresh = offset === undefined ? data : data.slice(Math.min(held - offset, data.length));
+      const fresh = offset === undefined || skipped > 0 ? data : data.slice(Math.min(held - offset, data.length));
       if (fresh.length === 0) return held;
       changed = true;
-      const newEnd = this.#log.append(id, held, fresh);
+      const newEnd = this.#log.append(id, held + skipped, fresh);
       this.#db.query('UPDATE processes SET output_chars = ? WHERE id = ?', newEnd, id);
       return newEnd;
     });

@@ -7,6 +7,8 @@ export interface LeasedJob extends ProcessRequest {
   leaseMs: number;
   /** The workspace's version when the job was leased (null when the workspace is gone). */
   workspaceVersion: number | null;
+  /** The latest characters of output the server keeps. */
+  outputChars: number;
 }
 
 export interface ManifestRow {
@@ -91,8 +93,9 @@ export class RunnerClient {
     await this.send('POST', `/v1/runner/processes/${processId}/started`, { token, pid });
   }
 
-  async output(processId: string, token: number, data: string, offset: number): Promise<void> {
-    await this.send('POST', `/v1/runner/processes/${processId}/output`, { token, data, offset });
+  /** A batch of output at `offset`; `skipped` characters before it were produced but are not sent. */
+  async output(processId: string, token: number, data: string, offset: number, skipped = 0): Promise<void> {
+    await this.send('POST', `/v1/runner/processes/${processId}/output`, skipped > 0 ? { token, data, offset, skipped } : { token, data, offset });
   }
 
   async heartbeat(processId: string, token: number): Promise<{ stdin: { data: string; eof: boolean }[]; stop: { graceMs: number } | null }> {

@@ -185,3 +185,26 @@ describe('bash logs', () => {
     toolErrorOf(() => store.readLogs('other', record.id), 'not_found');
   });
 });
+
+describe('skipped output from a runner far behind', () => {
+  it('counts skipped characters in every offset and keeps the tail it was sent', () => {
+    const { store } = memoryStore({ maxOutputChars: 100, chunkChars: 10 });
+    const { record, token } = runningProcess(store);
+    store.appendOutput(record.id, token, 'a'.repeat(50), 0);
+    const tail = `${'t'.repeat(99)}!`;
+    expect(store.appendOutput(record.id, token, tail, 50, 1000)).toBe(1150);
+    // A resent batch is applied once.
+    expect(store.appendOutput(record.id, token, tail, 50, 1000)).toBe(1150);
+    const page = store.readLogs('ws', record.id, 0, 1000);
+    expect(page).toMatchObject({ offset: 1050, startOffset: 1050, nextOffset: 1150, truncated: true, data: tail });
+    expect(store.appendOutput(record.id, token, 'more', 1150)).toBe(1154);
+    expect(store.readLogs('ws', record.id, 1140, 100).data).toBe(`${'t'.repeat(9)}!more`);
+  });
+
+  it('refuses a skip with a batch shorter than the ring, which would leave a hole', () => {
+    const { store } = memoryStore({ maxOutputChars: 100, chunkChars: 10 });
+    const { record, token } = runningProcess(store);
+    toolErrorOf(() => store.appendOutput(record.id, token, 'short', 0, 10), 'invalid_argument');
+    expect(store.readLogs('ws', record.id).nextOffset).toBe(0);
+  });
+});

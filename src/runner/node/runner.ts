@@ -26,9 +26,10 @@ export interface RunnerOptions {
 
 const LEASE_WAIT_MS = 20_000;
 const FLUSH_MS = 50;
-const FLUSH_CHARS = 64 * 1024;
-/** Output read but not yet acknowledged by the server beyond which the command's output is paused. */
-const MAX_IN_FLIGHT_CHARS = 4 * 1024 * 1024;
+/** The largest output batch, well under the server's body limit. */
+const MAX_BATCH_CHARS = 2 * 1024 * 1024;
+/** Output waiting to be shipped beyond which the command's output is paused. */
+const MAX_WAITING_CHARS = 8 * 1024 * 1024;
 
 export class Runner {
   readonly id: string;
@@ -206,25 +207,36 @@ export class Runner {
   }
 }
 
-/** Batches a command's output to the server in order, and keeps exec's separate streams. */
+/**
+ * Ships a command's output to the server in order, one request at a time, and keeps exec's
+ * separate streams. While a request is out, output gathers; a runner that falls far behind keeps
+ * only the tail the server's ring would keep and reports the rest as skipped, so memory stays
+ * bounded and a fast writer is not slowed to the speed of the log store. When the ring is too big
+ * to skip that way, reading pauses instead.
+ */
 class OutputPump {
   onStale: (error: unknown) => void = () => undefined;
   /** Called with true when too much output waits to be shipped, and with false once it has drained. */
   onPressure: (high: boolean) => void = () => undefined;
   private pending = '';
+  /** Characters dropped from the front of `pending` since the last batch. */
+  private skipped = 0;
+  /** Characters accounted for by batches already sent (skipped ones included). */
   private sent = 0;
-  private acknowledged = 0;
-  private paused = false;
+  private inFlight: Promise<void> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private chain: Promise<void> = Promise.resolve();
+  private paused = false;
   private readonly streams = { stdout: '', stderr: '' };
   private truncated = false;
+  private readonly canSkip: boolean;
 
   constructor(
     private readonly client: RunnerClient,
     private readonly job: LeasedJob,
     private readonly maxStreamChars: number,
-  ) {}
+  ) {
+    this.canSkip = job.outputChars <= MAX_BATCH_CHARS;
+  }
 
   add(stream: 'stdout' | 'stderr', text: string): void {
     this.pending += text;
@@ -233,8 +245,16 @@ class OutputPump {
       if (text.length > room) this.truncated = true;
       if (room > 0) this.streams[stream] += cutAtChars(text, room);
     }
-    if (this.pending.length >= FLUSH_CHARS) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
+    if (this.canSkip && this.pending.length > 2 * this.job.outputChars) {
+      let cut = this.pending.length - this.job.outputChars;
+      // Never keep half of a surrogate pair: drop the whole pair.
+      const code = this.pending.charCodeAt(cut);
+      if (code >= 0xdc00 && code <= 0xdfff) cut += 1;
+      this.skipped += cut;
+      this.pending = this.pending.slice(cut);
+    }
+    this.pressure();
+    if (this.inFlight === undefined) this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }
 
   execStreams(): { stdout: string; stderr: string; truncated: boolean } {
@@ -242,34 +262,38 @@ class OutputPump {
   }
 
   async close(): Promise<void> {
-    this.flush();
-    await this.chain;
+    while (this.inFlight !== undefined || this.pending !== '') {
+      if (this.inFlight === undefined) this.flush();
+      await this.inFlight;
+    }
   }
 
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pending === '') return;
-    const data = this.pending;
+    if (this.inFlight !== undefined || this.pending === '') return;
+    const data = this.skipped > 0 ? this.pending : cutAtChars(this.pending, MAX_BATCH_CHARS);
+    const { skipped } = this;
     const offset = this.sent;
-    this.pending = '';
-    this.sent += data.length;
-    this.chain = this.chain
-      .then(() => this.client.output(this.job.processId, this.job.token, data, offset))
+    this.pending = this.pending.slice(data.length);
+    this.skipped = 0;
+    this.sent += skipped + data.length;
+    this.inFlight = this.client
+      .output(this.job.processId, this.job.token, data, offset, skipped)
       .catch(this.onStale)
       .finally(() => {
-        this.acknowledged += data.length;
-        this.checkPressure();
+        this.inFlight = undefined;
+        this.pressure();
+        if (this.pending !== '') this.flush();
       });
-    this.checkPressure();
   }
 
-  private checkPressure(): void {
-    const inFlight = this.sent + this.pending.length - this.acknowledged;
-    if (!this.paused && inFlight > MAX_IN_FLIGHT_CHARS) {
+  private pressure(): void {
+    const waiting = this.pending.length;
+    if (!this.paused && waiting > MAX_WAITING_CHARS) {
       this.paused = true;
       this.onPressure(true);
-    } else if (this.paused && inFlight < MAX_IN_FLIGHT_CHARS / 2) {
+    } else if (this.paused && waiting < MAX_WAITING_CHARS / 2) {
       this.paused = false;
       this.onPressure(false);
     }
