@@ -11,9 +11,7 @@ export function errorBody(code: ErrorCode, message: string, details?: ErrorDetai
 
 export function errorResponse(error: unknown, onInternal: (error: unknown) => void): Response {
   if (isToolError(error)) {
-    // An over-limit body was not read to its end: the connection cannot carry another request.
-    const headers: Record<string, string> = error.code === 'payload_too_large' ? { connection: 'close' } : {};
-    return Response.json(errorBody(error.code, error.message, error.details), { status: errorStatus[error.code], headers });
+    return Response.json(errorBody(error.code, error.message, error.details), { status: errorStatus[error.code] });
   }
   onInternal(error);
   return Response.json(errorBody('internal', 'The server failed unexpectedly; retry, and report it if it persists.'), { status: 500 });

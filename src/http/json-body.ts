@@ -46,7 +46,7 @@ async function readLimited(request: Request, maxBytes: number): Promise<Uint8Arr
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
+      await discardRest(reader, total, maxBytes);
       throw tooLarge(maxBytes);
     }
     chunks.push(value);
@@ -59,6 +59,20 @@ async function readLimited(request: Request, maxBytes: number): Promise<Uint8Arr
     offset += chunk.byteLength;
   }
   return bytes;
+}
+
+/**
+ * Reads the rest of an over-limit body and drops it, so the client, still sending, gets the 413
+ * instead of a reset connection. A body far beyond the limit is cut off (its client sees a reset).
+ */
+async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, received: number, maxBytes: number): Promise<void> {
+  const cap = Math.max(4 * maxBytes, 64 * 1024 * 1024);
+  for (let total = received; total <= cap; ) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    total += value.byteLength;
+  }
+  await reader.cancel().catch(() => undefined);
 }
 
 function tooLarge(maxBytes: number): ToolError {

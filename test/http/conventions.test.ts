@@ -37,7 +37,9 @@ function rawPost(path: string, chunks: Buffer[], headers: Record<string, string>
       res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
     });
-    req.on('error', reject);
+    // The server may answer 413 and close while we still send: the write then fails (EPIPE or
+    // ECONNRESET), but its answer has arrived or is about to; only its absence is a failure.
+    req.on('error', (error) => setTimeout(() => reject(error), 1000));
     const writeNext = (index: number): void => {
       if (index >= chunks.length || req.destroyed) {
         req.end();
