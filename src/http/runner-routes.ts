@@ -58,6 +58,8 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     let job = processes.lease(input.runnerId);
     if (!job && input.waitMs) {
       await processes.waitForJob(input.waitMs);
+      // A runner that hung up while waiting must not be handed a job it will never run.
+      if (c.req.raw.signal.aborted) return c.body(null, 204);
       job = processes.lease(input.runnerId);
     }
     if (!job) return c.body(null, 204);
