@@ -25,3 +25,13 @@ export function countNewlines(text: string): number {
   for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) count += 1;
   return count;
 }
+
+/** True when every `\n` is preceded by `\r` and there is at least one: a CRLF text. */
+export function isCrlf(text: string): boolean {
+  let newlines = 0;
+  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) {
+    if (text[index - 1] !== '\r') return false;
+    newlines += 1;
+  }
+  return newlines > 0;
+}

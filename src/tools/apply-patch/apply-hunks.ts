@@ -1,5 +1,6 @@
 // Applies the hunks of one file update to its text: locates every hunk as Codex does, then splices them in.
 import { ToolError } from '../../core/errors.ts';
+import { isCrlf } from '../text-lines.ts';
 import type { ChangedRange } from './file-diff.ts';
 import { quoteLine } from './patch-text.ts';
 import type { Hunk } from './patch.ts';
@@ -9,16 +10,6 @@ interface FileText {
   lines: string[];
   eol: '\n' | '\r\n';
   finalNewline: boolean;
-}
-
-/** True when every `\n` is preceded by `\r` and there is at least one. */
-function isCrlf(text: string): boolean {
-  let newlines = 0;
-  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) {
-    if (text[index - 1] !== '\r') return false;
-    newlines += 1;
-  }
-  return newlines > 0;
 }
 
 /**

@@ -1,6 +1,7 @@
 // Parses git-style unified diffs (`diff --git`, `--- a/x` / `+++ b/x`, `@@` hunks) into file operations, via jsdiff.
 import { parsePatch as parseStructuredPatches, type StructuredPatch, type StructuredPatchHunk } from 'diff';
 import type { ToolError } from '../../core/errors.ts';
+import { isCrlf } from '../text-lines.ts';
 import { invalidPatch, quoteLine } from './patch-text.ts';
 import type { FileOperation, Hunk, ParsedPatch } from './patch.ts';
 
@@ -10,16 +11,6 @@ const HUNK_HEADER = /^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/;
 const DIFF_HEADER = /^(?:diff --git |Index:\s|diff(?: -r \w+)+\s)/;
 /** Header lines between files that carry nothing toolgate needs (modes, hashes, similarity, `diff -u …`). */
 const METADATA = /^(?:index |old mode |new mode |new file mode |deleted file mode |similarity index |dissimilarity index |rename from |rename to |diff |=+$)/;
-
-/** True when every `\n` is preceded by `\r`: the whole patch travelled with CRLF line endings. */
-function crlfOnly(text: string): boolean {
-  let newlines = 0;
-  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) {
-    if (text[index - 1] !== '\r') return false;
-    newlines += 1;
-  }
-  return newlines > 0;
-}
 
 /** Refuses what jsdiff would accept but toolgate cannot apply, and hunk headers jsdiff would misread. */
 function refuseUnsupported(lines: readonly string[]): void {
@@ -221,7 +212,7 @@ function fileOperation(patch: StructuredPatch, line: number, hunks: readonly Con
 /** Parses a unified diff; errors are patch_invalid with the 1-based patch line in `details.line`. */
 export function parseUnifiedDiff(text: string): ParsedPatch {
   // A patch sent with CRLF throughout has CRLF as its transport, not as part of the lines.
-  const source = crlfOnly(text) ? text.replace(/\r\n/g, '\n') : text;
+  const source = isCrlf(text) ? text.replace(/\r\n/g, '\n') : text;
   const lines = source.split('\n');
   refuseUnsupported(lines);
   let patches: StructuredPatch[];
