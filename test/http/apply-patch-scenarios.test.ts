@@ -2,8 +2,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
+import { describe, expect, it } from 'vitest';
+import { useServer } from '../support/server-process.ts';
 
 const scenariosDir = fileURLToPath(new URL('../../../shared/conformance/apply_patch/scenarios/', import.meta.url));
 const scenarios = readdirSync(scenariosDir)
@@ -60,16 +60,7 @@ function filesUnder(dir: string): Map<string, Buffer> {
   return files;
 }
 
-let server: ServerProcess;
-
-beforeAll(async () => {
-  server = await startServer();
-});
-
-afterAll(async () => {
-  await server.stop();
-  removeDir(server.dataDir);
-});
+const server = useServer();
 
 /** The workspace's files and their bytes, read back through the API. */
 async function workspaceFiles(ws: string): Promise<Map<string, Buffer>> {

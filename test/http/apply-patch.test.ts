@@ -1,17 +1,8 @@
 // apply_patch over real HTTP: result fields, formats, line endings, errors a model can act on, atomicity.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
+import { describe, expect, it } from 'vitest';
+import { useServer } from '../support/server-process.ts';
 
-let server: ServerProcess;
-
-beforeAll(async () => {
-  server = await startServer();
-});
-
-afterAll(async () => {
-  await server.stop();
-  removeDir(server.dataDir);
-});
+const server = useServer();
 
 let counter = 0;
 async function workspace(files: Record<string, string> = {}): Promise<string> {

@@ -1,20 +1,15 @@
 // bash over real HTTP with the in-process runner and real bubblewrap: every action of API.md's table.
 import { readdirSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, startServer, useServer } from '../support/server-process.ts';
 
-let server: ServerProcess;
 const MARKER = 'TOOLGATE_TEST_MARKER_must_not_leak';
 
+const server = useServer({ env: { [MARKER]: 'secret-value', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: '4096', TOOLGATE_LEASE_MS: '3000' } });
+
 beforeAll(async () => {
-  server = await startServer({ env: { [MARKER]: 'secret-value', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: '4096', TOOLGATE_LEASE_MS: '3000' } });
   await server.call('PUT', '/v1/workspaces/sh');
   await server.call('PUT', '/v1/workspaces/other');
-});
-
-afterAll(async () => {
-  await server.stop();
-  removeDir(server.dataDir);
 });
 
 const bash = (args: Record<string, unknown>, ws = 'sh') => server.call('POST', `/v1/workspaces/${ws}/tools/bash`, args);

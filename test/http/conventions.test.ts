@@ -1,19 +1,14 @@
 // API.md Conventions over real HTTP: auth, error bodies, bad input, body limits; the server keeps serving.
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { callApi, useServer } from '../support/server-process.ts';
 
-let server: ServerProcess;
 const LIMIT = 64 * 1024;
 
-beforeAll(async () => {
-  server = await startServer({ env: { TOOLGATE_MAX_BODY_BYTES: String(LIMIT) } });
-  expect((await server.call('PUT', '/v1/workspaces/conv')).status).toBe(201);
-});
+const server = useServer({ env: { TOOLGATE_MAX_BODY_BYTES: String(LIMIT) } });
 
-afterAll(async () => {
-  await server.stop();
-  removeDir(server.dataDir);
+beforeAll(async () => {
+  expect((await server.call('PUT', '/v1/workspaces/conv')).status).toBe(201);
 });
 
 function expectError(answer: { status: number; body: any }, status: number, code: string): void {

@@ -1,17 +1,11 @@
 // API.md read_file and write_file over real HTTP: every field, code and status.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useServer } from '../support/server-process.ts';
 
-let server: ServerProcess;
+const server = useServer({ env: { TOOLGATE_MAX_FILE_BYTES: String(1024 * 1024) } });
 
 beforeAll(async () => {
-  server = await startServer({ env: { TOOLGATE_MAX_FILE_BYTES: String(1024 * 1024) } });
   await server.call('PUT', '/v1/workspaces/files');
-});
-
-afterAll(async () => {
-  await server.stop();
-  removeDir(server.dataDir);
 });
 
 const write = (args: Record<string, unknown>) => server.call('POST', '/v1/workspaces/files/tools/write_file', args);

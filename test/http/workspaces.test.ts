@@ -1,17 +1,8 @@
 // API.md Workspaces over real HTTP: create/confirm, info, delete, file listings.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useServer } from '../support/server-process.ts';
 
-let server: ServerProcess;
-
-beforeAll(async () => {
-  server = await startServer();
-});
-
-afterAll(async () => {
-  await server.stop();
-  removeDir(server.dataDir);
-});
+const server = useServer();
 
 const write = (ws: string, path: string, content: string) =>
   server.call('POST', `/v1/workspaces/${ws}/tools/write_file`, { path, content });

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const TEST_KEY = 'tg_test_admin_key_0123456789abcdef';
@@ -104,4 +105,42 @@ export async function callApi(
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * One server for a test file: started before its tests, stopped (and its data removed) after.
+ * The answer stands for the server once it has started.
+ */
+export function useServer(options: StartOptions = {}): ServerProcess {
+  let current: ServerProcess | undefined;
+  beforeAll(async () => {
+    current = await startServer(options);
+  });
+  afterAll(async () => {
+    if (!current) return;
+    await current.stop();
+    removeDir(current.dataDir);
+  });
+  const started = (): ServerProcess => {
+    if (!current) throw new Error('the test server is used before it started');
+    return current;
+  };
+  return {
+    get url() {
+      return started().url;
+    },
+    get key() {
+      return started().key;
+    },
+    get dataDir() {
+      return started().dataDir;
+    },
+    get child() {
+      return started().child;
+    },
+    output: () => started().output(),
+    call: (...args) => started().call(...args),
+    stop: () => started().stop(),
+    kill: () => started().kill(),
+  };
 }
