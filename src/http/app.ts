@@ -1,15 +1,20 @@
 // createApp: the Hono app of the HTTP contract, built from injected ports and services.
 import { Hono } from 'hono';
+import type { ToolCalls } from '../calls/tool-calls.ts';
 import { ToolError } from '../core/errors.ts';
 import type { ApiKey, KeyStore } from '../keys/key-store.ts';
+import type { UsageMeter } from '../metering/usage-meter.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
 import type { ToolLimits } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
+import { approvalRoutes } from './approval-routes.ts';
 import { authenticate } from './auth.ts';
 import { errorResponse } from './error-response.ts';
+import { keyRoutes } from './key-routes.ts';
 import { runnerRoutes } from './runner-routes.ts';
 import { toolRoutes } from './tool-routes.ts';
+import { usageRoutes } from './usage-routes.ts';
 import { workspaceRoutes } from './workspace-routes.ts';
 
 export interface AppLimits extends ToolLimits {
@@ -21,6 +26,9 @@ export interface AppDeps {
   workspaces: Workspaces;
   keys: KeyStore;
   tools: ToolRegistry;
+  /** Every tool call goes through it: scope, approvals, quota, metering. */
+  calls: ToolCalls;
+  meter: UsageMeter;
   limits: AppLimits;
   /** Durable bash processes and their job queue; without them bash is unavailable and no runner routes exist. */
   processes?: ProcessStore;
@@ -41,6 +49,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/v1/*', authenticate(deps.keys));
   app.route('/v1', workspaceRoutes(deps));
   app.route('/v1', toolRoutes(deps));
+  app.route('/v1', approvalRoutes(deps));
+  app.route('/v1', keyRoutes(deps));
+  app.route('/v1', usageRoutes(deps));
   if (deps.processes) app.route('/v1', runnerRoutes({ ...deps, processes: deps.processes }));
   return app;
 }

@@ -7,12 +7,13 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * The parsed body, or `undefined` for an empty one when `optional`. The limit is enforced
  * on the streamed bytes, so a chunked body without Content-Length cannot slip past it.
  */
-export async function readJsonBody(request: Request, maxBytes: number, options: { optional?: boolean } = {}): Promise<unknown> {
+export async function readJsonBody(request: Request, maxBytes: number, options: { optional?: boolean; onBytes?: (bytes: number) => void } = {}): Promise<unknown> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
   // With a Content-Length the HTTP parser delivers exactly that many bytes, so the fast whole-body
   // read is bounded; without one (chunked) the bytes are counted as they stream in.
   const bytes = declared !== null ? new Uint8Array(await request.arrayBuffer()) : await readLimited(request, maxBytes);
+  options.onBytes?.(bytes.byteLength);
   if (bytes.byteLength === 0) {
     if (options.optional) return undefined;
     throw new ToolError('invalid_argument', 'The request body is empty; send a JSON object with Content-Type: application/json.');

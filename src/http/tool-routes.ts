@@ -1,8 +1,10 @@
 // Tool routes: call a tool in a workspace, and list the tools in each ecosystem's format.
 import { Hono } from 'hono';
+import { ToolError } from '../core/errors.ts';
+import { MAX_WAIT_MS } from '../calls/tool-calls.ts';
 import { formatTools } from '../tools/tool-formats.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole, assertWorkspaceVisible } from './auth.ts';
+import { assertRole } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
 
 const userRoles = ['agent', 'approver', 'admin'] as const;
@@ -13,17 +15,31 @@ export function toolRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.get('/tools', (c) => c.json(formatTools(deps.tools.list(), c.req.query('format') ?? 'jsonschema')));
 
   routes.post('/workspaces/:ws/tools/:tool', async (c) => {
-    const id = c.req.param('ws');
     const key = c.get('key');
     assertRole(key, userRoles);
-    assertWorkspaceVisible(key, id);
-    const name = c.req.param('tool');
-    deps.tools.get(name);
-    const args = await readJsonBody(c.req.raw, deps.limits.maxBodyBytes);
-    const workspace = deps.workspaces.open(id);
-    const result = await deps.tools.call(name, args, { workspace, limits: deps.limits, processes: deps.processes });
-    return c.json({ result });
+    const waitMs = parseWaitMs(c.req.query('waitMs'));
+    const answer = await deps.calls.call({
+      key,
+      workspace: c.req.param('ws'),
+      tool: c.req.param('tool'),
+      waitMs,
+      readArguments: async () => {
+        let bytes = 0;
+        const value = await readJsonBody(c.req.raw, deps.limits.maxBodyBytes, { onBytes: (received) => (bytes = received) });
+        return { value, bytes };
+      },
+    });
+    return new Response(answer.json, { status: answer.status, headers: { 'content-type': 'application/json', ...answer.headers } });
   });
 
   return routes;
+}
+
+function parseWaitMs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const waitMs = Number(value);
+  if (!/^\d+$/.test(value) || waitMs > MAX_WAIT_MS) {
+    throw new ToolError('invalid_argument', `waitMs must be a whole number of milliseconds from 0 to ${MAX_WAIT_MS}.`, { waitMs: value });
+  }
+  return waitMs;
 }

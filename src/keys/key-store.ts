@@ -1,9 +1,24 @@
 // API keys: stored as SHA-256 hashes only, looked up by the hash of a presented secret.
+import { ToolError } from '../core/errors.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { sha256Hex } from '../workspace/content-hash.ts';
 
 export type KeyRole = 'agent' | 'approver' | 'admin' | 'runner';
 export type ApprovalMode = 'auto' | 'safe' | 'manual';
+
+/** An explicit approval rule: the first one matching a call decides it, before the mode. */
+export interface ApprovalRule {
+  tool: string;
+  /** For bash: one action; absent matches every action. */
+  action?: string;
+  decision: 'allow' | 'approve' | 'deny';
+}
+
+export interface Quota {
+  calls?: number;
+  processSeconds?: number;
+  period: 'day' | 'month';
+}
 
 export interface ApiKey {
   id: string;
@@ -14,7 +29,25 @@ export interface ApiKey {
   /** Tool names or `bash:<action>` the key may call; undefined means all tools. */
   tools: string[] | undefined;
   approvalMode: ApprovalMode;
+  rules: ApprovalRule[];
+  quota: Quota | undefined;
+  /** Tool calls a minute this key may make; undefined means the server's default. */
+  rateLimitPerMinute: number | undefined;
+  /** Where a signed notice goes when one of this key's calls waits for approval. */
+  notifyUrl: string | undefined;
   createdAt: string;
+}
+
+export interface NewKey {
+  name: string;
+  role: KeyRole;
+  workspaces: string[];
+  tools?: string[];
+  approvalMode?: ApprovalMode;
+  rules?: ApprovalRule[];
+  quota?: Quota;
+  rateLimitPerMinute?: number;
+  notifyUrl?: string;
 }
 
 /** The id of the first admin key, the one configured by TOOLGATE_API_KEY or generated at first start. */
@@ -28,8 +61,15 @@ type KeyRow = {
   workspaces: string;
   tools: string | null;
   approval_mode: ApprovalMode;
+  rules: string | null;
+  quota: string | null;
+  rate_limit: number | null;
+  notify_url: string | null;
+  notify_secret: string | null;
   created_at: string;
 };
+
+const KEY_COLUMNS = 'id, name, role, workspaces, tools, approval_mode, rules, quota, rate_limit, notify_url, notify_secret, created_at';
 
 /** Presented secrets whose hashes, and hashes whose keys, are remembered. */
 const MEMO_SIZE = 1024;
@@ -56,6 +96,14 @@ export class KeyStore {
         revoked_at TEXT
       );
     `);
+    // Columns added after the first release; a data dir from before gains them here.
+    for (const column of ['rules TEXT', 'quota TEXT', 'rate_limit INTEGER', 'notify_url TEXT', 'notify_secret TEXT']) {
+      try {
+        db.script(`ALTER TABLE api_keys ADD COLUMN ${column}`);
+      } catch (error) {
+        if (!/duplicate column/i.test((error as Error).message)) throw error;
+      }
+    }
   }
 
   /** Makes `secret` the bootstrap admin key (replacing an earlier bootstrap secret). */
@@ -72,16 +120,69 @@ export class KeyStore {
     this.keys.clear();
   }
 
+  /**
+   * Creates a key; its secret (and the signing secret of its notices, when it has a notify URL)
+   * exist only in this answer: the store keeps the secret's hash.
+   */
+  async create(input: NewKey): Promise<{ key: ApiKey; secret: string; notifySecret: string | undefined }> {
+    const secret = generateSecret();
+    const notifySecret = input.notifyUrl === undefined ? undefined : generateSecret('tgn_');
+    const id = `key_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`;
+    const approvalMode = input.approvalMode ?? (input.role === 'agent' ? 'safe' : 'auto');
+    this.db.query(
+      `INSERT INTO api_keys (id, name, role, secret_hash, workspaces, tools, approval_mode, rules, quota, rate_limit, notify_url, notify_secret, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      input.name,
+      input.role,
+      await sha256Hex(new TextEncoder().encode(secret)),
+      JSON.stringify(input.workspaces),
+      input.tools === undefined ? null : JSON.stringify(input.tools),
+      approvalMode,
+      input.rules === undefined || input.rules.length === 0 ? null : JSON.stringify(input.rules),
+      input.quota === undefined ? null : JSON.stringify(input.quota),
+      input.rateLimitPerMinute ?? null,
+      input.notifyUrl ?? null,
+      notifySecret ?? null,
+      new Date().toISOString(),
+    );
+    this.keys.clear();
+    return { key: this.get(id)!, secret, notifySecret };
+  }
+
+  /** A live key by id. */
+  get(id: string): ApiKey | undefined {
+    const row = this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ? AND revoked_at IS NULL`, id)[0];
+    return row && toKey(row);
+  }
+
+  /** Live keys, oldest first. */
+  list(): ApiKey[] {
+    return this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE revoked_at IS NULL ORDER BY created_at, id`).map(toKey);
+  }
+
+  /** Revokes a key at once: the next request with its secret is `unauthorized`. False when it was not live. */
+  revoke(id: string): boolean {
+    if (id === BOOTSTRAP_KEY_ID) {
+      throw new ToolError('forbidden', 'The bootstrap admin key cannot be revoked here; change TOOLGATE_API_KEY and restart the server to rotate it.', { id });
+    }
+    const [row] = this.db.query<{ id: string }>('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id', new Date().toISOString(), id);
+    this.keys.clear();
+    return row !== undefined;
+  }
+
+  /** The secret a key's approval notices are signed with. */
+  notifySecret(id: string): string | undefined {
+    return this.db.query<{ notify_secret: string | null }>('SELECT notify_secret FROM api_keys WHERE id = ?', id)[0]?.notify_secret ?? undefined;
+  }
+
   /** The live key a secret belongs to, or undefined for an unknown or revoked one. */
   async authenticate(secret: string): Promise<ApiKey | undefined> {
     if (secret.length === 0 || secret.length > 512) return undefined;
     const hash = await this.hashOf(secret);
     const known = this.keys.get(hash);
     if (known !== undefined) return known ?? undefined;
-    const row = this.db.query<KeyRow>(
-      'SELECT id, name, role, workspaces, tools, approval_mode, created_at FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL',
-      hash,
-    )[0];
+    const row = this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL`, hash)[0];
     const key = row && toKey(row);
     if (this.keys.size >= MEMO_SIZE) this.keys.clear();
     this.keys.set(hash, key ?? null);
@@ -99,15 +200,32 @@ export class KeyStore {
 }
 
 /** A new random secret: recognisable by its prefix, 256 bits of entropy. */
-export function generateSecret(): string {
+export function generateSecret(prefix = SECRET_PREFIX): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   let binary = '';
   for (const byte of bytes) binary += String.fromCharCode(byte);
-  return SECRET_PREFIX + btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  return prefix + btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
 }
 
 export function canSeeWorkspace(key: ApiKey, workspace: string): boolean {
   return key.workspaces.includes('*') || key.workspaces.includes(workspace);
+}
+
+/** A key as answers show it: never its secret or its hash. */
+export function publicKey(key: ApiKey): Record<string, unknown> {
+  return {
+    id: key.id,
+    name: key.name,
+    role: key.role,
+    workspaces: key.workspaces,
+    tools: key.tools ?? null,
+    approvalMode: key.approvalMode,
+    rules: key.rules,
+    quota: key.quota ?? null,
+    rateLimitPerMinute: key.rateLimitPerMinute ?? null,
+    notifyUrl: key.notifyUrl ?? null,
+    createdAt: key.createdAt,
+  };
 }
 
 function toKey(row: KeyRow): ApiKey {
@@ -118,6 +236,10 @@ function toKey(row: KeyRow): ApiKey {
     workspaces: JSON.parse(row.workspaces) as string[],
     tools: row.tools === null ? undefined : (JSON.parse(row.tools) as string[]),
     approvalMode: row.approval_mode,
+    rules: row.rules === null ? [] : (JSON.parse(row.rules) as ApprovalRule[]),
+    quota: row.quota === null ? undefined : (JSON.parse(row.quota) as Quota),
+    rateLimitPerMinute: row.rate_limit ?? undefined,
+    notifyUrl: row.notify_url ?? undefined,
     createdAt: row.created_at,
   };
 }

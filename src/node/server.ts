@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createApp, type AppEnv } from '../http/app.ts';
-import { KeyStore } from '../keys/key-store.ts';
+import { createCallServices } from '../calls/call-services.ts';
 import { FsObjectStore } from '../storage/node/fs-object-store.ts';
 import { SqliteDatabase } from '../storage/node/sqlite-database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
@@ -38,18 +38,14 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   const db = SqliteDatabase.open(join(config.dataDir, 'toolgate.db'));
   const s3 = s3ObjectStoreFromEnv(config.env);
   const objects: ObjectStore = s3 ?? new FsObjectStore(join(config.dataDir, 'blobs'));
-  const keys = new KeyStore(db);
-  const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
-  await keys.ensureBootstrapAdmin(adminKey.secret);
   const workspaces = new Workspaces(db, objects, config.readOnlyRoots);
   const processes = new ProcessStore(db, { leaseMs: config.leaseMs, maxOutputChars: config.maxProcessOutputChars });
-  const app = createApp({
-    workspaces,
-    processes,
-    keys,
-    tools: new ToolRegistry(builtinTools),
-    limits: { maxBodyBytes: config.maxBodyBytes, maxFileBytes: config.maxFileBytes, defaultReadMaxChars: config.defaultReadMaxChars },
-  });
+  const tools = new ToolRegistry(builtinTools);
+  const limits = { maxBodyBytes: config.maxBodyBytes, maxFileBytes: config.maxFileBytes, defaultReadMaxChars: config.defaultReadMaxChars };
+  const services = createCallServices({ db, tools, workspaces, limits, processes, approvalTtlMs: config.approvalTtlMs, rateLimitPerMinute: config.rateLimitPerMinute });
+  const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
+  await services.keys.ensureBootstrapAdmin(adminKey.secret);
+  const app = createApp({ workspaces, processes, tools, limits, ...services });
   // Jobs whose runner stopped renewing its lease become lost within the lease plus one sweep interval.
   const sweeper = setInterval(() => processes.sweep(), Math.min(processes.sweepIntervalMs, 5_000));
   sweeper.unref();
@@ -61,6 +57,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     adminKey,
     close: () => {
       clearInterval(sweeper);
+      services.calls.stop();
       db.close();
     },
   };

@@ -73,8 +73,8 @@ export class ProcessStore {
 
   // ---- the agent side: one workspace's view ----
 
-  /** Records a queued process and enqueues its job, atomically. */
-  create(input: NewProcess): ProcessRecord {
+  /** Records a queued process and enqueues its job, atomically; `inTransaction` runs inside the same transaction. */
+  create(input: NewProcess, inTransaction?: () => void): ProcessRecord {
     if (input.mode !== 'exec' && input.mode !== 'start') throw new ToolError('invalid_argument', `mode must be exec or start, not ${String(input.mode)}.`);
     if (input.timeoutMs !== null) nonNegativeInteger('timeoutMs', input.timeoutMs);
     const id = `proc_${crypto.randomUUID().replaceAll('-', '')}`;
@@ -93,6 +93,7 @@ export class ProcessStore {
         new Date(now).toISOString(),
       );
       this.#jobs.enqueue(id, now);
+      inTransaction?.();
       return recordOf(row!);
     });
     this.#events.queued();

@@ -6,11 +6,11 @@ import type { ProcessStore } from '../processes/process-store.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import { defineTool } from './tool.ts';
 
-const actions = ['exec', 'start', 'status', 'logs', 'write', 'stop', 'list'] as const;
-type Action = (typeof actions)[number];
+export const bashActions = ['exec', 'start', 'status', 'logs', 'write', 'stop', 'list'] as const;
+type Action = (typeof bashActions)[number];
 
 const input = z.strictObject({
-  action: z.enum(actions).describe('exec runs and waits; start runs in the background; status, logs, write (stdin), stop and list manage processes.'),
+  action: z.enum(bashActions).describe('exec runs and waits; start runs in the background; status, logs, write (stdin), stop and list manage processes.'),
   command: z.string().min(1).max(100_000).optional().describe('exec, start: the bash command line.'),
   cwd: z.string().optional().describe('exec, start: working directory relative to the workspace root (default the root).'),
   timeoutMs: z.number().int().min(1).max(3_600_000).optional().describe('exec: kill the command after this long (default 120,000).'),
@@ -50,14 +50,15 @@ export const bash = defineTool({
     'visible to read_file when it ends.',
   input,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-  async execute(args, { workspace, processes }) {
+  check: checkArguments,
+  async execute(args, { workspace, processes, recordEffect }) {
     checkArguments(args);
     if (!processes) throw new ToolError('unavailable', 'bash is not available on this server; retry later or ask its operator.');
     switch (args.action) {
       case 'exec':
-        return exec(args, workspace, processes);
+        return exec(args, workspace, processes, recordEffect);
       case 'start': {
-        const record = processes.create(await newProcess(args, workspace, 'start'));
+        const record = processes.create(await newProcess(args, workspace, 'start'), recordEffect);
         return snapshotOf(record);
       }
       case 'status': {
@@ -106,8 +107,8 @@ async function newProcess(args: Input, workspace: Workspace, mode: 'exec' | 'sta
   return { workspace: workspace.id, command: args.command!, cwd: cwd.path, env: args.env ?? {}, mode, timeoutMs: mode === 'exec' ? (args.timeoutMs ?? DEFAULT_TIMEOUT_MS) : null };
 }
 
-async function exec(args: Input, workspace: Workspace, processes: ProcessStore) {
-  const created = processes.create(await newProcess(args, workspace, 'exec'));
+async function exec(args: Input, workspace: Workspace, processes: ProcessStore, recordEffect: (() => void) | undefined) {
+  const created = processes.create(await newProcess(args, workspace, 'exec'), recordEffect);
   const timeoutMs = created.timeoutMs!;
   let record = await processes.waitForEnd(workspace.id, created.id, timeoutMs);
   if (record.status === 'queued') {

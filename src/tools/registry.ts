@@ -24,10 +24,17 @@ export class ToolRegistry {
     return tool;
   }
 
-  /** Validates `args` against the tool's schema (unknown fields are errors), then executes it. */
-  async call(name: string, args: unknown, context: ToolContext): Promise<unknown> {
+  /** Validates `args` against the tool's schema (unknown fields are errors) and its own checks. */
+  parse(name: string, args: unknown): unknown {
     const tool = this.get(name);
-    return tool.execute(parseInput(tool.input, args, `arguments for ${tool.name}`), context);
+    const input = parseInput(tool.input, args, `arguments for ${tool.name}`);
+    tool.check?.(input);
+    return input;
+  }
+
+  /** Validates `args`, then executes the tool. */
+  async call(name: string, args: unknown, context: ToolContext): Promise<unknown> {
+    return this.get(name).execute(this.parse(name, args), context);
   }
 }
 

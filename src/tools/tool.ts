@@ -15,6 +15,8 @@ export interface ToolContext {
   limits: ToolLimits;
   /** Durable bash processes; bash answers `unavailable` without them. */
   processes?: ProcessStore;
+  /** Runs inside the transaction that commits the call's effect (a workspace commit, a new process). */
+  recordEffect?: () => void;
 }
 
 export interface ToolAnnotations {
@@ -28,6 +30,8 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   description: string;
   input: Schema;
   annotations: ToolAnnotations;
+  /** Checks beyond the schema (arguments that depend on each other); throws `invalid_argument`. */
+  check?(input: z.output<Schema>): void;
   execute(input: z.output<Schema>, context: ToolContext): Promise<unknown>;
 }
 

@@ -27,7 +27,7 @@ export const writeFile = defineTool({
     'Give expectedVersion to write only if nobody changed the file since you read it.',
   input,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-  async execute(args, { workspace, limits }) {
+  async execute(args, { workspace, limits, recordEffect }) {
     const mode = args.mode ?? 'overwrite';
     if (UNPAIRED_SURROGATE.test(args.content)) {
       // UTF-8 cannot hold it: storing would silently replace it with U+FFFD.
@@ -54,7 +54,7 @@ export const writeFile = defineTool({
         }
         const expect: Precondition = current ? { version: current.version } : { absent: true };
         try {
-          const commit = await workspace.commit([{ op: 'write', path: resolved.path, content, expect }]);
+          const commit = await workspace.commit([{ op: 'write', path: resolved.path, content, expect }], recordEffect);
           return {
             resolvedPath: resolved.path,
             mode,

@@ -75,18 +75,18 @@ export class Manifest {
   }
 
   /** Applies every change in one transaction: all land, or none when any precondition fails. */
-  commit(changes: readonly ManifestChange[]): CommitResult {
+  commit(changes: readonly ManifestChange[], inTransaction?: () => void): CommitResult {
     // Every path written, including implied parents; commits are synchronous, so one set serves.
     this.touched.clear();
     try {
-      return this.transact(changes);
+      return this.transact(changes, inTransaction);
     } finally {
       this.cache.forget(this.uid, this.touched);
       this.touched.clear();
     }
   }
 
-  private transact(changes: readonly ManifestChange[]): CommitResult {
+  private transact(changes: readonly ManifestChange[], inTransaction: (() => void) | undefined): CommitResult {
     return this.db.transaction(() => {
       const workspace = this.db.query<{ version: number; files: number; bytes: number }>(
         'SELECT version, files, bytes FROM workspaces WHERE uid = ?',
@@ -107,6 +107,7 @@ export class Manifest {
         stats.bytes,
         this.uid,
       );
+      inTransaction?.();
       return { version: stats.version, previous };
     });
   }

@@ -91,8 +91,11 @@ export class Workspace {
     return this.parts.blobs.get(this.parts.manifest.uid, hash);
   }
 
-  /** Uploads new contents, then commits every change in one manifest transaction. */
-  async commit(changes: readonly FileChange[]): Promise<CommitResult> {
+  /**
+   * Uploads new contents, then commits every change in one manifest transaction; `inTransaction`
+   * runs inside it, so what it records lands exactly when the changes do.
+   */
+  async commit(changes: readonly FileChange[], inTransaction?: () => void): Promise<CommitResult> {
     const manifestChanges = await Promise.all(
       changes.map(async (change): Promise<ManifestChange> => {
         if (change.op !== 'write') return change;
@@ -101,7 +104,7 @@ export class Workspace {
         return change.expect ? { ...write, expect: change.expect } : write;
       }),
     );
-    return this.parts.manifest.commit(manifestChanges);
+    return this.parts.manifest.commit(manifestChanges, inTransaction);
   }
 
   /** Queues writers of the same path in this process, so they take turns instead of conflicting. */

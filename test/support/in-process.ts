@@ -1,7 +1,7 @@
 // The HTTP app in-process on real drivers (SQLite in memory, the memory object store), for tests
 // that must set up what the API cannot yet create (symlinks, non-UTF-8 files).
 import { createApp } from '../../src/http/app.ts';
-import { KeyStore } from '../../src/keys/key-store.ts';
+import { createCallServices } from '../../src/calls/call-services.ts';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.ts';
 import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
 import { builtinTools } from '../../src/tools/index.ts';
@@ -12,15 +12,12 @@ import { TEST_KEY, type ApiAnswer } from './server-process.ts';
 export async function inProcessApp(readOnlyRoots: ReadOnlyRoot[] = []) {
   const db = SqliteDatabase.memory();
   const objects = new MemoryObjectStore();
-  const keys = new KeyStore(db);
-  await keys.ensureBootstrapAdmin(TEST_KEY);
   const workspaces = new Workspaces(db, objects, readOnlyRoots);
-  const app = createApp({
-    workspaces,
-    keys,
-    tools: new ToolRegistry(builtinTools),
-    limits: { maxBodyBytes: 1024 * 1024, maxFileBytes: 1024 * 1024, defaultReadMaxChars: 20_000 },
-  });
+  const tools = new ToolRegistry(builtinTools);
+  const limits = { maxBodyBytes: 1024 * 1024, maxFileBytes: 1024 * 1024, defaultReadMaxChars: 20_000 };
+  const services = createCallServices({ db, tools, workspaces, limits });
+  await services.keys.ensureBootstrapAdmin(TEST_KEY);
+  const app = createApp({ workspaces, tools, limits, ...services });
   const call = async (method: string, path: string, body?: unknown): Promise<ApiAnswer> => {
     const init: RequestInit = { method, headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' } };
     if (body !== undefined) init.body = JSON.stringify(body);

@@ -26,14 +26,14 @@ export const applyPatch = defineTool({
     'hunk of any file does not match, no file changes and the error names the file, the hunk and the lines not found.',
   input,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
-  async execute(args, { workspace, limits }) {
+  async execute(args, { workspace, limits, recordEffect }) {
     const patch = parsePatch(args.patch);
     for (let attempt = 1; ; attempt += 1) {
       const plan = await planPatch(workspace, patch, limits.maxFileBytes);
       const result = { files: plan.files.map(describeFile), summary: summarise(plan.files), dryRun: args.dryRun === true };
       if (args.dryRun) return result;
       try {
-        await workspace.commit(plan.changes);
+        await workspace.commit(plan.changes, recordEffect);
         return result;
       } catch (error) {
         // A file changed after we read it: plan again against what is there now.

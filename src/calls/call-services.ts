@@ -1,0 +1,51 @@
+// The services behind the tool routes, built on one SQL database: keys, approvals, metering, calls.
+import { ApprovalStore } from '../approvals/approval-store.ts';
+import { KeyStore } from '../keys/key-store.ts';
+import { RateLimiter } from '../metering/rate-limiter.ts';
+import { UsageMeter } from '../metering/usage-meter.ts';
+import type { ProcessStore } from '../processes/process-store.ts';
+import type { SqlDatabase } from '../storage/sql-database.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import type { ToolLimits } from '../tools/tool.ts';
+import type { Workspaces } from '../workspace/workspaces.ts';
+import { ToolCalls } from './tool-calls.ts';
+
+export interface CallServicesOptions {
+  db: SqlDatabase;
+  tools: ToolRegistry;
+  workspaces: Workspaces;
+  limits: ToolLimits;
+  processes?: ProcessStore;
+  approvalTtlMs?: number;
+  rateLimitPerMinute?: number;
+  log?: (message: string, error?: unknown) => void;
+}
+
+export interface CallServices {
+  keys: KeyStore;
+  meter: UsageMeter;
+  approvals: ApprovalStore;
+  calls: ToolCalls;
+}
+
+/** Builds the services and settles what a stopped server left open; call `calls.stop()` on shutdown. */
+export function createCallServices(options: CallServicesOptions): CallServices {
+  const keys = new KeyStore(options.db);
+  const meter = new UsageMeter(options.db);
+  const approvals = new ApprovalStore(options.db);
+  const calls = new ToolCalls({
+    tools: options.tools,
+    workspaces: options.workspaces,
+    keys,
+    approvals,
+    meter,
+    rateLimiter: new RateLimiter(),
+    limits: options.limits,
+    processes: options.processes,
+    approvalTtlMs: options.approvalTtlMs ?? 3_600_000,
+    defaultRateLimitPerMinute: options.rateLimitPerMinute ?? 0,
+    log: options.log,
+  });
+  calls.start();
+  return { keys, meter, approvals, calls };
+}

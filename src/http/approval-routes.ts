@@ -1,0 +1,56 @@
+// Approval routes: list and read approvals, and decide one (approver or admin keys).
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { ToolError } from '../core/errors.ts';
+import { publicApproval } from '../approvals/approval-store.ts';
+import { parseInput } from '../tools/registry.ts';
+import type { AppDeps, AppEnv } from './app.ts';
+import { assertRole } from './auth.ts';
+import { readJsonBody } from './json-body.ts';
+
+const userRoles = ['agent', 'approver', 'admin'] as const;
+const statuses = ['pending', 'approved', 'rejected'] as const;
+
+const decisionInput = z.strictObject({
+  decision: z.enum(['approve', 'reject']),
+  reason: z.string().min(1).max(2000).optional(),
+});
+
+export function approvalRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+
+  routes.get('/approvals', (c) => {
+    const key = c.get('key');
+    assertRole(key, userRoles);
+    const status = c.req.query('status');
+    if (status !== undefined && !(statuses as readonly string[]).includes(status)) {
+      throw new ToolError('invalid_argument', `status must be one of ${statuses.join(', ')}.`, { status });
+    }
+    const limit = parseLimit(c.req.query('limit'));
+    const approvals = deps.calls.listApprovals(key, status as (typeof statuses)[number] | undefined, limit);
+    return c.json({ approvals: approvals.map(publicApproval) });
+  });
+
+  routes.get('/approvals/:id', (c) => {
+    const key = c.get('key');
+    assertRole(key, userRoles);
+    return c.json(publicApproval(deps.calls.getApproval(key, c.req.param('id'))));
+  });
+
+  routes.post('/approvals/:id/decision', async (c) => {
+    const key = c.get('key');
+    assertRole(key, ['approver', 'admin']);
+    const body = parseInput(decisionInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'decision');
+    const approval = await deps.calls.decide(key, c.req.param('id'), body.decision, body.reason);
+    return c.json(publicApproval(approval));
+  });
+
+  return routes;
+}
+
+function parseLimit(value: string | undefined): number {
+  if (value === undefined) return 100;
+  const limit = Number(value);
+  if (!/^\d+$/.test(value) || limit < 1 || limit > 1000) throw new ToolError('invalid_argument', 'limit must be a whole number from 1 to 1000.', { limit: value });
+  return limit;
+}

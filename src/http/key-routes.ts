@@ -1,0 +1,84 @@
+// Key routes (admin): create keys (the secret is shown once), list them without secrets, revoke.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { ToolError } from '../core/errors.ts';
+import { publicKey, type NewKey } from '../keys/key-store.ts';
+import { bashActions } from '../tools/bash.ts';
+import { parseInput } from '../tools/registry.ts';
+import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
+import type { AppDeps, AppEnv } from './app.ts';
+import { assertRole } from './auth.ts';
+import { readJsonBody } from './json-body.ts';
+
+const keyInput = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  role: z.enum(['agent', 'approver', 'admin', 'runner']),
+  workspaces: z
+    .array(z.string().refine((id) => id === '*' || WORKSPACE_ID_PATTERN.test(id), { message: 'must be "*" or a workspace id' }))
+    .min(1)
+    .max(1000),
+  tools: z.array(z.string().min(1).max(100)).max(100).optional(),
+  approvalMode: z.enum(['auto', 'safe', 'manual']).optional(),
+  rules: z
+    .array(z.strictObject({ tool: z.string().min(1).max(100), action: z.string().min(1).max(100).optional(), decision: z.enum(['allow', 'approve', 'deny']) }))
+    .max(100)
+    .optional(),
+  quota: z
+    .strictObject({ calls: z.number().int().min(0).optional(), processSeconds: z.number().min(0).optional(), period: z.enum(['day', 'month']) })
+    .refine((quota) => quota.calls !== undefined || quota.processSeconds !== undefined, { message: 'needs calls or processSeconds' })
+    .optional(),
+  rateLimitPerMinute: z.number().int().min(1).max(1_000_000).optional(),
+  notifyUrl: z
+    .string()
+    .max(2000)
+    .refine((url) => /^https?:\/\//i.test(url) && URL.canParse(url), { message: 'must be an http or https URL' })
+    .optional(),
+});
+
+export function keyRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+
+  routes.post('/keys', async (c) => {
+    assertRole(c.get('key'), ['admin']);
+    const input = parseInput(keyInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'key');
+    checkToolNames(input, deps.tools.list().map((tool) => tool.name));
+    const { key, secret, notifySecret } = await deps.keys.create(input as NewKey);
+    return c.json({ ...publicKey(key), secret, ...(notifySecret === undefined ? {} : { notifySecret }) }, 201);
+  });
+
+  routes.get('/keys', (c) => {
+    const key = c.get('key');
+    // Everyone may see their own key; an admin sees all.
+    return c.json({ keys: (key.role === 'admin' ? deps.keys.list() : [key]).map(publicKey) });
+  });
+
+  routes.delete('/keys/:id', (c) => {
+    assertRole(c.get('key'), ['admin']);
+    const id = c.req.param('id');
+    if (!deps.keys.revoke(id)) throw new ToolError('not_found', `Key ${id} does not exist or is already revoked.`, { keyId: id });
+    return c.body(null, 204);
+  });
+
+  return routes;
+}
+
+/** Tool allowlists and rules must name tools (and bash actions) that exist, so a typo never silently allows or denies. */
+function checkToolNames(input: z.output<typeof keyInput>, tools: string[]): void {
+  const bash = (action: string) => (bashActions as readonly string[]).includes(action);
+  for (const entry of input.tools ?? []) {
+    const [tool, action, ...rest] = entry.split(':');
+    const known = rest.length === 0 && tools.includes(tool!) && (action === undefined || (tool === 'bash' && bash(action)));
+    if (!known) {
+      throw new ToolError('invalid_argument', `tools: ${JSON.stringify(entry)} is not a tool; use one of ${tools.join(', ')} or bash:<action> (${bashActions.join(', ')}).`, { field: 'tools', value: entry });
+    }
+  }
+  for (const [index, rule] of (input.rules ?? []).entries()) {
+    if (!tools.includes(rule.tool)) throw new ToolError('invalid_argument', `rules.${index}.tool: ${JSON.stringify(rule.tool)} is not a tool; use one of ${tools.join(', ')}.`, { field: `rules.${index}.tool` });
+    if (rule.action !== undefined && !(rule.tool === 'bash' && bash(rule.action))) {
+      throw new ToolError('invalid_argument', `rules.${index}.action: only bash has actions (${bashActions.join(', ')}).`, { field: `rules.${index}.action` });
+    }
+  }
+  if (input.role === 'runner' && (input.tools !== undefined || input.rules !== undefined || input.approvalMode !== undefined || input.quota !== undefined)) {
+    throw new ToolError('invalid_argument', 'A runner key serves the runner protocol only; it takes no tools, rules, approvalMode or quota.', { field: 'role' });
+  }
+}

@@ -1,0 +1,38 @@
+// Usage: totals of the calling key's tool calls (an admin's: everyone's), grouped by tool, workspace or key.
+import { Hono } from 'hono';
+import { ToolError } from '../core/errors.ts';
+import type { UsageGroup } from '../metering/usage-meter.ts';
+import type { AppDeps, AppEnv } from './app.ts';
+import { assertRole } from './auth.ts';
+
+const groups: readonly UsageGroup[] = ['tool', 'workspace', 'key'];
+
+export function usageRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+
+  routes.get('/usage', (c) => {
+    const key = c.get('key');
+    assertRole(key, ['agent', 'approver', 'admin']);
+    const groupBy = c.req.query('groupBy') ?? 'tool';
+    if (!(groups as readonly string[]).includes(groupBy)) throw new ToolError('invalid_argument', `groupBy must be one of ${groups.join(', ')}.`, { groupBy });
+    const from = parseTime(c.req.query('from'), 'from') ?? 0;
+    const to = parseTime(c.req.query('to'), 'to') ?? Number.MAX_SAFE_INTEGER;
+    if (from > to) throw new ToolError('invalid_argument', 'from must not be after to.', { from: c.req.query('from'), to: c.req.query('to') });
+    const keyFilter = c.req.query('keyId');
+    if (keyFilter !== undefined && key.role !== 'admin' && keyFilter !== key.id) {
+      throw new ToolError('forbidden', "Only an admin key may read another key's usage.", { keyId: keyFilter });
+    }
+    const keyId = key.role === 'admin' ? keyFilter : key.id;
+    return c.json({ from: new Date(from).toISOString(), to: to === Number.MAX_SAFE_INTEGER ? null : new Date(to).toISOString(), rows: deps.meter.summary({ from, to, groupBy: groupBy as UsageGroup, keyId }) });
+  });
+
+  return routes;
+}
+
+/** An ISO 8601 time or milliseconds since the epoch. */
+function parseTime(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const at = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(at) || at > 8.64e15) throw new ToolError('invalid_argument', `${name} must be an ISO 8601 time or milliseconds since the epoch.`, { [name]: value });
+  return at;
+}

@@ -1,0 +1,203 @@
+// Usage records: exactly one per tool call, the quota check that admits a call, and the totals.
+import { ToolError } from '../core/errors.ts';
+import type { ApiKey, Quota } from '../keys/key-store.ts';
+import type { SqlDatabase } from '../storage/sql-database.ts';
+
+export interface CallIdentity {
+  keyId: string;
+  workspace: string;
+  tool: string;
+  /** bash's action. */
+  action: string | undefined;
+  bytesIn: number;
+  /** When the call arrived (ms since the epoch). */
+  startedAt: number;
+}
+
+export interface CallOutcome {
+  /** `ok`, or the error code the call ended with. */
+  outcome: string;
+  bytesOut: number;
+  durationMs: number;
+  processSeconds?: number;
+  /** A started bash process whose run time is added when it ends. */
+  processId?: string;
+}
+
+export type UsageGroup = 'tool' | 'workspace' | 'key';
+
+export interface UsageRow {
+  group: string;
+  calls: number;
+  errors: number;
+  bytesIn: number;
+  bytesOut: number;
+  processSeconds: number;
+}
+
+/** The outcome of calls that were cut off by a server stop before they answered. */
+export const INTERRUPTED = 'interrupted';
+
+export class UsageMeter {
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly now: () => number = Date.now,
+  ) {
+    db.script(`
+      CREATE TABLE IF NOT EXISTS usage (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key_id TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        action TEXT,
+        outcome TEXT,
+        billable INTEGER NOT NULL,
+        effect INTEGER NOT NULL DEFAULT 0,
+        bytes_in INTEGER NOT NULL,
+        bytes_out INTEGER NOT NULL DEFAULT 0,
+        duration_ms INTEGER NOT NULL DEFAULT 0,
+        process_id TEXT,
+        process_open INTEGER NOT NULL DEFAULT 0,
+        process_seconds REAL NOT NULL DEFAULT 0,
+        approval_id TEXT,
+        started_at INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, started_at);
+      CREATE INDEX IF NOT EXISTS usage_time ON usage (started_at);
+      CREATE INDEX IF NOT EXISTS usage_open_process ON usage (process_id) WHERE process_open = 1;
+    `);
+  }
+
+  /**
+   * Calls still open from before a restart that wait for no approval were cut off: they get the
+   * outcome `ok` when their effect committed, else `interrupted`. Each keeps its one record.
+   */
+  closeInterrupted(): number {
+    const rows = this.db.query<{ id: number }>(
+      `UPDATE usage SET outcome = CASE WHEN effect = 1 THEN 'ok' ELSE '${INTERRUPTED}' END
+       WHERE outcome IS NULL AND approval_id IS NULL RETURNING id`,
+    );
+    return rows.length;
+  }
+
+  /** Records a call refused before it was admitted (bad input, scope, rate limit, quota): not billable. */
+  record(call: CallIdentity, outcome: CallOutcome): void {
+    this.db.query(
+      `INSERT INTO usage (key_id, workspace, tool, action, outcome, billable, bytes_in, bytes_out, duration_ms, started_at)
+       VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+      call.keyId, call.workspace, call.tool, call.action ?? null, outcome.outcome, call.bytesIn, outcome.bytesOut, outcome.durationMs, call.startedAt,
+    );
+  }
+
+  /**
+   * Checks the key's quota and, in the same transaction, opens the call's record: concurrent
+   * callers are admitted one at a time, so a quota of N admits exactly N. Throws `quota_exceeded`.
+   */
+  admit(key: Pick<ApiKey, 'id' | 'quota'>, call: CallIdentity, options: { usesProcessTime: boolean }): number {
+    return this.db.transaction(() => {
+      if (key.quota) this.checkQuota(key.id, key.quota, options.usesProcessTime);
+      const [row] = this.db.query<{ id: number }>(
+        `INSERT INTO usage (key_id, workspace, tool, action, outcome, billable, bytes_in, started_at)
+         VALUES (?, ?, ?, ?, NULL, 1, ?, ?) RETURNING id`,
+        call.keyId, call.workspace, call.tool, call.action ?? null, call.bytesIn, call.startedAt,
+      );
+      return row!.id;
+    });
+  }
+
+  /** Marks an admitted call's effect as committed; run inside the effect's own transaction. */
+  markEffect(id: number): void {
+    this.db.query('UPDATE usage SET effect = 1 WHERE id = ?', id);
+  }
+
+  /** Ties an open call to the approval it waits for, so a restart leaves it open. */
+  awaitApproval(id: number, approvalId: string): void {
+    this.db.query('UPDATE usage SET approval_id = ? WHERE id = ?', approvalId, id);
+  }
+
+  /** Closes an admitted call with its outcome; a record already closed stays as it is. */
+  finish(id: number, outcome: CallOutcome): void {
+    this.db.query(
+      `UPDATE usage SET outcome = ?, bytes_out = ?, duration_ms = ?, process_seconds = ?, process_id = ?, process_open = ?
+       WHERE id = ? AND outcome IS NULL`,
+      outcome.outcome,
+      outcome.bytesOut,
+      outcome.durationMs,
+      outcome.processSeconds ?? 0,
+      outcome.processId ?? null,
+      outcome.processId === undefined ? 0 : 1,
+      id,
+    );
+  }
+
+  /** Started processes whose run time is still to be counted. */
+  openProcesses(): { workspace: string; processId: string }[] {
+    return this.db.query<{ workspace: string; process_id: string }>('SELECT workspace, process_id FROM usage WHERE process_open = 1').map((row) => ({
+      workspace: row.workspace,
+      processId: row.process_id,
+    }));
+  }
+
+  /** The workspace of a started process whose run time is still to be counted. */
+  openProcessWorkspace(processId: string): string | undefined {
+    return this.db.query<{ workspace: string }>('SELECT workspace FROM usage WHERE process_id = ? AND process_open = 1', processId)[0]?.workspace;
+  }
+
+  /** Adds an ended process's run time to the call that started it. */
+  processEnded(processId: string, seconds: number): void {
+    this.db.query('UPDATE usage SET process_seconds = ?, process_open = 0 WHERE process_id = ? AND process_open = 1', seconds, processId);
+  }
+
+  /** Totals per group of the calls started in [from, to), for one key or (undefined) everyone. */
+  summary(options: { from: number; to: number; groupBy: UsageGroup; keyId?: string }): UsageRow[] {
+    const group = { tool: "tool || COALESCE(':' || action, '')", workspace: 'workspace', key: 'key_id' }[options.groupBy];
+    const rows = this.db.query<{ grp: string; calls: number; errors: number; bytes_in: number; bytes_out: number; process_seconds: number }>(
+      `SELECT ${group} AS grp, COUNT(*) AS calls,
+              SUM(CASE WHEN outcome IS NOT NULL AND outcome <> 'ok' THEN 1 ELSE 0 END) AS errors,
+              SUM(bytes_in) AS bytes_in, SUM(bytes_out) AS bytes_out, SUM(process_seconds) AS process_seconds
+       FROM usage WHERE started_at >= ? AND started_at < ? ${options.keyId === undefined ? '' : 'AND key_id = ?'}
+       GROUP BY grp ORDER BY grp`,
+      ...(options.keyId === undefined ? [options.from, options.to] : [options.from, options.to, options.keyId]),
+    );
+    return rows.map((row) => ({
+      group: row.grp,
+      calls: row.calls,
+      errors: row.errors,
+      bytesIn: row.bytes_in,
+      bytesOut: row.bytes_out,
+      processSeconds: Math.round(row.process_seconds * 1000) / 1000,
+    }));
+  }
+
+  private checkQuota(keyId: string, quota: Quota, usesProcessTime: boolean): void {
+    const since = periodStart(quota.period, this.now());
+    const [spent] = this.db.query<{ calls: number; seconds: number | null }>(
+      'SELECT COUNT(*) AS calls, SUM(process_seconds) AS seconds FROM usage WHERE key_id = ? AND billable = 1 AND started_at >= ?',
+      keyId,
+      since,
+    );
+    const resetsAt = new Date(periodEnd(quota.period, this.now())).toISOString();
+    if (quota.calls !== undefined && spent!.calls >= quota.calls) {
+      throw new ToolError('quota_exceeded', `This key's quota of ${quota.calls} calls a ${quota.period} is spent; it renews at ${resetsAt}.`, {
+        quota: 'calls', limit: quota.calls, used: spent!.calls, resetsAt,
+      });
+    }
+    const seconds = spent!.seconds ?? 0;
+    if (usesProcessTime && quota.processSeconds !== undefined && seconds >= quota.processSeconds) {
+      throw new ToolError('quota_exceeded', `This key's quota of ${quota.processSeconds} process seconds a ${quota.period} is spent; it renews at ${resetsAt}.`, {
+        quota: 'processSeconds', limit: quota.processSeconds, used: seconds, resetsAt,
+      });
+    }
+  }
+}
+
+/** The start of the calendar day or month (UTC) holding `at`. */
+export function periodStart(period: Quota['period'], at: number): number {
+  const date = new Date(at);
+  return period === 'day' ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()) : Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+}
+
+function periodEnd(period: Quota['period'], at: number): number {
+  const date = new Date(at);
+  return period === 'day' ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1) : Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+}
