@@ -22,6 +22,15 @@ const outputInput = z.strictObject({
   offset: z.number().int().nonnegative().optional(),
   skipped: z.number().int().nonnegative().optional(),
 });
+/** A whole number in a query string. */
+const count = z
+  .string()
+  .regex(/^\d{1,15}$/, 'expected a whole number of 0 or more')
+  .transform(Number);
+const outputQuery = z.strictObject({ token: count, offset: count.optional(), skipped: count.optional() });
+/** Output sent as text: text/plain, in UTF-8 when it names a charset. */
+const TEXT_BODY = /^text\/plain\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 const heartbeatInput = z.strictObject({ token });
 const changeInput = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('write'), path: z.string(), contentBase64: z.string(), baseVersion: z.number().int().nullable() }),
@@ -98,12 +107,36 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/octet-stream' });
   });
 
+  // The answer is binary: for each distinct id asked for, in the order asked, the 64 hex digits of
+  // the id, the blob's length as 8 bytes big-endian, then its bytes. Every blob is read before the
+  // answer starts, so a missing one is an error status, never a short body.
   routes.post('/runner/workspaces/:ws/blobs', async (c) => {
     const input = await body(c, blobBatchInput);
     const workspace = deps.workspaces.open(c.req.param('ws'));
-    const blobs: Record<string, string> = {};
-    for (const hash of new Set(input.hashes)) blobs[hash] = toBase64(await workspace.blob(hash));
-    return c.json({ blobs });
+    const hashes = [...new Set(input.hashes)];
+    const contents: Uint8Array[] = [];
+    // Read side by side: a store with a round trip per object (S3, R2) would otherwise add them up.
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(16, hashes.length) }, async () => {
+        while (next < hashes.length) {
+          const index = next++;
+          contents[index] = await workspace.blob(hashes[index]!);
+        }
+      }),
+    );
+    const answer = new Uint8Array(contents.reduce((total, bytes) => total + 72 + bytes.byteLength, 0));
+    const view = new DataView(answer.buffer);
+    const ascii = new TextEncoder();
+    let offset = 0;
+    for (const [index, hash] of hashes.entries()) {
+      const bytes = contents[index]!;
+      ascii.encodeInto(hash, answer.subarray(offset, offset + 64));
+      view.setBigUint64(offset + 64, BigInt(bytes.byteLength));
+      answer.set(bytes, offset + 72);
+      offset += 72 + bytes.byteLength;
+    }
+    return c.body(answer, 200, { 'content-type': 'application/octet-stream' });
   });
 
   routes.post('/runner/processes/:id/started', async (c) => {
@@ -112,8 +145,12 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     return c.json({ ok: true });
   });
 
+  // Two forms: JSON ({token, data, offset?, skipped?}), or the text as a UTF-8 text/plain body with
+  // token, offset and skipped in the query, which spares encoding and parsing megabytes of JSON.
   routes.post('/runner/processes/:id/output', async (c) => {
-    const input = await body(c, outputInput);
+    const input = TEXT_BODY.test(c.req.header('content-type') ?? '')
+      ? { ...parseInput(outputQuery, c.req.query(), 'runner report'), data: await readTextBody(c.req.raw, deps.limits.maxBodyBytes) }
+      : await body(c, outputInput);
     return c.json({ end: processes.appendOutput(c.req.param('id'), input.token, input.data, input.offset, input.skipped) });
   });
 
@@ -152,14 +189,44 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
   return routes;
 }
 
-function wireEntry({ path, type, blob, target, size, version }: ManifestEntry) {
-  return { path, type, blob, target, size, version };
+/** A text body, its bytes counted against the limit (as they stream in when there is no Content-Length). */
+async function readTextBody(request: Request, maxBytes: number): Promise<string> {
+  const tooLarge = () =>
+    new ToolError('payload_too_large', `The request body is over the limit of ${maxBytes} bytes; send smaller output batches.`, { limit: maxBytes });
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) throw tooLarge();
+  let bytes: Uint8Array;
+  if (declared !== null || request.body === null) {
+    // With a Content-Length the HTTP parser delivers exactly that many bytes.
+    bytes = new Uint8Array(await request.arrayBuffer());
+  } else {
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const reader = request.body.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      total += read.value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge();
+      }
+      chunks.push(read.value);
+    }
+    bytes = new Uint8Array(total);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
+  }
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ToolError('invalid_argument', 'The output body is not valid UTF-8; send the text encoded as UTF-8.');
+  }
 }
 
-function toBase64(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
+function wireEntry({ path, type, blob, target, size, version }: ManifestEntry) {
+  return { path, type, blob, target, size, version };
 }
 
 function fromBase64(text: string): Uint8Array {

@@ -27,10 +27,10 @@ interface Piece {
  * stores TEXT as UTF-8, where a lone surrogate does not survive (it reads back as three
  * replacement characters); each becomes one U+FFFD here, so every offset stays true.
  */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 export function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, '\uFFFD');
+  // The built-ins (ES2024, in Node 20 and Workers) scan a batch of megabytes in a few milliseconds.
+  const builtIn = text as string & { isWellFormed(): boolean; toWellFormed(): string };
+  return builtIn.isWellFormed() ? text : builtIn.toWellFormed();
 }
 
 function isHighSurrogate(code: number): boolean {
@@ -63,14 +63,17 @@ export class ProcessLog {
   }
 
   /**
-   * Appends `text` to a log whose end is `end` and returns the new end. Runs inside the caller's
-   * transaction, which also records the new end on the process.
+   * Appends `text` to a log whose end is `end`, after `skipped` characters that were produced but
+   * are not kept, and returns the new end. Runs inside the caller's transaction, which also
+   * records the new end on the process.
    */
-  append(processId: string, end: number, text: string): number {
+  append(processId: string, end: number, text: string, skipped = 0): number {
     const data = wellFormed(text);
-    if (data.length === 0) return end;
-    const newEnd = end + data.length;
-    const pieces = this.#pieces(processId, end, data);
+    if (data.length === 0) return end + skipped;
+    const start = end + skipped;
+    const newEnd = start + data.length;
+    // After a gap the text starts a chunk of its own: a chunk's characters sit at consecutive offsets.
+    const pieces = this.#pieces(processId, start, data, skipped === 0);
     // A piece that starts before the chunk holding `cutoff` would be dropped at once: skip it.
     const cutoff = newEnd - this.limits.maxOutputChars;
     const keepFrom = pieces.reduce((kept, piece) => (piece.start <= cutoff ? Math.max(kept, piece.start) : kept), -1);
@@ -128,14 +131,16 @@ export class ProcessLog {
   }
 
   /**
-   * Splits `data` into what fills the last chunk (when it has room) and new chunks of at most
+   * Splits `data` into what fills the last chunk (when it may and has room) and new chunks of at most
    * `chunkChars`, each cut so that no surrogate pair straddles two chunks.
    */
-  #pieces(processId: string, end: number, data: string): Piece[] {
+  #pieces(processId: string, end: number, data: string, mayExtend: boolean): Piece[] {
     const { chunkChars } = this.limits;
     const pieces: Piece[] = [];
     let at = 0;
-    const [last] = this.db.query<{ start: number | null }>('SELECT MAX(start_offset) AS start FROM process_output WHERE process_id = ?', processId);
+    const [last] = mayExtend
+      ? this.db.query<{ start: number | null }>('SELECT MAX(start_offset) AS start FROM process_output WHERE process_id = ?', processId)
+      : [];
     const lastStart = last?.start ?? null;
     if (lastStart !== null) {
       const room = chunkChars - (end - lastStart);

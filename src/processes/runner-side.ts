@@ -87,7 +87,7 @@ export class RunnerSide {
       const fresh = offset === undefined || skipped > 0 ? data : data.slice(Math.min(held - offset, data.length));
       if (fresh.length === 0) return held;
       changed = true;
-      const newEnd = this.#log.append(id, held + skipped, fresh);
+      const newEnd = this.#log.append(id, held, fresh, skipped);
       this.#db.query('UPDATE processes SET output_chars = ? WHERE id = ?', newEnd, id);
       return newEnd;
     });

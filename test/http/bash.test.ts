@@ -116,6 +116,18 @@ describe('start, status, logs, write, stop, list', () => {
     expect(page.nextOffset).toBe(20004);
   });
 
+  it('counts dropped output in UTF-16 units and keeps the held tail exact, surrogate pairs whole', async () => {
+    const answer = await bash({ action: 'exec', command: "for i in $(seq 1 3000); do printf 'é😀x'; done; echo END" });
+    expect(answer.body.result.exitCode).toBe(0);
+    const full = `${'é😀x'.repeat(3000)}END\n`;
+    const list = (await bash({ action: 'list' })).body.result.processes;
+    const processId = list[list.length - 1].processId;
+    const page = (await bash({ action: 'logs', processId, offset: 0, limit: 1_000_000 })).body.result;
+    expect(page).toMatchObject({ truncated: true, nextOffset: full.length });
+    expect(page.offset).toBeLessThanOrEqual(full.length - 4096);
+    expect(page.data).toBe(full.slice(page.offset));
+  });
+
   it('feeds stdin to cat and to read, and eof closes it', async () => {
     const started = (await bash({ action: 'start', command: 'read first; echo "got:$first"; cat' })).body.result;
     await waitForStatus(started.processId, (status) => status === 'running');

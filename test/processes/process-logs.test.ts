@@ -201,6 +201,16 @@ describe('skipped output from a runner far behind', () => {
     expect(store.readLogs('ws', record.id, 1140, 100).data).toBe(`${'t'.repeat(9)}!more`);
   });
 
+  it('keeps every offset true after a skip shorter than a chunk, when the last chunk still has room', () => {
+    const { store } = memoryStore({ maxOutputChars: 64, chunkChars: 32 });
+    const { record, token } = runningProcess(store);
+    store.appendOutput(record.id, token, 'a'.repeat(10), 0);
+    const tail = Array.from({ length: 64 }, (_, i) => String.fromCharCode(65 + (i % 26))).join('');
+    expect(store.appendOutput(record.id, token, tail, 10, 5)).toBe(79);
+    expect(store.readLogs('ws', record.id, 0, 1000)).toMatchObject({ offset: 15, startOffset: 15, nextOffset: 79, truncated: true, data: tail });
+    for (let offset = 15; offset < 79; offset += 1) expect(store.readLogs('ws', record.id, offset, 3).data).toBe(tail.slice(offset - 15, offset - 12));
+  });
+
   it('refuses a skip with a batch shorter than the ring, which would leave a hole', () => {
     const { store } = memoryStore({ maxOutputChars: 100, chunkChars: 10 });
     const { record, token } = runningProcess(store);

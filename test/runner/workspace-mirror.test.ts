@@ -211,3 +211,173 @@ describe('batched blob fetches', () => {
     ).rejects.toThrow(/refusing/);
   });
 });
+
+/** A source whose blobs are also served in batches, as the runner fetches a cold copy; `forge` serves other bytes for some blobs. */
+function batched(files: Record<string, string>, forge = new Set<string>()) {
+  const plain = source(files);
+  const entries = plain.entries.map((entry) => (entry.type === 'file' ? { ...entry, size: files[entry.path]!.length } : entry));
+  const requested: string[] = [];
+  const fetchBlobs = async (hashes: string[]) => {
+    requested.push(...hashes);
+    const answer = new Map<string, Uint8Array>();
+    for (const hash of hashes) answer.set(hash, forge.has(hash) ? new TextEncoder().encode('forged') : await plain.fetchBlob(hash));
+    return answer;
+  };
+  return { ...plain, entries, fetchBlobs, requested };
+}
+
+const blobOf = (content: string) => sha256(new TextEncoder().encode(content));
+
+describe('materialise from batches', () => {
+  it('writes each file as a copy of its own: an edit in place changes neither the cache nor another copy', async () => {
+    const cacheDir = tempDir();
+    const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`d${i % 7}/sub${i % 3}/f${i}.txt`, `content ${i % 150}\n`]));
+    const first = batched(files);
+    const mirror = new WorkspaceMirror(tempDir(), new BlobFiles(cacheDir));
+    await mirror.materialise(first.entries, async () => {
+      throw new Error('no single fetch expected');
+    }, first.fetchBlobs);
+    for (const [path, content] of Object.entries(files)) {
+      expect(readFileSync(join(mirror.root, path), 'utf8')).toBe(content);
+      expect(lstatSync(join(mirror.root, path)).nlink).toBe(1);
+    }
+    expect((await mirror.scan()).changes).toEqual([]);
+    // Both files holding `content 0` are edited in place, as a command may.
+    writeFileSync(join(mirror.root, 'd0/sub0/f0.txt'), 'edited in place', { flag: 'r+' });
+    writeFileSync(join(mirror.root, 'd3/sub0/f150.txt'), 'edited too', { flag: 'r+' });
+    const second = new WorkspaceMirror(tempDir(), new BlobFiles(cacheDir));
+    const again = batched(files);
+    await second.materialise(again.entries, async () => {
+      throw new Error('no single fetch expected');
+    }, again.fetchBlobs);
+    expect(again.requested).toEqual([]);
+    for (const [path, content] of Object.entries(files)) expect(readFileSync(join(second.root, path), 'utf8')).toBe(content);
+  });
+
+  it('never writes or removes through links a command planted where the manifest has files and directories', async () => {
+    const outside = tempDir();
+    mkdirSync(join(outside, 'dir'));
+    writeFileSync(join(outside, 'victim.txt'), 'victim');
+    writeFileSync(join(outside, 'dir/old.txt'), 'keep me');
+    writeFileSync(join(outside, 'dir/a.txt'), 'outside a');
+    const mirror = new WorkspaceMirror(tempDir(), new BlobFiles(tempDir()));
+    const before = batched({ 'top.txt': 'top', 'src/a.txt': 'a', 'src/old.txt': 'old' });
+    await mirror.materialise(before.entries, before.fetchBlob, before.fetchBlobs);
+    // What a command still running might do: swap a file and a directory for links, plant a link where a file is coming.
+    unlinkSync(join(mirror.root, 'top.txt'));
+    symlinkSync(join(outside, 'victim.txt'), join(mirror.root, 'top.txt'));
+    rmSync(join(mirror.root, 'src'), { recursive: true });
+    symlinkSync(join(outside, 'dir'), join(mirror.root, 'src'));
+    symlinkSync(join(outside, 'planted.txt'), join(mirror.root, 'new.txt'));
+    const after = batched({ 'top.txt': 'top changed', 'new.txt': 'new', 'src/a.txt': 'a', 'src/b.txt': 'b', 'src/deep/c.txt': 'c' });
+    await mirror.materialise(after.entries, after.fetchBlob, after.fetchBlobs);
+    expect(readdirSync(outside).sort()).toEqual(['dir', 'victim.txt']);
+    expect(readdirSync(join(outside, 'dir')).sort()).toEqual(['a.txt', 'old.txt']);
+    expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('victim');
+    expect(readFileSync(join(outside, 'dir/old.txt'), 'utf8')).toBe('keep me');
+    expect(readFileSync(join(outside, 'dir/a.txt'), 'utf8')).toBe('outside a');
+    for (const [path, content] of [['top.txt', 'top changed'], ['new.txt', 'new'], ['src/a.txt', 'a'], ['src/b.txt', 'b'], ['src/deep/c.txt', 'c']] as const) {
+      expect(lstatSync(join(mirror.root, path)).isFile(), path).toBe(true);
+      expect(readFileSync(join(mirror.root, path), 'utf8')).toBe(content);
+    }
+    expect(lstatSync(join(mirror.root, 'src')).isDirectory()).toBe(true);
+    expect(readdirSync(join(mirror.root, 'src')).sort()).toEqual(['a.txt', 'b.txt', 'deep']);
+  });
+
+  it('replaces, never follows, a link planted while the copy is being written', async () => {
+    for (const batch of [true, false]) {
+      const outside = tempDir();
+      writeFileSync(join(outside, 'victim.txt'), 'victim');
+      const mirror = new WorkspaceMirror(tempDir(), new BlobFiles(tempDir()));
+      const { entries, fetchBlob, fetchBlobs } = batched({ 'src/late.txt': 'late', 'src/dangling.txt': 'dangling' });
+      // Planted after the directory was listed, before the files are written: as a command still running could.
+      const plant = () => {
+        if (existsSync(join(mirror.root, 'src')) && !lstatExists(join(mirror.root, 'src/late.txt'))) {
+          symlinkSync(join(outside, 'victim.txt'), join(mirror.root, 'src/late.txt'));
+          symlinkSync(join(outside, 'made.txt'), join(mirror.root, 'src/dangling.txt'));
+        }
+      };
+      if (batch) {
+        await mirror.materialise(entries, fetchBlob, async (hashes) => {
+          plant();
+          return fetchBlobs(hashes);
+        });
+      } else {
+        await mirror.materialise(entries, async (hash) => {
+          plant();
+          return fetchBlob(hash);
+        });
+      }
+      expect(readdirSync(outside), `batch ${batch}`).toEqual(['victim.txt']);
+      expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('victim');
+      expect(lstatSync(join(mirror.root, 'src/late.txt')).isFile()).toBe(true);
+      expect(readFileSync(join(mirror.root, 'src/late.txt'), 'utf8')).toBe('late');
+      expect(readFileSync(join(mirror.root, 'src/dangling.txt'), 'utf8')).toBe('dangling');
+    }
+  });
+
+  it('does not remove through a link what the manifest dropped', async () => {
+    const outside = tempDir();
+    writeFileSync(join(outside, 'gone.txt'), 'not the workspace’s');
+    const mirror = new WorkspaceMirror(tempDir(), new BlobFiles(tempDir()));
+    const before = batched({ 'src/gone.txt': 'gone', 'src/kept.txt': 'kept' });
+    await mirror.materialise(before.entries, before.fetchBlob, before.fetchBlobs);
+    rmSync(join(mirror.root, 'src'), { recursive: true });
+    symlinkSync(outside, join(mirror.root, 'src'));
+    const after = batched({ 'src/kept.txt': 'kept' });
+    await mirror.materialise(after.entries, after.fetchBlob, after.fetchBlobs);
+    expect(readFileSync(join(outside, 'gone.txt'), 'utf8')).toBe('not the workspace’s');
+    expect(readdirSync(join(mirror.root, 'src'))).toEqual(['kept.txt']);
+  });
+
+  it('refuses a forged blob in a batch without writing it anywhere, and a later honest copy completes', async () => {
+    const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`d${i % 4}/f${i}.txt`, `honest ${i}`]));
+    const cacheDir = tempDir();
+    const mirror = new WorkspaceMirror(tempDir(), new BlobFiles(cacheDir));
+    const forged = batched(files, new Set([blobOf('honest 17')]));
+    await expect(mirror.materialise(forged.entries, forged.fetchBlob, forged.fetchBlobs)).rejects.toThrow(/refusing/);
+    const written = Object.keys(files).filter((path) => existsSync(join(mirror.root, path)));
+    for (const path of written) expect(readFileSync(join(mirror.root, path), 'utf8')).toBe(files[path]);
+    expect(existsSync(join(cacheDir, blobOf('honest 17').slice(0, 2), blobOf('honest 17')))).toBe(false);
+    const honest = batched(files);
+    await mirror.materialise(honest.entries, honest.fetchBlob, honest.fetchBlobs);
+    for (const [path, content] of Object.entries(files)) expect(readFileSync(join(mirror.root, path), 'utf8')).toBe(content);
+    expect((await mirror.scan()).changes).toEqual([]);
+  });
+
+  it('fetches one by one what a batch answer lacks', async () => {
+    const files = { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' };
+    const { entries, fetchBlob, fetched } = batched(files);
+    const mirror = new WorkspaceMirror(tempDir(), new BlobFiles(tempDir()));
+    await mirror.materialise(entries, fetchBlob, async (hashes) => new Map(hashes.filter((hash) => hash !== blobOf('b')).map((hash) => [hash, new TextEncoder().encode(Object.values(files).find((content) => blobOf(content) === hash)!)])));
+    expect(fetched).toEqual([blobOf('b')]);
+    expect(readFileSync(join(mirror.root, 'b.txt'), 'utf8')).toBe('b');
+  });
+
+  it('refuses a manifest with an entry below a file or a link, before writing anything', async () => {
+    const { entries, fetchBlob, fetchBlobs } = batched({ 'f.txt': 'f', 'ok.txt': 'ok' });
+    for (const [parent, type] of [['f.txt', 'file'], ['link', 'symlink']] as const) {
+      const mirror = new WorkspaceMirror(tempDir(), new BlobFiles(tempDir()));
+      const bad: MirrorEntry[] = [...entries, { path: `${parent}/x.txt`, type: 'file', blob: entries.find((entry) => entry.path === 'ok.txt')!.blob, target: null, version: 1, size: 2 }];
+      if (type === 'symlink') bad.push({ path: 'link', type: 'symlink', blob: null, target: '.', version: 1 });
+      await expect(mirror.materialise(bad, fetchBlob, fetchBlobs)).rejects.toThrow(/below/);
+      expect(existsSync(mirror.root) ? readdirSync(mirror.root) : []).toEqual([]);
+    }
+  });
+
+  it('brings a copy up to date after a runner restart: files the disk already holds are replaced, the rest kept in place', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir();
+    const before = batched({ 'same.txt': 'same', 'change.txt': 'old', 'dir/x.txt': 'x' });
+    await new WorkspaceMirror(root, new BlobFiles(cacheDir)).materialise(before.entries, before.fetchBlob, before.fetchBlobs);
+    writeFileSync(join(root, 'stray.txt'), 'left by a command');
+    // A new mirror over the same directory knows nothing of it.
+    const mirror = new WorkspaceMirror(root, new BlobFiles(cacheDir));
+    const after = batched({ 'same.txt': 'same', 'change.txt': 'new', 'dir/x.txt': 'x', 'dir/y.txt': 'y' });
+    await mirror.materialise(after.entries, after.fetchBlob, after.fetchBlobs);
+    expect(after.requested).toEqual([blobOf('new'), blobOf('y')]);
+    expect(readFileSync(join(root, 'change.txt'), 'utf8')).toBe('new');
+    expect(readFileSync(join(root, 'dir/y.txt'), 'utf8')).toBe('y');
+    expect((await mirror.scan()).changes.map((change) => [change.op, change.path])).toEqual([['write', 'stray.txt']]);
+  });
+});

@@ -1,12 +1,14 @@
 // The runner's content-addressed blob cache on disk: a blob is fetched once, checked, then copied from here.
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { access, copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { accessSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const BATCH_BYTES = 4 * 1024 * 1024;
 const BATCH_COUNT = 500;
 const BATCHES_IN_FLIGHT = 4;
+/** How long blocking file-system calls may hold the event loop before it gets a turn. */
+const SLICE_MS = 4;
 
 export class BlobFiles {
   private readonly fetching = new Map<string, Promise<string>>();
@@ -16,8 +18,8 @@ export class BlobFiles {
   /** The cached file of a blob, fetching it first when absent; bytes that do not hash to `hash` are refused. */
   async file(hash: string, fetchBlob: (hash: string) => Promise<Uint8Array>): Promise<string> {
     if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`invalid blob id ${JSON.stringify(hash)}`);
-    const file = join(this.dir, hash.slice(0, 2), hash);
-    if (await access(file).then(() => true, () => false)) return file;
+    const file = this.pathOf(hash);
+    if (this.cached(hash)) return file;
     let pending = this.fetching.get(hash);
     if (!pending) {
       pending = this.fetchInto(hash, file, fetchBlob).finally(() => this.fetching.delete(hash));
@@ -27,20 +29,26 @@ export class BlobFiles {
   }
 
   /**
-   * Fetches the blobs the cache lacks in batches of a few MiB, several batches at a time: a cold
-   * workspace of thousands of small files costs tens of requests, not thousands.
+   * Fetches the blobs the cache lacks in batches of a few MiB, several requests ahead: a cold
+   * workspace of thousands of small files costs tens of requests, not thousands. Each blob is
+   * checked against its id, cached, then handed to `arrived` to be written where it is wanted.
+   * Small files are written with blocking calls, which take a third of the time the same calls
+   * take through the thread pool; `letEventLoopRun` gives the event loop a turn every few
+   * milliseconds. Answers the ids handed over; the rest are in the cache, or are left to `file`
+   * (blobs too large for a batch, or missing from an answer).
    */
-  async prefetch(blobs: readonly { hash: string; size: number }[], fetchMany: (hashes: string[]) => Promise<Map<string, Uint8Array>>): Promise<void> {
-    const missing: { hash: string; size: number }[] = [];
-    for (const blob of new Map(blobs.map((entry) => [entry.hash, entry])).values()) {
-      if (!(await access(join(this.dir, blob.hash.slice(0, 2), blob.hash)).then(() => true, () => false))) missing.push(blob);
-    }
+  async fetchMissing(
+    blobs: readonly { hash: string; size: number }[],
+    fetchMany: (hashes: string[]) => Promise<Map<string, Uint8Array>>,
+    arrived: (hash: string, bytes: Uint8Array) => Promise<void>,
+  ): Promise<Set<string>> {
     const batches: string[][] = [];
     let batch: string[] = [];
     let bytes = 0;
-    for (const blob of missing) {
-      // Large blobs are left to the single-blob route; the batch answer is JSON with base64 in it.
-      if (blob.size > BATCH_BYTES) continue;
+    for (const blob of new Map(blobs.map((entry) => [entry.hash, entry])).values()) {
+      await letEventLoopRun();
+      // Large blobs are left to the single-blob route: a batch answer is held in memory whole.
+      if (blob.size > BATCH_BYTES || this.cached(blob.hash)) continue;
       if (batch.length === BATCH_COUNT || bytes + blob.size > BATCH_BYTES) {
         batches.push(batch);
         batch = [];
@@ -50,30 +58,126 @@ export class BlobFiles {
       bytes += blob.size;
     }
     if (batch.length > 0) batches.push(batch);
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: Math.min(BATCHES_IN_FLIGHT, batches.length) }, async () => {
-        while (next < batches.length) {
-          const fetched = await fetchMany(batches[next++]!);
-          for (const [hash, content] of fetched) await this.file(hash, async () => content);
-        }
-      }),
-    );
+    // Requests run ahead of the writing, which takes one answer at a time, in order.
+    const answers: Promise<Map<string, Uint8Array>>[] = [];
+    const request = () => {
+      const hashes = batches[answers.length];
+      if (!hashes) return;
+      const answer = fetchMany(hashes);
+      // Awaited in its turn; one failing while an earlier answer is written is not an unhandled rejection.
+      answer.catch(() => undefined);
+      answers.push(answer);
+    };
+    for (let i = 0; i < BATCHES_IN_FLIGHT; i += 1) request();
+    const handed = new Set<string>();
+    for (const [index, hashes] of batches.entries()) {
+      const fetched = await answers[index]!;
+      request();
+      for (const hash of hashes) {
+        const content = fetched.get(hash);
+        if (!content) continue;
+        await letEventLoopRun();
+        checkContent(hash, content);
+        this.storeSync(hash, content);
+        await arrived(hash, content);
+        handed.add(hash);
+      }
+    }
+    return handed;
   }
 
-  /** Copies a blob to `destination` (a reflink where the filesystem offers one), never linking: commands may edit it. */
-  async copyTo(hash: string, destination: string, fetchBlob: (hash: string) => Promise<Uint8Array>): Promise<void> {
-    await copyFile(await this.file(hash, fetchBlob), destination, constants.COPYFILE_FICLONE);
+  private pathOf(hash: string): string {
+    return join(this.dir, hash.slice(0, 2), hash);
+  }
+
+  private cached(hash: string): boolean {
+    try {
+      accessSync(this.pathOf(hash));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async fetchInto(hash: string, file: string, fetchBlob: (hash: string) => Promise<Uint8Array>): Promise<string> {
     const bytes = await fetchBlob(hash);
-    const actual = createHash('sha256').update(bytes).digest('hex');
-    if (actual !== hash) throw new Error(`blob ${hash} arrived with the content of ${actual}; refusing it`);
-    await mkdir(join(this.dir, hash.slice(0, 2)), { recursive: true });
-    const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    await writeFile(temp, bytes);
-    await rename(temp, file);
+    checkContent(hash, bytes);
+    // Written under a temporary name, then renamed: a reader never sees part of a blob.
+    const temp = temporaryName(file);
+    try {
+      await writeFile(temp, bytes, { flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+        await mkdir(join(this.dir, hash.slice(0, 2)), { recursive: true });
+        await writeFile(temp, bytes, { flag: 'wx' });
+      });
+      await rename(temp, file);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
     return file;
   }
+
+  /** `fetchInto`'s writing, with blocking calls, for the small blobs of a batch. */
+  private storeSync(hash: string, bytes: Uint8Array): void {
+    const file = this.pathOf(hash);
+    const temp = temporaryName(file);
+    try {
+      try {
+        writeFileSync(temp, bytes, { flag: 'wx' });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        mkdirSync(join(this.dir, hash.slice(0, 2)), { recursive: true });
+        writeFileSync(temp, bytes, { flag: 'wx' });
+      }
+      renameSync(temp, file);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
+  }
+}
+
+function temporaryName(file: string): string {
+  return `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+}
+
+function checkContent(hash: string, bytes: Uint8Array): void {
+  const actual = createHash('sha256').update(bytes).digest('hex');
+  if (actual !== hash) throw new Error(`blob ${hash} arrived with the content of ${actual}; refusing it`);
+}
+
+let sliceEnds = 0;
+
+/**
+ * Called between blocking file-system calls: once they have held the event loop for a few
+ * milliseconds, waits for it to run (timers, sockets, other requests) before going on.
+ */
+export async function letEventLoopRun(): Promise<void> {
+  if (performance.now() < sliceEnds) return;
+  await new Promise((resolve) => setImmediate(resolve));
+  sliceEnds = performance.now() + SLICE_MS;
+}
+
+/**
+ * Runs `work` over the items, `width` at a time. After a failure no further item is started, and
+ * the answer waits for those already running: nothing is left working once the caller has moved on.
+ */
+export async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const workers = await Promise.allSettled(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (!failed && next < items.length) {
+        try {
+          await work(items[next++]!);
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
+      }
+    }),
+  );
+  const failure = workers.find((result) => result.status === 'rejected');
+  if (failure) throw failure.reason;
 }

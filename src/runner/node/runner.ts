@@ -2,11 +2,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { cutAtChars } from '../../tools/text-lines.ts';
 import { KeyedLock } from '../../workspace/keyed-lock.ts';
 import { RunnerClient, StaleLeaseError, type LeasedJob, type SyncChange } from '../runner-client.ts';
 import { BlobFiles } from './blob-files.ts';
-import { startCommand, type RunningCommand } from './sandbox.ts';
+import { OutputPump } from './output-pump.ts';
+import { clearLayers, createLayers, detectOverlay, removeLayers, type OverlayMount } from './overlay.ts';
+import { detectIsolation, startCommand, type RunningCommand } from './sandbox.ts';
 import { WorkspaceMirror } from './workspace-mirror.ts';
 
 export interface RunnerOptions {
@@ -18,6 +19,8 @@ export interface RunnerOptions {
   /** Jobs run at once (default 8). */
   concurrency?: number;
   isolation?: 'bwrap' | 'process-group';
+  /** Run exec jobs over an overlay of the workspace copy where this host can (default true); false scans the copy after each. */
+  overlay?: boolean;
   network?: boolean;
   /** Characters of stdout and of stderr an exec keeps for its answer (default 1,048,576 each). */
   maxExecOutputChars?: number;
@@ -25,11 +28,6 @@ export interface RunnerOptions {
 }
 
 const LEASE_WAIT_MS = 20_000;
-const FLUSH_MS = 50;
-/** The largest output batch, well under the server's body limit. */
-const MAX_BATCH_CHARS = 2 * 1024 * 1024;
-/** Output waiting to be shipped beyond which the command's output is paused. */
-const MAX_WAITING_CHARS = 8 * 1024 * 1024;
 
 export class Runner {
   readonly id: string;
@@ -39,6 +37,9 @@ export class Runner {
   /** Materialise and sync of one workspace copy take turns; commands themselves run side by side. */
   private readonly workspaceLock = new KeyedLock();
   private readonly running = new Set<RunningCommand>();
+  /** Commands running on each workspace copy bound in place (not over an overlay): they change it unseen while they run. */
+  private readonly directWriters = new Map<string, number>();
+  private staleLayersCleared: Promise<void> | undefined;
   private stopping = false;
   private readonly leasing = new AbortController();
   private loops: Promise<void>[] = [];
@@ -92,17 +93,54 @@ export class Runner {
         if (mirror.version !== undefined && mirror.version === job.workspaceVersion) return;
         const manifest = await this.client.manifest(job.workspace);
         mirror.version = undefined;
+        // Materialising keeps the copy exact (it writes only what it records), or makes it so when
+        // it starts from nothing, unless it fails half way.
+        const exact = mirror.exact || (await mirror.holdsNothing());
+        mirror.exact = false;
         await mirror.materialise(
           manifest.entries,
           (hash) => this.client.blob(job.workspace, hash),
           (hashes) => this.client.blobs(job.workspace, hashes),
         );
+        mirror.exact = exact && !mirror.hasUnwrittenLinks() && !this.directWriters.get(job.workspace);
         mirror.version = manifest.version;
       });
     } catch (error) {
       await this.report(job, { exitCode: null, status: 'failed', error: `could not prepare the workspace: ${(error as Error).message}` });
       return;
     }
+    const overlay = await this.overlayFor(job, mirror);
+    // Until its changes are synced, a command bound in place leaves the copy holding more than is known.
+    if (!overlay) {
+      mirror.exact = false;
+      this.directWriters.set(job.workspace, (this.directWriters.get(job.workspace) ?? 0) + 1);
+    }
+    try {
+      await this.runCommand(job, mirror, overlay);
+    } finally {
+      if (overlay) await removeLayers(overlay.layers).catch((error: unknown) => this.log(`could not remove ${overlay.layers.dir}: ${(error as Error).message}`));
+      else this.directWriters.set(job.workspace, this.directWriters.get(job.workspace)! - 1);
+    }
+  }
+
+  /**
+   * A fresh overlay for an exec where this host can mount one, so its changes are read from the
+   * upper layer instead of a walk of the copy; undefined binds the copy itself. `start` jobs always
+   * bind it: processes running side by side keep sharing one live directory.
+   */
+  private async overlayFor(job: LeasedJob, mirror: WorkspaceMirror): Promise<OverlayMount | undefined> {
+    if (job.mode !== 'exec' || this.options.overlay === false || (this.options.isolation ?? detectIsolation()) !== 'bwrap') return undefined;
+    const parent = join(this.options.dataDir, 'overlays');
+    const { support } = detectOverlay(parent);
+    if (!support) return undefined;
+    // Layers a previous runner on this data directory left behind go first, once.
+    this.staleLayersCleared ??= clearLayers(parent);
+    await this.staleLayersCleared;
+    const layers = await createLayers(parent, mirror.root).catch(() => undefined);
+    return layers && { support, layers };
+  }
+
+  private async runCommand(job: LeasedJob, mirror: WorkspaceMirror, overlay: OverlayMount | undefined): Promise<void> {
     const output = new OutputPump(this.client, job, this.options.maxExecOutputChars ?? 1_048_576);
     let command: RunningCommand;
     try {
@@ -113,6 +151,7 @@ export class Runner {
         env: job.env,
         network: this.options.network,
         isolation: this.options.isolation,
+        overlay,
         onOutput: (stream, text) => output.add(stream, text),
       });
     } catch (error) {
@@ -157,9 +196,10 @@ export class Runner {
     this.running.delete(command);
     await output.close();
     // A runner shutting down killed the command: it reports nothing, so the job becomes lost
-    // (its runner vanished) rather than an exit the command never chose.
+    // (its runner vanished) rather than an exit the command never chose. Over an overlay its
+    // changes go with the upper layer; bound in place they stay in the copy for the next scan.
     if (abandoned || this.stopping) return;
-    const sync = await this.workspaceLock.run(job.workspace, () => this.syncBack(job, mirror)).catch((error: unknown) => {
+    const sync = await this.workspaceLock.run(job.workspace, () => this.syncBack(job, mirror, overlay)).catch((error: unknown) => {
       abandon(error);
       return { conflicts: [] as string[], error: `could not sync files back: ${(error as Error).message}` };
     });
@@ -174,12 +214,17 @@ export class Runner {
     });
   }
 
-  private async syncBack(job: LeasedJob, mirror: WorkspaceMirror): Promise<{ conflicts: string[]; error?: string }> {
-    const { changes, skipped } = await mirror.scan();
+  private async syncBack(job: LeasedJob, mirror: WorkspaceMirror, overlay?: OverlayMount): Promise<{ conflicts: string[]; error?: string }> {
+    const { changes, skipped } = overlay ? await mirror.takeUpper(overlay.support, overlay.layers) : await mirror.scan();
     const wire: SyncChange[] = changes.map((change) =>
       change.op === 'write' ? { op: 'write', path: change.path, contentBase64: Buffer.from(change.content).toString('base64'), baseVersion: change.baseVersion } : change,
     );
-    if (wire.length === 0 && skipped.length === 0) return { conflicts: [] };
+    // The copy holds exactly what is known once all it held was seen and committed, and no command bound in place is changing it.
+    const alone = (this.directWriters.get(job.workspace) ?? 0) === (overlay ? 0 : 1);
+    if (wire.length === 0 && skipped.length === 0) {
+      mirror.exact = alone;
+      return { conflicts: [] };
+    }
     const before = mirror.version;
     const answer = wire.length > 0 ? await this.client.sync(job.processId, job.token, wire) : { committed: [], entries: [], conflicts: [], skipped: [], version: null };
     // Bring the copy's record up to what the server now holds; conflicted and refused paths are
@@ -190,6 +235,7 @@ export class Runner {
     // The copy equals the new version only when our commit was the only one since it was made.
     const clean = answer.conflicts.length === 0 && refused.length === 0 && before !== undefined && answer.version === before + 1;
     mirror.version = clean ? (answer.version ?? undefined) : undefined;
+    mirror.exact = alone && answer.conflicts.length === 0 && refused.length === 0 && answer.committed.length === wire.length;
     return {
       conflicts: answer.conflicts,
       ...(refused.length > 0 ? { error: `not synced: ${refused.map((entry) => `${entry.path} (${entry.reason})`).join('; ')}` } : {}),
@@ -204,98 +250,5 @@ export class Runner {
 
   private log(message: string): void {
     (this.options.log ?? ((text: string) => console.error(`toolgate runner: ${text}`)))(message);
-  }
-}
-
-/**
- * Ships a command's output to the server in order, one request at a time, and keeps exec's
- * separate streams. While a request is out, output gathers; a runner that falls far behind keeps
- * only the tail the server's ring would keep and reports the rest as skipped, so memory stays
- * bounded and a fast writer is not slowed to the speed of the log store. When the ring is too big
- * to skip that way, reading pauses instead.
- */
-class OutputPump {
-  onStale: (error: unknown) => void = () => undefined;
-  /** Called with true when too much output waits to be shipped, and with false once it has drained. */
-  onPressure: (high: boolean) => void = () => undefined;
-  private pending = '';
-  /** Characters dropped from the front of `pending` since the last batch. */
-  private skipped = 0;
-  /** Characters accounted for by batches already sent (skipped ones included). */
-  private sent = 0;
-  private inFlight: Promise<void> | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private paused = false;
-  private readonly streams = { stdout: '', stderr: '' };
-  private truncated = false;
-  private readonly canSkip: boolean;
-
-  constructor(
-    private readonly client: RunnerClient,
-    private readonly job: LeasedJob,
-    private readonly maxStreamChars: number,
-  ) {
-    this.canSkip = job.outputChars <= MAX_BATCH_CHARS;
-  }
-
-  add(stream: 'stdout' | 'stderr', text: string): void {
-    this.pending += text;
-    if (this.job.mode === 'exec') {
-      const room = this.maxStreamChars - this.streams[stream].length;
-      if (text.length > room) this.truncated = true;
-      if (room > 0) this.streams[stream] += cutAtChars(text, room);
-    }
-    if (this.canSkip && this.pending.length > 2 * this.job.outputChars) {
-      let cut = this.pending.length - this.job.outputChars;
-      // Never keep half of a surrogate pair: drop the whole pair.
-      const code = this.pending.charCodeAt(cut);
-      if (code >= 0xdc00 && code <= 0xdfff) cut += 1;
-      this.skipped += cut;
-      this.pending = this.pending.slice(cut);
-    }
-    this.pressure();
-    if (this.inFlight === undefined) this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
-  }
-
-  execStreams(): { stdout: string; stderr: string; truncated: boolean } {
-    return { ...this.streams, truncated: this.truncated };
-  }
-
-  async close(): Promise<void> {
-    while (this.inFlight !== undefined || this.pending !== '') {
-      if (this.inFlight === undefined) this.flush();
-      await this.inFlight;
-    }
-  }
-
-  private flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.inFlight !== undefined || this.pending === '') return;
-    const data = this.skipped > 0 ? this.pending : cutAtChars(this.pending, MAX_BATCH_CHARS);
-    const { skipped } = this;
-    const offset = this.sent;
-    this.pending = this.pending.slice(data.length);
-    this.skipped = 0;
-    this.sent += skipped + data.length;
-    this.inFlight = this.client
-      .output(this.job.processId, this.job.token, data, offset, skipped)
-      .catch(this.onStale)
-      .finally(() => {
-        this.inFlight = undefined;
-        this.pressure();
-        if (this.pending !== '') this.flush();
-      });
-  }
-
-  private pressure(): void {
-    const waiting = this.pending.length;
-    if (!this.paused && waiting > MAX_WAITING_CHARS) {
-      this.paused = true;
-      this.onPressure(true);
-    } else if (this.paused && waiting < MAX_WAITING_CHARS / 2) {
-      this.paused = false;
-      this.onPressure(false);
-    }
   }
 }

@@ -9,6 +9,7 @@ import { constants as osConstants } from 'node:os';
 import { join, posix, resolve } from 'node:path';
 import { ToolError } from '../../core/errors.ts';
 import { bubblewrapArgs, locateBubblewrap } from './bubblewrap.ts';
+import { describeChangeTracking, detectOverlay, overlayLaunch, type OverlayMount } from './overlay.ts';
 import { findProcessTree, readStdioTargets, signalProcesses, signalProcessGroup } from './process-tree.ts';
 import { SANDBOX_WORKSPACE } from './workspace-mirror.ts';
 
@@ -27,6 +28,11 @@ export interface SandboxOptions {
   network?: boolean;
   /** Default: 'bwrap' where bubblewrap is installed, else 'process-group' (no isolation). */
   isolation?: Isolation;
+  /**
+   * bubblewrap only: the command sees an overlay with `workspaceDir` as its lower layer instead of
+   * the directory itself, so its changes land in the upper layer (see overlay.ts).
+   */
+  overlay?: OverlayMount;
   /** Decoded UTF-8; a chunk never ends inside a multi-byte character. Must not throw. */
   onOutput(stream: OutputStream, text: string): void;
 }
@@ -71,10 +77,10 @@ export function detectIsolation(): Isolation {
   return locateBubblewrap() === undefined ? 'process-group' : 'bwrap';
 }
 
-/** One sentence for the runner's start-up log saying how commands are isolated. */
+/** One sentence for the runner's start-up log saying how commands are isolated and how an exec's changes are found. */
 export function describeIsolation(isolation: Isolation = detectIsolation()): string {
   return isolation === 'bwrap'
-    ? `commands run in bubblewrap (${locateBubblewrap() ?? 'bwrap'}): only the workspace is writable and there is no network unless configured`
+    ? `commands run in bubblewrap (${locateBubblewrap() ?? 'bwrap'}): only the workspace is writable and there is no network unless configured; ${describeChangeTracking(detectOverlay())}`
     : 'bubblewrap not found: commands run without isolation in their own process group; install bubblewrap';
 }
 
@@ -97,9 +103,12 @@ function spawnBubblewrap(options: SandboxOptions, workspaceDir: string, segments
     throw new ToolError('unavailable', 'bubblewrap is not installed on this runner; install it or use process-group isolation.');
   }
   const cwd = posix.join(SANDBOX_WORKSPACE, ...segments);
-  const args = bubblewrapArgs({ workspaceDir, cwd, env: commandEnvironment(cwd, options.env), network: options.network ?? false, command: options.command });
+  const { overlay } = options;
+  const args = bubblewrapArgs({ workspaceDir: overlay?.layers.merged ?? workspaceDir, cwd, env: commandEnvironment(cwd, options.env), network: options.network ?? false, command: options.command });
+  // The launcher mounts the overlay and then execs bwrap in place, so the spawned pid ends up bwrap's as without it.
+  const launch = overlay ? overlayLaunch(overlay.support, overlay.layers, bwrap, args) : { command: bwrap, args };
   // bwrap itself needs no environment; --clearenv and --setenv give the command its own.
-  return spawn(bwrap, args, { cwd: workspaceDir, env: {}, stdio: 'pipe', detached: true });
+  return spawn(launch.command, launch.args, { cwd: workspaceDir, env: {}, stdio: 'pipe', detached: true });
 }
 
 function spawnProcessGroup(options: SandboxOptions, workspaceDir: string, segments: string[]): ChildProcessWithoutNullStreams {

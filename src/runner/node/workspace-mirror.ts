@@ -1,10 +1,13 @@
 // A runner-local copy of one workspace: materialised from the manifest, scanned for what a command changed.
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
-import { dirname, join, posix } from 'node:path';
+import { closeSync, constants, copyFileSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync, symlinkSync, writeFileSync, type Dirent, type Stats } from 'node:fs';
+import { copyFile, lstat, mkdir, readdir, readFile, readlink, rename, rm } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import { parseVirtualPath } from '../../core/virtual-path.ts';
 import type { RunnerChange } from '../../workspace/sync-changes.ts';
-import type { BlobFiles } from './blob-files.ts';
+import { inParallel, letEventLoopRun, type BlobFiles } from './blob-files.ts';
+import type { OverlayLayers, OverlaySupport } from './overlay.ts';
+import { applyUpper, readUpper, type UpperNode } from './overlay-upper.ts';
 
 /** Where the sandbox mounts the workspace; absolute link targets under it point into the workspace. */
 export const SANDBOX_WORKSPACE = '/workspace';
@@ -28,6 +31,13 @@ export interface ScanResult {
   skipped: { path: string; reason: string }[];
 }
 
+/** What a walk has found so far. */
+interface Found {
+  changes: MirrorChange[];
+  skipped: ScanResult['skipped'];
+  seen: Set<string>;
+}
+
 /** What the mirror knows is on disk for a path: the manifest entry it came from, and the file's stat. */
 interface Known {
   entry: MirrorEntry;
@@ -39,6 +49,12 @@ export class WorkspaceMirror {
   private known = new Map<string, Known>();
   /** The workspace version the copy equals, when known: a job at this version needs no materialise. */
   version: number | undefined;
+  /**
+   * Whether the directory holds exactly the known entries and nothing else, so an exec's changes
+   * can be read from its upper layer alone. The runner sets it when it knows so (a clean sync, a
+   * materialise into an empty directory) and clears it whenever the directory may change unseen.
+   */
+  exact = false;
 
   constructor(
     readonly root: string,
@@ -47,7 +63,9 @@ export class WorkspaceMirror {
 
   /**
    * Makes the directory equal the manifest. Every path and link target is checked before anything
-   * is written; a link whose target would leave the workspace is not created on disk.
+   * is written; a link whose target would leave the workspace is not created on disk. What is on
+   * disk is learnt by listing directories (never through a link), so nothing is written or removed
+   * through a link a command left there, and a path found empty is created without further checks.
    */
   async materialise(
     entries: readonly MirrorEntry[],
@@ -60,102 +78,234 @@ export class WorkspaceMirror {
       if (entry.type === 'file' && (entry.blob === null || !/^[0-9a-f]{64}$/.test(entry.blob))) throw new Error(`file ${entry.path} has no valid blob`);
       wanted.set(entry.path, entry);
     }
+    // Every directory the entries need, parents included. None may be a file or a link in the
+    // manifest: what lies below it would be written through it.
+    const dirs = new Set<string>();
+    for (const entry of wanted.values()) {
+      if (entry.type === 'dir') dirs.add(entry.path);
+      for (let slash = entry.path.indexOf('/'); slash !== -1; slash = entry.path.indexOf('/', slash + 1)) {
+        const parent = entry.path.slice(0, slash);
+        const type = wanted.get(parent)?.type ?? 'dir';
+        if (type !== 'dir') throw new Error(`manifest path ${JSON.stringify(entry.path)} lies below the ${type} ${JSON.stringify(parent)}`);
+        dirs.add(parent);
+      }
+    }
     await mkdir(this.root, { recursive: true });
-    // Fetch what the cache lacks side by side; one at a time, a cold workspace of thousands of files waits on round trips.
-    const changed = [...wanted.values()].filter((entry) => entry.type === 'file' && this.known.get(entry.path)?.entry.blob !== entry.blob);
-    if (fetchBlobs) await this.blobs.prefetch(changed.map((entry) => ({ hash: entry.blob!, size: entry.size ?? Number.MAX_SAFE_INTEGER })), fetchBlobs);
-    const needed = [...new Set(changed.map((entry) => entry.blob!))];
-    await inParallel(needed, BLOB_FETCHES, (hash) => this.blobs.file(hash, fetchBlob));
-    // Remove what the manifest no longer has (or has as another type), deepest first.
-    const stale = [...this.known.keys()].filter((path) => wanted.get(path)?.type !== this.known.get(path)!.entry.type).sort().reverse();
-    for (const path of stale) {
-      await rm(join(this.root, path), { recursive: true, force: true });
+    const onDisk = await this.listDisk(dirs);
+    // Remove what the manifest no longer has (or has as another type), deepest first. Only what the
+    // listing found is removed: it lies in real directories, so nothing is removed through a link.
+    const removedDirs = new Set<string>();
+    for (const path of [...this.known.keys()].filter((path) => wanted.get(path)?.type !== this.known.get(path)!.entry.type).sort().reverse()) {
+      const type = onDisk.get(path);
+      if (type !== undefined) {
+        await rm(join(this.root, path), { recursive: true, force: true });
+        onDisk.delete(path);
+        if (type === 'dir') removedDirs.add(path);
+      }
       this.known.delete(path);
     }
-    // Parents sort before their children.
-    for (const entry of [...wanted.values()].sort((a, b) => (a.path < b.path ? -1 : 1))) {
-      const known = this.known.get(entry.path)?.entry;
-      const host = join(this.root, entry.path);
-      if (entry.type === 'dir') {
-        // A command may have swapped a directory for a link: files are written below it next, and
-        // must never be written through a link to somewhere else on the host.
-        const onDisk = await lstat(host).catch(() => undefined);
-        if (onDisk && !onDisk.isDirectory()) {
-          await rm(host, { force: true, recursive: true });
-          this.forgetTree(entry.path);
-        }
-        if (!onDisk?.isDirectory()) await mkdir(host, { recursive: true });
-      } else if (entry.type === 'file') {
-        const onDisk = await lstat(host).catch(() => undefined);
-        if (this.known.get(entry.path)?.entry.blob !== entry.blob || !onDisk?.isFile()) {
-          await mkdir(dirname(host), { recursive: true });
-          await rm(host, { force: true, recursive: true });
-          await this.blobs.copyTo(entry.blob!, host, fetchBlob);
-        }
-      } else if (known?.target !== entry.target) {
-        await mkdir(dirname(host), { recursive: true });
-        await rm(host, { force: true, recursive: true });
-        const diskTarget = toDiskTarget(entry.path, entry.target ?? '');
-        if (diskTarget !== undefined) await symlink(diskTarget, host);
+    if (removedDirs.size > 0) {
+      for (const path of [...onDisk.keys()]) if (ancestors(path).some((parent) => removedDirs.has(parent))) onDisk.delete(path);
+    }
+    // The disk work from here on is blocking calls, a few milliseconds at a time (see BlobFiles.fetchMissing).
+    // Directories first, parents before children (a parent sorts before what lies in it), each made once.
+    for (const path of [...dirs].sort()) {
+      await letEventLoopRun();
+      this.putDir(path, onDisk.get(path));
+    }
+    for (const entry of wanted.values()) if (entry.type === 'dir') this.known.set(entry.path, { entry });
+    // What the listing found where a file or link is wanted is replaced; what it did not find is created.
+    const files: Placement[] = [];
+    for (const entry of wanted.values()) {
+      if (entry.type === 'dir') continue;
+      const known = this.known.get(entry.path);
+      const disk = onDisk.get(entry.path);
+      if (entry.type === 'file') {
+        if (known?.entry.blob === entry.blob && disk === 'file') this.known.set(entry.path, { entry, stamp: known.stamp });
+        else files.push({ entry, occupied: disk !== undefined });
+        continue;
       }
-      this.known.set(entry.path, { entry, stamp: entry.type === 'file' ? await stampOf(host) : undefined });
+      const diskTarget = toDiskTarget(entry.path, entry.target ?? '');
+      if (known?.entry.target === entry.target && (disk === 'symlink' || diskTarget === undefined)) {
+        this.known.set(entry.path, { entry });
+        continue;
+      }
+      await letEventLoopRun();
+      await this.place({ entry, occupied: disk !== undefined }, (host) => {
+        if (diskTarget !== undefined) symlinkSync(diskTarget, host);
+        return undefined;
+      });
+    }
+    // Blobs fetched in batches are written straight to their files as they arrive (and cached);
+    // the rest are copied from the cache, fetched into it first when absent.
+    const byBlob = new Map<string, Placement[]>();
+    for (const file of files) {
+      const same = byBlob.get(file.entry.blob!);
+      if (same) same.push(file);
+      else byBlob.set(file.entry.blob!, [file]);
+    }
+    const written = fetchBlobs
+      ? await this.blobs.fetchMissing(
+          files.map((file) => ({ hash: file.entry.blob!, size: file.entry.size ?? Number.MAX_SAFE_INTEGER })),
+          fetchBlobs,
+          async (hash, bytes) => {
+            for (const file of byBlob.get(hash)!) await this.place(file, (host) => createFile(host, bytes));
+          },
+        )
+      : new Set<string>();
+    const rest = files.filter((file) => !written.has(file.entry.blob!));
+    const cachedFiles = new Map<string, string>();
+    await inParallel([...new Set(rest.map((file) => file.entry.blob!))], BLOB_FETCHES, async (hash) => {
+      cachedFiles.set(hash, await this.blobs.file(hash, fetchBlob));
+    });
+    for (const file of rest) {
+      await letEventLoopRun();
+      const source = cachedFiles.get(file.entry.blob!)!;
+      // Copied (a reflink where the filesystem offers one), never linked: commands may edit the file
+      // in place. A large file is copied through the thread pool, not holding the event loop.
+      const flags = constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE;
+      await this.place(file, async (host) => {
+        if ((file.entry.size ?? Number.MAX_SAFE_INTEGER) <= BLOCKING_COPY_BYTES) copyFileSync(source, host, flags);
+        else await copyFile(source, host, flags);
+        return stampFrom(lstatSync(host));
+      });
     }
   }
 
   /** What the command changed since materialise, as changes based on the versions it started from. */
   async scan(): Promise<ScanResult> {
-    const changes: MirrorChange[] = [];
-    const skipped: ScanResult['skipped'] = [];
-    const seen = new Set<string>();
-    const walk = async (relative: string): Promise<void> => {
-      const names = (await readdir(join(this.root, relative)).catch(() => [] as string[])).sort();
-      // One directory's entries are stat'ed side by side (the thread pool overlaps them), then read in order.
-      const stats = await Promise.all(names.map((name) => lstat(join(this.root, relative, name)).catch(() => undefined)));
-      for (const [index, name] of names.entries()) {
-        const path = relative === '' ? name : `${relative}/${name}`;
-        const host = join(this.root, path);
-        let valid = true;
-        try {
-          valid = parseVirtualPath(path).path === path;
-        } catch {
-          valid = false;
-        }
-        if (!valid) {
-          skipped.push({ path, reason: 'the name is not a valid workspace path (control characters, backslash or non-NFC)' });
+    const found: Found = { changes: [], skipped: [], seen: new Set() };
+    await this.walk('', found);
+    return this.result(found);
+  }
+
+  /**
+   * Applies an exec's upper overlay layer to the directory and answers what the command changed:
+   * read from the layer alone while `exact` holds, else by a full scan. A directory left half
+   * applied is discarded whole (into the job's layer directory), so the next materialise starts
+   * afresh rather than a scan syncing a mixture.
+   */
+  async takeUpper(support: OverlaySupport, layers: OverlayLayers): Promise<ScanResult> {
+    const upper = await readUpper(support, layers.upper);
+    try {
+      await applyUpper(upper, layers);
+    } catch (error) {
+      await this.discard(join(layers.dir, 'discarded'));
+      throw new Error(`the command's changes could not be applied to the workspace copy, which was discarded (${(error as Error).message})`);
+    }
+    return this.exact ? this.changesFromUpper(upper) : this.scan();
+  }
+
+  /**
+   * The same changes `scan` would find, read from an upper layer `applyUpper` put into the
+   * directory: only what the layer holds is looked at. Sound only while `exact` holds, since
+   * anything on disk the layer does not touch is taken to be what `known` says.
+   */
+  private async changesFromUpper(upper: UpperNode): Promise<ScanResult> {
+    const found: Found = { changes: [], skipped: [], seen: new Set() };
+    // Paths whose known entries, and all below them, are deleted unless seen again.
+    const replaced = new Set<string>();
+    const visit = async (node: UpperNode, relative: string): Promise<void> => {
+      for (const child of node.children) {
+        const path = relative === '' ? child.name : `${relative}/${child.name}`;
+        replaced.add(path);
+        if (child.kind === 'whiteout') continue;
+        if (child.kind === 'dir' && !child.opaque && child.source === undefined && this.known.get(path)?.entry.type === 'dir') {
+          // A directory both layers show: only what the upper layer holds in it changed.
+          replaced.delete(path);
+          found.seen.add(path);
+          await visit(child, path);
           continue;
         }
-        const stat = stats[index];
-        // Gone between the listing and the stat: a deletion, which the known-but-unseen pass reports.
-        if (!stat) continue;
-        const known = this.known.get(path);
-        const baseVersion = known?.entry.version ?? null;
-        seen.add(path);
-        if (stat.isDirectory()) {
-          if (known?.entry.type !== 'dir') changes.push({ op: 'mkdir', path });
-          await walk(path);
-        } else if (stat.isSymbolicLink()) {
-          const target = fromDiskTarget(path, await readlink(host), this.root);
-          if (known?.entry.type !== 'symlink' || known.entry.target !== target) changes.push({ op: 'symlink', path, target, baseVersion });
-        } else if (stat.isFile()) {
-          const stamp = `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
-          if (known?.entry.type === 'file' && known.stamp === stamp) continue;
-          const content = await readFile(host);
-          if (known?.entry.type === 'file' && known.entry.blob === sha256(content)) {
-            known.stamp = stamp;
-            continue;
-          }
-          changes.push({ op: 'write', path, content, baseVersion });
-        } else {
-          skipped.push({ path, reason: 'only files, directories and symlinks are kept' });
-        }
+        await this.visit(path, await lstat(join(this.root, path)).catch(() => undefined), found);
       }
     };
-    await walk('');
-    // Deleted: known but gone, children before parents.
-    for (const [path, known] of [...this.known].sort(([a], [b]) => (a < b ? 1 : -1))) {
-      if (!seen.has(path)) changes.push({ op: 'delete', path, baseVersion: known.entry.version });
+    await visit(upper, '');
+    found.changes.sort((a, b) => bySegments(a.path, b.path));
+    found.skipped.sort((a, b) => bySegments(a.path, b.path));
+    return this.result(found, replaced);
+  }
+
+  /** Gives up the directory (moved to `aside`, for the caller to remove) and all that is known of it: the next materialise starts afresh. */
+  async discard(aside: string): Promise<void> {
+    this.known.clear();
+    this.version = undefined;
+    this.exact = false;
+    await rename(this.root, aside).catch(() => rm(this.root, { recursive: true, force: true }));
+  }
+
+  /** Whether the directory is missing or empty. */
+  async holdsNothing(): Promise<boolean> {
+    try {
+      return (await readdir(this.root)).length === 0;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
+      throw error;
     }
-    return { changes, skipped };
+  }
+
+  /** Whether a known link is missing on disk because its target would leave the workspace (materialise never creates those). */
+  hasUnwrittenLinks(): boolean {
+    for (const { entry } of this.known.values()) if (entry.type === 'symlink' && toDiskTarget(entry.path, entry.target ?? '') === undefined) return true;
+    return false;
+  }
+
+  /** Walks a directory of the copy (''= the root), visiting every entry below it. */
+  private async walk(relative: string, found: Found): Promise<void> {
+    const names = (await readdir(join(this.root, relative)).catch(() => [] as string[])).sort();
+    // One directory's entries are stat'ed side by side (the thread pool overlaps them), then read in order.
+    const stats = await Promise.all(names.map((name) => lstat(join(this.root, relative, name)).catch(() => undefined)));
+    for (const [index, name] of names.entries()) await this.visit(relative === '' ? name : `${relative}/${name}`, stats[index], found);
+  }
+
+  /** Compares one entry on disk with what is known of it; a directory is walked. */
+  private async visit(path: string, stat: Stats | undefined, found: Found): Promise<void> {
+    const { changes, skipped, seen } = found;
+    const host = join(this.root, path);
+    let valid = true;
+    try {
+      valid = parseVirtualPath(path).path === path;
+    } catch {
+      valid = false;
+    }
+    if (!valid) {
+      skipped.push({ path, reason: 'the name is not a valid workspace path (control characters, backslash or non-NFC)' });
+      return;
+    }
+    // Gone between the listing and the stat: a deletion, which the known-but-unseen pass reports.
+    if (!stat) return;
+    const known = this.known.get(path);
+    const baseVersion = known?.entry.version ?? null;
+    seen.add(path);
+    if (stat.isDirectory()) {
+      if (known?.entry.type !== 'dir') changes.push({ op: 'mkdir', path });
+      await this.walk(path, found);
+    } else if (stat.isSymbolicLink()) {
+      const target = fromDiskTarget(path, await readlink(host), this.root);
+      if (known?.entry.type !== 'symlink' || known.entry.target !== target) changes.push({ op: 'symlink', path, target, baseVersion });
+    } else if (stat.isFile()) {
+      const stamp = stampFrom(stat);
+      if (known?.entry.type === 'file' && known.stamp === stamp) return;
+      const content = await readFile(host);
+      if (known?.entry.type === 'file' && known.entry.blob === sha256(content)) {
+        known.stamp = stamp;
+        return;
+      }
+      changes.push({ op: 'write', path, content, baseVersion });
+    } else {
+      skipped.push({ path, reason: 'only files, directories and symlinks are kept' });
+    }
+  }
+
+  /**
+   * The changes found, then deletions: known entries not seen, children before parents; with
+   * `within`, only those at or below one of its paths.
+   */
+  private result(found: Found, within?: ReadonlySet<string>): ScanResult {
+    const candidates = within === undefined ? [...this.known] : within.size === 0 ? [] : [...this.known].filter(([path]) => withinAny(path, within));
+    const deleted = candidates.filter(([path]) => !found.seen.has(path)).sort(([a], [b]) => (a < b ? 1 : -1));
+    for (const [path, known] of deleted) found.changes.push({ op: 'delete', path, baseVersion: known.entry.version });
+    return { changes: found.changes, skipped: found.skipped };
   }
 
   /** Records entries as committed (after sync-back), so the next scan compares against them. */
@@ -173,17 +323,121 @@ export class WorkspaceMirror {
   private forgetTree(path: string): void {
     for (const known of [...this.known.keys()]) if (known === path || known.startsWith(`${path}/`)) this.known.delete(known);
   }
+
+  /**
+   * What is on disk, by path: the root and every directory the manifest wants, listed one
+   * directory at a time, never through a link (a command may have swapped a directory for one).
+   */
+  private async listDisk(dirs: ReadonlySet<string>): Promise<Map<string, DiskType>> {
+    const found = new Map<string, DiskType>();
+    const pending = [''];
+    for (let relative = pending.pop(); relative !== undefined; relative = pending.pop()) {
+      await letEventLoopRun();
+      let names: Dirent[] = [];
+      try {
+        names = readdirSync(join(this.root, relative), { withFileTypes: true });
+      } catch {
+        // Gone or not a directory: nothing below it is on disk.
+      }
+      for (const name of names) {
+        const path = relative === '' ? name.name : `${relative}/${name.name}`;
+        const type: DiskType = name.isDirectory() ? 'dir' : name.isSymbolicLink() ? 'symlink' : name.isFile() ? 'file' : 'other';
+        found.set(path, type);
+        if (type === 'dir' && dirs.has(path)) pending.push(path);
+      }
+    }
+    return found;
+  }
+
+  /** Makes a wanted directory, replacing whatever else is there: files are written below it next, never through a link. */
+  private putDir(path: string, disk: DiskType | undefined): void {
+    if (disk === 'dir') return;
+    const host = join(this.root, path);
+    if (disk !== undefined) {
+      rmSync(host, { recursive: true, force: true });
+      this.forgetTree(path);
+    }
+    try {
+      mkdirSync(host);
+    } catch (error) {
+      // Made since the listing (by a command still running): kept if it is a directory, else replaced.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (lstatSync(host).isDirectory()) return;
+      rmSync(host, { recursive: true, force: true });
+      this.forgetTree(path);
+      mkdirSync(host);
+    }
+  }
+
+  /**
+   * Puts a file or link where the listing found `occupied`: whatever is there is removed first, and
+   * `create` never opens an existing path, so a link planted there is replaced, never followed.
+   * The entry is known only once it is on disk whole.
+   */
+  private async place(placement: Placement, create: (host: string) => string | undefined | Promise<string | undefined>): Promise<void> {
+    const { entry } = placement;
+    const host = join(this.root, entry.path);
+    this.known.delete(entry.path);
+    if (placement.occupied) rmSync(host, { recursive: true, force: true });
+    let stamp: string | undefined;
+    try {
+      stamp = await create(host);
+    } catch (error) {
+      // Something appeared there since the listing (a command still running): replaced, not written through.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      rmSync(host, { recursive: true, force: true });
+      stamp = await create(host);
+    }
+    this.known.set(entry.path, { entry, stamp });
+  }
 }
 
+/** Single-blob fetches in flight at once. */
 const BLOB_FETCHES = 16;
+/** Files up to this size are copied from the cache with a blocking call (see BlobFiles.fetchMissing). */
+const BLOCKING_COPY_BYTES = 1024 * 1024;
 
-async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
+/** Orders paths as a walk of sorted directory listings meets them: segment by segment, a parent before its children. */
+function bySegments(a: string, b: string): number {
+  const left = a.split('/');
+  const right = b.split('/');
+  for (let index = 0; index < Math.min(left.length, right.length); index += 1) {
+    if (left[index] !== right[index]) return left[index]! < right[index]! ? -1 : 1;
+  }
+  return left.length - right.length;
+}
+
+/** Whether a path or one of the directories it lies in is in the set. */
+function withinAny(path: string, roots: ReadonlySet<string>): boolean {
+  for (let end = path.length; end > 0; end = path.lastIndexOf('/', end - 1)) {
+    if (roots.has(path.slice(0, end))) return true;
+  }
+  return false;
+}
+
+type DiskType = 'dir' | 'file' | 'symlink' | 'other';
+
+/** A file or link to put on disk, and whether the listing found something at its path. */
+interface Placement {
+  entry: MirrorEntry;
+  occupied: boolean;
+}
+
+/** The directories a path lies in, outermost first. */
+function ancestors(path: string): string[] {
+  const parts = path.split('/');
+  return parts.slice(0, -1).map((_, index) => parts.slice(0, index + 1).join('/'));
+}
+
+/** Creates a file that must not exist yet (a link there is not followed) and answers its stamp. */
+function createFile(host: string, bytes: Uint8Array): string {
+  const fd = openSync(host, 'wx');
+  try {
+    writeFileSync(fd, bytes);
+    return stampFrom(fstatSync(fd));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function sha256(bytes: Uint8Array): string {
@@ -191,7 +445,10 @@ export function sha256(bytes: Uint8Array): string {
 }
 
 async function stampOf(host: string): Promise<string> {
-  const stat = await lstat(host);
+  return stampFrom(await lstat(host));
+}
+
+function stampFrom(stat: Stats): string {
   return `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
 }
 
