@@ -9,6 +9,7 @@ import { readNodeConfig } from '../src/node/config.ts';
 import { createNodeHome, startNodeServer } from '../src/node/server.ts';
 import { benchApplyPatch } from './apply-patch-bench.ts';
 import { benchBash } from './bash-bench.ts';
+import { benchWorkerHome } from './worker-bench.ts';
 import type { LoadResult, LoadSpec } from './load-client.ts';
 
 const KEY = 'tg_bench_key_000000000000000000000000000000';
@@ -83,6 +84,7 @@ async function main(): Promise<void> {
     const latencyRatio = percentile(manyFiles.latenciesMs, 50) / percentile(tenFiles.latenciesMs, 50);
     console.log(`p50 latency 100,000 / 10 files: ${verdict(latencyRatio, '<= 1.2x', latencyRatio <= 1.2)}`);
 
+    await benchWorkerHome(server.url, KEY, load, describe, durationMs);
     await benchApplyPatch(server.url, KEY, home.workspaces);
     await benchBash(server.url, KEY, home.workspaces, home.processes);
   } finally {

@@ -47,6 +47,15 @@ describe('layering', () => {
     expect(files.flatMap((file) => nodeOnlyImports(file))).toEqual([]);
   });
 
+  it('src/storage drivers outside node/ import nothing Node-only, and take Cloudflare bindings as arguments', () => {
+    const files = sourceFiles(join(repoRoot, 'src/storage')).filter((file) => !relative(repoRoot, file).startsWith('src/storage/node/'));
+    expect(files.map((file) => relative(repoRoot, file))).toEqual(
+      expect.arrayContaining(['src/storage/r2-object-store.ts', 'src/storage/durable-object-sql-database.ts']),
+    );
+    expect(files.flatMap((file) => nodeOnlyImports(file))).toEqual([]);
+    expect(files.flatMap(importsOf).filter((specifier) => specifier.startsWith('cloudflare:'))).toEqual([]);
+  });
+
   it('the check itself catches a Node-only import', () => {
     const fsStore = join(repoRoot, 'src/storage/node/fs-object-store.ts');
     expect(importsOf(fsStore).some((specifier) => builtins.has(specifier))).toBe(true);

@@ -8,11 +8,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * on the streamed bytes, so a chunked body without Content-Length cannot slip past it.
  */
 export async function readJsonBody(request: Request, maxBytes: number, options: { optional?: boolean; onBytes?: (bytes: number) => void } = {}): Promise<unknown> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-  // With a Content-Length the HTTP parser delivers exactly that many bytes, so the fast whole-body
-  // read is bounded; without one (chunked) the bytes are counted as they stream in.
-  const bytes = declared !== null ? new Uint8Array(await request.arrayBuffer()) : await readLimited(request, maxBytes);
+  const bytes = await readBodyBytes(request, maxBytes);
   options.onBytes?.(bytes.byteLength);
   if (bytes.byteLength === 0) {
     if (options.optional) return undefined;
@@ -35,6 +31,15 @@ export async function readJsonBody(request: Request, maxBytes: number, options: 
   } catch (error) {
     throw new ToolError('invalid_argument', `The request body is not valid JSON (${(error as Error).message}); send one JSON object.`);
   }
+}
+
+/** The whole body as bytes, refused with `payload_too_large` (413) past `maxBytes` received. */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  // With a Content-Length the HTTP parser delivers exactly that many bytes, so the fast whole-body
+  // read is bounded; without one (chunked) the bytes are counted as they stream in.
+  return declared !== null ? new Uint8Array(await request.arrayBuffer()) : readLimited(request, maxBytes);
 }
 
 async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {

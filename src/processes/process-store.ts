@@ -247,6 +247,11 @@ export class ProcessStore {
     return this.#runner.sweep();
   }
 
+  /** Whether any job is queued or running: a home that sweeps on a timer sweeps only then. */
+  hasActiveJobs(): boolean {
+    return this.#db.query("SELECT 1 AS active FROM processes WHERE status IN ('queued', 'running') LIMIT 1").length > 0;
+  }
+
   // ---- waiting without polling ----
 
   /** Called with a process id after each change of it: started, output, stdin, stop requested, ended, deleted. */

@@ -125,7 +125,18 @@ async function exec(args: Input, workspace: Workspace, processes: ProcessStore, 
   }
   const result = processes.execResult(created.id) ?? { stdout: '', stderr: '', truncated: false };
   const durationMs = record.startedAt && record.endedAt ? Date.parse(record.endedAt) - Date.parse(record.startedAt) : 0;
-  return { exitCode: record.exitCode, stdout: result.stdout, stderr: result.stderr, timedOut: record.timedOut, durationMs, truncated: result.truncated };
+  // Beyond API.md's fields, only when there is something to say: files the command changed that
+  // were left to a version written through the API meanwhile, and why some were not synced.
+  return {
+    exitCode: record.exitCode,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    timedOut: record.timedOut,
+    durationMs,
+    truncated: result.truncated,
+    ...(record.conflicts.length > 0 ? { conflicts: record.conflicts } : {}),
+    ...(record.error ? { error: record.error } : {}),
+  };
 }
 
 function owned(processes: ProcessStore, workspace: Workspace, processId: string) {

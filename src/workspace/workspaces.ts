@@ -44,9 +44,11 @@ export class Workspaces {
     private readonly db: SqlDatabase,
     objects: ObjectStore,
     private readonly readOnlyRoots: readonly ReadOnlyRoot[] = [],
+    /** Bytes of blob contents kept in memory (default 64 MiB); a home with less memory keeps fewer. */
+    blobCacheBytes?: number,
   ) {
     applyWorkspaceSchema(db);
-    this.blobs = new BlobStore(objects);
+    this.blobs = new BlobStore(objects, blobCacheBytes);
     for (const root of readOnlyRoots) parseVirtualPath(root.path);
   }
 

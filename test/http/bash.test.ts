@@ -180,6 +180,26 @@ describe('sync-back and availability', () => {
     expect((await bash({ action: 'exec', command: 'cat shared.txt' })).body.result.stdout).toBe('from the api\n');
   });
 
+  it('tells an exec caller which files were left to the API version, in the exec answer itself', async () => {
+    await server.call('POST', '/v1/workspaces/sh/tools/write_file', { path: 'raced.txt', content: 'original\n' });
+    const command = 'sleep 1; echo "from exec" > raced.txt; echo done';
+    const exec = bash({ action: 'exec', command });
+    // Once the command runs (its copy of raced.txt is the original), a write lands through the API.
+    for (;;) {
+      const listed = (await bash({ action: 'list' })).body.result.processes as { command: string; status: string }[];
+      if (listed.some((process) => process.command === command && process.status === 'running')) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await server.call('POST', '/v1/workspaces/sh/tools/write_file', { path: 'raced.txt', content: 'from the api\n' });
+    const answer = (await exec).body.result;
+    expect(answer).toMatchObject({ exitCode: 0, stdout: 'done\n', conflicts: ['raced.txt'] });
+    expect((await read('raced.txt')).body.result.content).toBe('from the api\n');
+    // A clean exec carries neither field.
+    const clean = (await bash({ action: 'exec', command: 'true' })).body.result;
+    expect(clean.conflicts).toBeUndefined();
+    expect(clean.error).toBeUndefined();
+  });
+
   it('a deleted workspace takes its processes with it', async () => {
     await server.call('PUT', '/v1/workspaces/gone');
     const started = (await bash({ action: 'start', command: 'sleep 30' }, 'gone')).body.result;

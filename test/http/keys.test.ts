@@ -32,9 +32,9 @@ describe('POST /v1/keys', () => {
     expect(mine).toMatchObject({ id: body.id, name: 'ci agent' });
     expect(JSON.stringify(listed.body)).not.toContain(body.secret);
     expect(mine.secret).toBeUndefined();
-    // The database holds the SHA-256 of the secret, never the secret.
-    const files = readdirSync(server.dataDir).filter((name) => name.startsWith('toolgate.db'));
-    const stored = files.map((name) => readFileSync(join(server.dataDir, name)).toString('latin1')).join('');
+    // The stored data (SQLite of either home) holds the SHA-256 of the secret, never the secret.
+    const files = readdirSync(server.dataDir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile() && entry.name !== 'admin-key' && !entry.name.endsWith('.env'));
+    const stored = files.map((entry) => readFileSync(join(entry.parentPath, entry.name)).toString('latin1')).join('');
     expect(stored).not.toContain(body.secret);
     expect(stored).toContain(createHash('sha256').update(body.secret).digest('hex'));
   });

@@ -6,15 +6,31 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { callApi, makeDataDir, removeDir, repoRoot, startServer } from '../support/server-process.ts';
 
 const dataDir = makeDataDir();
-afterAll(() => removeDir(dataDir));
+/** Process groups of `npm start` runs still alive: a failing test must not leave a server on 8787. */
+const running = new Set<number>();
+afterAll(() => {
+  for (const group of running) {
+    try {
+      process.kill(-group, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  removeDir(dataDir);
+});
 
 /** Runs `npm start` with only TOOLGATE_DATA set (so no test data lands in the checkout). */
 async function npmStart(): Promise<{ output: () => string; stop: () => Promise<void> }> {
+  // Another server already answering there would make this test talk to it instead.
+  if (await fetch('http://127.0.0.1:8787/healthz').then(() => true, () => false)) {
+    throw new Error('127.0.0.1:8787 is already in use by another process; stop it and run the test again.');
+  }
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TOOLGATE_DATA: dataDir };
   const child = spawn('npm', ['start', '--silent'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  running.add(child.pid!);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   for (let attempt = 0; ; attempt += 1) {
     const healthy = await fetch('http://127.0.0.1:8787/healthz').then((response) => response.ok, () => false);
@@ -27,6 +43,7 @@ async function npmStart(): Promise<{ output: () => string; stop: () => Promise<v
     async stop() {
       process.kill(-child.pid!, 'SIGTERM');
       await exited;
+      running.delete(child.pid!);
     },
   };
 }

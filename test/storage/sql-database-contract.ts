@@ -1,11 +1,16 @@
 // The SqlDatabase contract: every driver (sqlite memory and file, Durable Object) runs this suite.
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it as vitestIt } from 'vitest';
 import type { SqlDatabase } from '../../src/storage/sql-database.ts';
 
 export interface SqlDatabaseFixture {
   database: SqlDatabase;
   teardown?: () => Promise<void>;
+  /**
+   * Runs a piece of the test where the database can be used. A Durable Object's storage only
+   * answers inside that object, so its fixture runs each test there; others run it in place.
+   */
+  run?: <T>(body: () => T | Promise<T>) => Promise<T>;
 }
 
 const SCHEMA = `
@@ -17,11 +22,18 @@ export function describeSqlDatabaseContract(name: string, setup: () => Promise<S
   describe(`SqlDatabase contract: ${name}`, () => {
     let database: SqlDatabase;
     let teardown: (() => Promise<void>) | undefined;
+    let run: NonNullable<SqlDatabaseFixture['run']>;
+    /** Vitest's `it`, with the body run where the fixture's database answers. */
+    const it = (title: string, body: () => unknown): void => {
+      vitestIt(title, () => run(body));
+    };
     const names = (): string[] => database.query<{ name: string }>('SELECT name FROM job ORDER BY name').map((row) => row.name);
 
     beforeEach(async () => {
-      ({ database, teardown } = await setup());
-      database.script(SCHEMA);
+      const fixture = await setup();
+      ({ database, teardown } = fixture);
+      run = fixture.run ?? (async (body) => body());
+      await run(() => database.script(SCHEMA));
     });
     afterEach(async () => {
       await teardown?.();

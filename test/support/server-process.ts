@@ -33,6 +33,12 @@ export interface StartOptions {
   key?: string;
 }
 
+/**
+ * The home the HTTP tests run against: `node` (npm start) by default, `worker` (npm run
+ * start:worker: wrangler dev with a runner attached) when TOOLGATE_TEST_HOME=worker.
+ */
+export const testHome: 'node' | 'worker' = process.env.TOOLGATE_TEST_HOME === 'worker' ? 'worker' : 'node';
+
 export function makeDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'toolgate-test-'));
 }
@@ -41,12 +47,13 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   const dataDir = options.dataDir ?? makeDataDir();
   const key = options.key ?? TEST_KEY;
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', TOOLGATE_DATA: dataDir, TOOLGATE_API_KEY: key, ...options.env };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/node.ts'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const entry = testHome === 'worker' ? 'functions/start-worker.ts' : 'functions/node.ts';
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), testHome === 'worker' ? 90_000 : 30_000);
     const check = () => {
       const match = /listening on (http:\/\/\S+)/.exec(output);
       if (match) {

@@ -1,0 +1,116 @@
+// `npm run start:worker`: the Cloudflare home served locally by `wrangler dev` (workerd with R2
+// and Durable Objects emulated, state under TOOLGATE_DATA), with a runner attached, configured
+// by the same variables as `npm start`.
+import { spawn } from 'node:child_process';
+import { accessSync, chmodSync, constants, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadAdminSecret } from '../src/node/admin-key.ts';
+import { readNodeConfig } from '../src/node/config.ts';
+import { Runner } from '../src/runner/node/runner.ts';
+import { describeIsolation } from '../src/runner/node/sandbox.ts';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+/** Variables the Worker reads, passed on when set. */
+const WORKER_VARIABLES = [
+  'TOOLGATE_MAX_BODY_BYTES',
+  'TOOLGATE_MAX_FILE_BYTES',
+  'TOOLGATE_DEFAULT_READ_MAX_CHARS',
+  'TOOLGATE_LEASE_MS',
+  'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS',
+  'TOOLGATE_APPROVAL_TTL_MS',
+  'TOOLGATE_RATE_LIMIT_PER_MINUTE',
+];
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+function hasSetpriv(): boolean {
+  try {
+    accessSync('/usr/bin/setpriv', constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readNodeConfig(process.env);
+  mkdirSync(config.dataDir, { recursive: true });
+  const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
+  const port = config.port === 0 ? await freePort() : config.port;
+  // Variables reach the Worker through an env file kept in the data dir, never on a command line.
+  const envFile = join(config.dataDir, 'worker.env');
+  const lines = [`TOOLGATE_API_KEY=${JSON.stringify(adminKey.secret)}`];
+  for (const name of WORKER_VARIABLES) if (process.env[name]) lines.push(`${name}=${JSON.stringify(process.env[name])}`);
+  writeFileSync(envFile, `${lines.join('\n')}\n`, { mode: 0o600 });
+  chmodSync(envFile, 0o600);
+  const args = [
+    join(repoRoot, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'dev',
+    '--ip', config.host,
+    '--port', String(port),
+    '--inspector-port', String(await freePort()),
+    '--persist-to', join(config.dataDir, 'wrangler'),
+    '--env-file', envFile,
+    '--show-interactive-dev-session=false',
+    '--log-level', 'warn',
+  ];
+  // setpriv (util-linux) makes wrangler get SIGTERM when this process dies, even by SIGKILL, so
+  // wrangler stops workerd instead of leaving it serving.
+  const command = hasSetpriv() ? ['/usr/bin/setpriv', '--pdeathsig', 'TERM', '--', process.execPath, ...args] : [process.execPath, ...args];
+  const wrangler = spawn(command[0]!, command.slice(1), {
+    cwd: repoRoot,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_HIDE_BANNER: 'true' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://${config.host}:${port}`;
+  let runner: Runner | undefined;
+  let closing = false;
+  const shutdown = (code: number) => {
+    if (closing) return;
+    closing = true;
+    void (async () => {
+      await runner?.stop();
+      if (wrangler.exitCode === null && wrangler.signalCode === null) {
+        const exited = new Promise((resolve) => wrangler.once('exit', resolve));
+        wrangler.kill('SIGTERM');
+        await exited;
+      }
+      process.exit(code);
+    })();
+  };
+  wrangler.once('exit', (code) => {
+    if (!closing) console.error(`toolgate: wrangler dev exited (${code}); stopping`);
+    shutdown(code ?? 1);
+  });
+  process.on('SIGTERM', () => shutdown(0));
+  process.on('SIGINT', () => shutdown(0));
+  // The Worker answers /healthz once its Durable Object has built the app.
+  for (let attempt = 0; ; attempt += 1) {
+    const healthy = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+    if (healthy) break;
+    if (attempt > 1200 || closing) throw new Error(`wrangler dev did not serve on ${url}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (config.inProcessRunner) {
+    runner = new Runner({ url, key: adminKey.secret, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork });
+    runner.start();
+    console.log(`toolgate: runner attached: ${describeIsolation()}`);
+  }
+  console.log(`toolgate listening on ${url} (Cloudflare home under wrangler dev, state in ${config.dataDir})`);
+  if (adminKey.generated) {
+    console.log(`toolgate generated the first admin key (shown once; kept in ${adminKey.file}):`);
+    console.log(`  ${adminKey.secret}`);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`toolgate: could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

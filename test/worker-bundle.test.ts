@@ -1,0 +1,32 @@
+// The Worker bundle, built as `wrangler deploy` builds it, holds no Node-only module.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { repoRoot } from './support/server-process.ts';
+
+const outdir = mkdtempSync(join(tmpdir(), 'toolgate-bundle-'));
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+describe('wrangler deploy --dry-run', () => {
+  it('bundles functions/worker.ts without child processes, better-sqlite3, the fs store or the runner', async () => {
+    const wrangler = join(repoRoot, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+    await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', outdir], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const bundles = readdirSync(outdir).filter((name) => name.endsWith('.js'));
+    expect(bundles.length).toBeGreaterThan(0);
+    const code = bundles.map((name) => readFileSync(join(outdir, name), 'utf8')).join('\n');
+    // The app is in it...
+    expect(code).toContain('ToolgateObject');
+    expect(code).toContain('apply_patch');
+    // ...and nothing that only runs on Node.
+    for (const forbidden of ['node:child_process', 'child_process', 'better-sqlite3', 'node:fs', 'FsObjectStore', 'SqliteDatabase', 'bwrap', 'S3Client']) {
+      expect({ forbidden, found: code.includes(forbidden) }).toEqual({ forbidden, found: false });
+    }
+  });
+});

@@ -1,0 +1,30 @@
+// The HTTP integration tests again, against the Cloudflare home: each test file starts
+// `npm run start:worker` (wrangler dev, workerd with R2 and Durable Objects, a runner attached).
+import { defineConfig } from 'vitest/config';
+
+process.env.TOOLGATE_TEST_HOME = 'worker';
+
+export default defineConfig({
+  test: {
+    include: [
+      'test/http/conventions.test.ts',
+      'test/http/workspaces.test.ts',
+      'test/http/file-tools.test.ts',
+      'test/http/apply-patch.test.ts',
+      'test/http/apply-patch-scenarios.test.ts',
+      'test/http/bash.test.ts',
+      'test/http/keys.test.ts',
+      'test/http/approvals.test.ts',
+      'test/http/usage.test.ts',
+      'test/http/runner-key.test.ts',
+      'test/http/runner-failover.test.ts',
+      'test/http/durability.test.ts',
+      'test/http/apply-patch-crash.test.ts',
+    ],
+    pool: 'forks',
+    // wrangler dev and workerd per file: two at a time keeps a 2-core machine responsive.
+    maxWorkers: 2,
+    testTimeout: 90_000,
+    hookTimeout: 120_000,
+  },
+});
