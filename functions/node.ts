@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   console.log(`toolgate listening on ${server.url} (data in ${config.dataDir}, blobs in ${server.blobs === 's3' ? 'S3' : 'the data dir'})`);
   if (server.runner) {
     const isolation = detectIsolation();
-    if (isolation === 'bwrap') console.log(`toolgate: in-process runner: ${describeIsolation(isolation)}`);
+    if (isolation === 'bwrap') console.log(`toolgate: in-process runner: ${describeIsolation(isolation, config.runnerOverlay)}`);
     else console.warn(`toolgate: WARNING: ${describeIsolation(isolation)}`);
   } else {
     console.log('toolgate: no in-process runner (TOOLGATE_RUNNER=off); start runners with `npx toolgate runner --url ... --key ...`');

@@ -12,6 +12,7 @@ Leases bash jobs from a toolgate server (Node or Cloudflare home) and runs them 
   --data         runner-local directory for workspace copies and the blob cache (default ./.toolgate-runner)
   --concurrency  jobs run at once (default 8)
   --network      let commands use the network (off by default)
+  --full-scan    find what an exec changed by scanning the workspace copy, not from an overlay
 `;
 
 function main(): void {
@@ -26,6 +27,7 @@ function main(): void {
       data: { type: 'string' },
       concurrency: { type: 'string' },
       network: { type: 'boolean' },
+      'full-scan': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -44,8 +46,10 @@ function main(): void {
     process.exit(2);
   }
   const isolation = detectIsolation();
-  if (isolation !== 'bwrap') console.warn(`toolgate runner: WARNING: ${describeIsolation()}`);
-  const runner = new Runner({ url: values.url.replace(/\/+$/, ''), key, dataDir: resolve(values.data ?? '.toolgate-runner'), concurrency, network: values.network ?? false });
+  const overlay = !values['full-scan'];
+  if (isolation === 'bwrap') console.log(`toolgate runner: ${describeIsolation(isolation, overlay)}`);
+  else console.warn(`toolgate runner: WARNING: ${describeIsolation(isolation, overlay)}`);
+  const runner = new Runner({ url: values.url.replace(/\/+$/, ''), key, dataDir: resolve(values.data ?? '.toolgate-runner'), concurrency, network: values.network ?? false, overlay });
   runner.start();
   console.log(`toolgate runner ${runner.id} serving ${values.url} (${isolation})`);
   const shutdown = () => void runner.stop().then(() => process.exit(0));

@@ -99,9 +99,9 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   if (config.inProcessRunner) {
-    runner = new Runner({ url, key: adminKey.secret, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork });
+    runner = new Runner({ url, key: adminKey.secret, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork, overlay: config.runnerOverlay });
     runner.start();
-    console.log(`toolgate: runner attached: ${describeIsolation()}`);
+    console.log(`toolgate: runner attached: ${describeIsolation(undefined, config.runnerOverlay)}`);
   }
   console.log(`toolgate listening on ${url} (Cloudflare home under wrangler dev, state in ${config.dataDir})`);
   if (adminKey.generated) {

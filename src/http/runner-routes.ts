@@ -8,7 +8,7 @@ import type { ManifestEntry } from '../workspace/manifest.ts';
 import { syncChanges, type RunnerChange } from '../workspace/sync-changes.ts';
 import type { AppDeps, AppEnv } from './app.ts';
 import { assertRole } from './auth.ts';
-import { readJsonBody } from './json-body.ts';
+import { readBodyBytes, readJsonBody } from './json-body.ts';
 
 const MAX_LEASE_WAIT_MS = 30_000;
 const runnerRoles = ['runner', 'admin'] as const;
@@ -191,33 +191,7 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 
 /** A text body, its bytes counted against the limit (as they stream in when there is no Content-Length). */
 async function readTextBody(request: Request, maxBytes: number): Promise<string> {
-  const tooLarge = () =>
-    new ToolError('payload_too_large', `The request body is over the limit of ${maxBytes} bytes; send smaller output batches.`, { limit: maxBytes });
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > maxBytes) throw tooLarge();
-  let bytes: Uint8Array;
-  if (declared !== null || request.body === null) {
-    // With a Content-Length the HTTP parser delivers exactly that many bytes.
-    bytes = new Uint8Array(await request.arrayBuffer());
-  } else {
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    const reader = request.body.getReader();
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      total += read.value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge();
-      }
-      chunks.push(read.value);
-    }
-    bytes = new Uint8Array(total);
-    let at = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, at);
-      at += chunk.byteLength;
-    }
-  }
+  const bytes = await readBodyBytes(request, maxBytes);
   try {
     return utf8.decode(bytes);
   } catch {

@@ -18,6 +18,8 @@ export interface NodeConfig {
   maxProcessOutputChars: number;
   /** Commands may use the network (TOOLGATE_RUNNER_NETWORK=on); off by default. */
   runnerNetwork: boolean;
+  /** exec jobs of the in-process runner run over an overlay where the host can mount one (TOOLGATE_RUNNER_OVERLAY, default on). */
+  runnerOverlay: boolean;
   /** How long a call may wait for approval before it is rejected as expired. */
   approvalTtlMs: number;
   /** Tool calls a minute per key, for keys without their own limit; 0 = unlimited. */
@@ -42,6 +44,7 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
     leaseMs: integer(env, 'TOOLGATE_LEASE_MS', 15_000, 1000, 3_600_000),
     maxProcessOutputChars: integer(env, 'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS', 1_048_576, 1024, 2 ** 30),
     runnerNetwork: onOff(env, 'TOOLGATE_RUNNER_NETWORK', false),
+    runnerOverlay: onOff(env, 'TOOLGATE_RUNNER_OVERLAY', true),
     approvalTtlMs: integer(env, 'TOOLGATE_APPROVAL_TTL_MS', 3_600_000, 1000, 30 * 24 * 3_600_000),
     rateLimitPerMinute: integer(env, 'TOOLGATE_RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000),
     env,

@@ -70,7 +70,7 @@ export async function startNodeServer(config: NodeConfig, home?: NodeHome): Prom
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   const runner = config.inProcessRunner
-    ? new Runner({ url, key: built.adminKey.secret, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork })
+    ? new Runner({ url, key: built.adminKey.secret, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork, overlay: config.runnerOverlay })
     : undefined;
   runner?.start();
   return {

@@ -78,9 +78,10 @@ export function detectIsolation(): Isolation {
 }
 
 /** One sentence for the runner's start-up log saying how commands are isolated and how an exec's changes are found. */
-export function describeIsolation(isolation: Isolation = detectIsolation()): string {
+export function describeIsolation(isolation: Isolation = detectIsolation(), overlay = true): string {
+  const tracking = overlay ? describeChangeTracking(detectOverlay()) : 'exec changes are found by a full scan of the workspace copy (overlay turned off)';
   return isolation === 'bwrap'
-    ? `commands run in bubblewrap (${locateBubblewrap() ?? 'bwrap'}): only the workspace is writable and there is no network unless configured; ${describeChangeTracking(detectOverlay())}`
+    ? `commands run in bubblewrap (${locateBubblewrap() ?? 'bwrap'}): only the workspace is writable and there is no network unless configured; ${tracking}`
     : 'bubblewrap not found: commands run without isolation in their own process group; install bubblewrap';
 }
 
