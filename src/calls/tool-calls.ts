@@ -98,25 +98,30 @@ export class ToolCalls {
     const { key, workspace: workspaceId, tool: toolName } = request;
     const identity: CallIdentity = { keyId: key.id, workspace: workspaceId, tool: toolName, action: undefined, bytesIn: 0, startedAt: this.now() };
     let admitted: { args: unknown; workspace: Workspace; needsApproval: boolean };
-    let usageId: number;
+    /** The call's record, written ahead when a quota or an approval needs it. */
+    let usageId: number | undefined;
     try {
       admitted = await this.check(request, identity);
-      const usesProcessTime = identity.tool === 'bash' && (identity.action === 'exec' || identity.action === 'start');
-      usageId = this.options.meter.admit(key, identity, { usesProcessTime });
+      if (key.quota !== undefined || admitted.needsApproval) {
+        const usesProcessTime = identity.tool === 'bash' && (identity.action === 'exec' || identity.action === 'start');
+        usageId = this.options.meter.admit(key, identity, { usesProcessTime });
+      }
     } catch (error) {
       const answer = this.errorAnswer(error);
-      this.options.meter.record(identity, { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - identity.startedAt });
+      await this.options.meter.settle(identity, { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - identity.startedAt }, { billable: false });
       return answer;
     }
     if (!admitted.needsApproval) {
       const ran = await this.execute(identity, admitted.args, admitted.workspace, usageId);
-      this.options.meter.finish(usageId, ran.outcome);
+      if (usageId !== undefined) this.options.meter.finish(usageId, ran.outcome);
+      else await this.options.meter.settle(identity, ran.outcome, { billable: true, effectKey: ran.effectKey });
       this.countStarted(ran.outcome);
       return ran.answer;
     }
+    const reserved = usageId!;
     const approval = this.options.approvals.create(
-      { tool: toolName, action: identity.action, arguments: admitted.args, workspace: workspaceId, keyId: key.id, usageId, bytesIn: identity.bytesIn, ttlMs: this.options.approvalTtlMs },
-      (created) => this.options.meter.awaitApproval(usageId, created.id),
+      { tool: toolName, action: identity.action, arguments: admitted.args, workspace: workspaceId, keyId: key.id, usageId: reserved, bytesIn: identity.bytesIn, ttlMs: this.options.approvalTtlMs },
+      (created) => this.options.meter.awaitApproval(reserved, created.id),
     );
     this.scheduleExpiry(Date.parse(approval.expiresAt));
     this.notify(key, approval);
@@ -201,19 +206,22 @@ export class ToolCalls {
   }
 
   /** Executes an admitted call; the outcome is for its usage record, which the caller closes. */
-  private async execute(identity: CallIdentity, args: unknown, workspace: Workspace, usageId: number): Promise<Executed> {
+  private async execute(identity: CallIdentity, args: unknown, workspace: Workspace, usageId: number | undefined): Promise<Executed> {
     const started = this.now();
     const { meter, limits, processes } = this.options;
+    // Without a record ahead, the effect's transaction writes one, found again by this key.
+    const effectKey = usageId === undefined ? crypto.randomUUID() : undefined;
+    const recordEffect = usageId === undefined ? () => meter.recordEffect(identity, effectKey!) : () => meter.markEffect(usageId);
     try {
-      const result = await this.options.tools.get(identity.tool).execute(args, { workspace, limits, processes, recordEffect: () => meter.markEffect(usageId) });
+      const result = await this.options.tools.get(identity.tool).execute(args, { workspace, limits, processes, recordEffect });
       const answer = jsonAnswer(200, { result });
       const outcome: CallOutcome = { outcome: 'ok', bytesOut: byteLength(answer.json), durationMs: this.now() - started, ...processUse(identity.action, result) };
-      return { answer, outcome, result };
+      return { answer, outcome, result, effectKey };
     } catch (error) {
       const answer = this.errorAnswer(error);
       const outcome: CallOutcome = { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - started };
       const failure = isToolError(error) ? { code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) } : { code: 'internal' as const, message: INTERNAL_MESSAGE };
-      return { answer, outcome, error: failure };
+      return { answer, outcome, error: failure, effectKey };
     }
   }
 
@@ -354,6 +362,8 @@ function runSeconds(startedAt: string | null, endedAt: string | null): number {
 interface Executed {
   answer: CallAnswer;
   outcome: CallOutcome;
+  /** Set when the call ran without a record ahead: its effect's transaction may have written one under this key. */
+  effectKey?: string;
   result?: unknown;
   error?: NonNullable<Approval['error']>;
 }

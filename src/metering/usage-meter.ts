@@ -38,7 +38,20 @@ export interface UsageRow {
 /** The outcome of calls that were cut off by a server stop before they answered. */
 export const INTERRUPTED = 'interrupted';
 
+interface Settling {
+  call: CallIdentity;
+  outcome: CallOutcome;
+  billable: boolean;
+  /** Set when the call's effect may have written its record already (see recordEffect). */
+  effectKey: string | undefined;
+  done: () => void;
+}
+
 export class UsageMeter {
+  /** Records waiting for the next group commit, and whether one is scheduled. */
+  private settling: Settling[] = [];
+  private flushScheduled = false;
+
   constructor(
     private readonly db: SqlDatabase,
     private readonly now: () => number = Date.now,
@@ -60,8 +73,10 @@ export class UsageMeter {
         process_open INTEGER NOT NULL DEFAULT 0,
         process_seconds REAL NOT NULL DEFAULT 0,
         approval_id TEXT,
-        started_at INTEGER NOT NULL
+        started_at INTEGER NOT NULL,
+        call_key TEXT
       );
+      CREATE UNIQUE INDEX IF NOT EXISTS usage_call_key ON usage (call_key) WHERE call_key IS NOT NULL;
       CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, started_at);
       CREATE INDEX IF NOT EXISTS usage_time ON usage (started_at);
       CREATE INDEX IF NOT EXISTS usage_open_process ON usage (process_id) WHERE process_open = 1;
@@ -80,12 +95,67 @@ export class UsageMeter {
     return rows.length;
   }
 
-  /** Records a call refused before it was admitted (bad input, scope, rate limit, quota): not billable. */
-  record(call: CallIdentity, outcome: CallOutcome): void {
+  /**
+   * Records a finished call that holds no record yet: refused before admission (not billable),
+   * or run without needing one ahead (no quota, no approval). Resolves once the record is
+   * committed; calls that end together share one transaction (a group commit), so a record
+   * costs a fraction of a commit, and a call answers only once its record is durable.
+   */
+  settle(call: CallIdentity, outcome: CallOutcome, options: { billable: boolean; effectKey?: string }): Promise<void> {
+    return new Promise((done) => {
+      this.settling.push({ call, outcome, billable: options.billable, effectKey: options.effectKey, done });
+      if (this.flushScheduled) return;
+      this.flushScheduled = true;
+      const later = (globalThis as { setImmediate?: (work: () => void) => unknown }).setImmediate ?? ((work: () => void) => setTimeout(work, 0));
+      later(() => this.flush());
+    });
+  }
+
+  /**
+   * For a call without a record ahead: writes its record, open, inside the transaction that
+   * commits the call's effect, so after a crash the record exists exactly when the effect does.
+   */
+  recordEffect(call: CallIdentity, effectKey: string): void {
     this.db.query(
-      `INSERT INTO usage (key_id, workspace, tool, action, outcome, billable, bytes_in, bytes_out, duration_ms, started_at)
-       VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
-      call.keyId, call.workspace, call.tool, call.action ?? null, outcome.outcome, call.bytesIn, outcome.bytesOut, outcome.durationMs, call.startedAt,
+      `INSERT INTO usage (key_id, workspace, tool, action, outcome, billable, effect, bytes_in, started_at, call_key)
+       VALUES (?, ?, ?, ?, NULL, 1, 1, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      call.keyId, call.workspace, call.tool, call.action ?? null, call.bytesIn, call.startedAt, effectKey,
+    );
+  }
+
+  /** Commits every record waiting to settle, in one transaction. */
+  flush(): void {
+    this.flushScheduled = false;
+    const batch = this.settling;
+    this.settling = [];
+    if (batch.length === 0) return;
+    try {
+      this.db.transaction(() => {
+        for (const item of batch) this.write(item);
+      });
+    } catch (error) {
+      // The calls have run; losing their records is reported loudly but does not fail them.
+      console.error(`toolgate: could not record the usage of ${batch.length} calls`, error);
+    }
+    for (const item of batch) item.done();
+  }
+
+  private write({ call, outcome, billable, effectKey }: Settling): void {
+    const processOpen = outcome.processId === undefined ? 0 : 1;
+    if (effectKey !== undefined) {
+      // The effect's transaction wrote the record unless it rolled back (then it is written here).
+      const updated = this.db.query(
+        `UPDATE usage SET outcome = ?, bytes_out = ?, duration_ms = ?, process_seconds = ?, process_id = ?, process_open = ?
+         WHERE call_key = ? RETURNING id`,
+        outcome.outcome, outcome.bytesOut, outcome.durationMs, outcome.processSeconds ?? 0, outcome.processId ?? null, processOpen, effectKey,
+      );
+      if (updated.length > 0) return;
+    }
+    this.db.query(
+      `INSERT INTO usage (key_id, workspace, tool, action, outcome, billable, bytes_in, bytes_out, duration_ms, process_seconds, process_id, process_open, started_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      call.keyId, call.workspace, call.tool, call.action ?? null, outcome.outcome, billable ? 1 : 0, call.bytesIn, outcome.bytesOut, outcome.durationMs,
+      outcome.processSeconds ?? 0, outcome.processId ?? null, processOpen, call.startedAt,
     );
   }
 
@@ -150,6 +220,7 @@ export class UsageMeter {
 
   /** Totals per group of the calls started in [from, to), for one key or (undefined) everyone. */
   summary(options: { from: number; to: number; groupBy: UsageGroup; keyId?: string }): UsageRow[] {
+    this.flush();
     const group = { tool: "tool || COALESCE(':' || action, '')", workspace: 'workspace', key: 'key_id' }[options.groupBy];
     const rows = this.db.query<{ grp: string; calls: number; errors: number; bytes_in: number; bytes_out: number; process_seconds: number }>(
       `SELECT ${group} AS grp, COUNT(*) AS calls,
