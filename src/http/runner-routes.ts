@@ -5,7 +5,8 @@ import { ToolError } from '../core/errors.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
 import { parseInput } from '../tools/registry.ts';
 import type { ManifestEntry } from '../workspace/manifest.ts';
-import { syncChanges, type RunnerChange } from '../workspace/sync-changes.ts';
+import { sha256Hex } from '../workspace/content-hash.ts';
+import { syncChanges, type RunnerChange, type SyncResult } from '../workspace/sync-changes.ts';
 import type { AppDeps, AppEnv } from './app.ts';
 import { assertRole } from './auth.ts';
 import { readBodyBytes, readJsonBody } from './json-body.ts';
@@ -39,7 +40,12 @@ const changeInput = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('delete'), path: z.string(), baseVersion: z.number().int() }),
 ]);
 const blobBatchInput = z.strictObject({ hashes: z.array(z.string().regex(/^[0-9a-f]{64}$/)).min(1).max(1000) });
-const syncInput = z.strictObject({ token, changes: z.array(changeInput).max(100_000) });
+const syncInput = z.strictObject({
+  token,
+  changes: z.array(changeInput).max(100_000),
+  /** The runner's id for this sync-back: a retry with the same id answers as the first, committing nothing again. */
+  syncId: z.string().min(1).max(100).optional(),
+});
 const exitInput = z.strictObject({
   token,
   exitCode: z.number().int().nullable(),
@@ -169,14 +175,13 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     const changes = input.changes.map((change): RunnerChange =>
       change.op === 'write' ? { op: 'write', path: change.path, content: fromBase64(change.contentBase64), baseVersion: change.baseVersion } : change,
     );
+    const { syncId } = input;
+    const recorded = syncId === undefined ? undefined : processes.syncResult<SyncResult>(id, syncId);
     const workspace = deps.workspaces.open(record.workspace);
-    const result = await syncChanges(workspace, changes);
-    // The committed entries as they now stand, so the runner's copy knows their versions without a manifest read.
-    const entries = result.committed.flatMap((path) => {
-      const entry = workspace.entry(path);
-      return entry ? [wireEntry(entry)] : [];
-    });
-    return c.json({ ...result, entries });
+    const result = recorded ?? (await syncChanges(workspace, changes, syncId === undefined ? undefined : (landed) => processes.recordSync(id, syncId, landed)));
+    // The committed entries as the commit made them (not as they stand now: a later API write must
+    // stay a conflict), so the runner's copy knows their versions without a manifest read.
+    return c.json({ ...result, entries: await committedEntries(changes, result) });
   });
 
   routes.post('/runner/processes/:id/exit', async (c) => {
@@ -197,6 +202,20 @@ async function readTextBody(request: Request, maxBytes: number): Promise<string>
   } catch {
     throw new ToolError('invalid_argument', 'The output body is not valid UTF-8; send the text encoded as UTF-8.');
   }
+}
+
+async function committedEntries(changes: readonly RunnerChange[], result: SyncResult) {
+  if (result.version === null) return [];
+  const committed = new Set(result.committed);
+  const entries = [];
+  for (const change of changes) {
+    if (!committed.has(change.path) || change.op === 'delete') continue;
+    const base = { path: change.path, version: result.version };
+    if (change.op === 'write') entries.push({ ...base, type: 'file', blob: await sha256Hex(change.content), target: null, size: change.content.byteLength });
+    else if (change.op === 'symlink') entries.push({ ...base, type: 'symlink', blob: null, target: change.target, size: 0 });
+    else entries.push({ ...base, type: 'dir', blob: null, target: null, size: 0 });
+  }
+  return entries;
 }
 
 function wireEntry({ path, type, blob, target, size, version }: ManifestEntry) {

@@ -194,6 +194,7 @@ export class ProcessStore {
       const inWorkspace = 'IN (SELECT id FROM processes WHERE workspace = ?)';
       this.#db.query(`DELETE FROM process_output WHERE process_id ${inWorkspace}`, workspace);
       this.#db.query(`DELETE FROM process_stdin WHERE process_id ${inWorkspace}`, workspace);
+      this.#db.query(`DELETE FROM process_syncs WHERE process_id ${inWorkspace}`, workspace);
       this.#jobs.deleteWorkspace(workspace);
       this.#db.query('DELETE FROM processes WHERE workspace = ?', workspace);
       return rows.map((row) => row.id);
@@ -245,6 +246,17 @@ export class ProcessStore {
    */
   sweep(): string[] {
     return this.#runner.sweep();
+  }
+
+  /** What a sync-back with this id answered, when one was recorded (its retry must not commit again). */
+  syncResult<T>(id: string, syncId: string): T | undefined {
+    const row = this.#db.query<{ result: string }>('SELECT result FROM process_syncs WHERE process_id = ? AND sync_id = ?', id, syncId)[0];
+    return row === undefined ? undefined : (JSON.parse(row.result) as T);
+  }
+
+  /** Records a sync-back's answer; run inside the transaction that commits it. */
+  recordSync(id: string, syncId: string, result: unknown): void {
+    this.#db.query('INSERT OR IGNORE INTO process_syncs (process_id, sync_id, result) VALUES (?, ?, ?)', id, syncId, JSON.stringify(result));
   }
 
   /** Whether any job is queued or running: a home that sweeps on a timer sweeps only then. */

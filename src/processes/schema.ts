@@ -53,6 +53,13 @@ CREATE TABLE IF NOT EXISTS process_stdin (
   eof INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (process_id, seq)
 );
+-- A runner's sync-back, by the id it gave it: a retried sync answers as the first one did.
+CREATE TABLE IF NOT EXISTS process_syncs (
+  process_id TEXT NOT NULL,
+  sync_id TEXT NOT NULL,
+  result TEXT NOT NULL,
+  PRIMARY KEY (process_id, sync_id)
+);
 CREATE TABLE IF NOT EXISTS jobs (
   id TEXT PRIMARY KEY,
   state TEXT NOT NULL CHECK (state IN ('queued', 'leased', 'done')),

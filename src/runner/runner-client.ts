@@ -116,8 +116,9 @@ export class RunnerClient {
     return (await response.json()) as { stdin: { data: string; eof: boolean }[]; stop: { graceMs: number } | null };
   }
 
-  async sync(processId: string, token: number, changes: SyncChange[]): Promise<SyncAnswer> {
-    const response = await this.send('POST', `/v1/runner/processes/${processId}/sync`, { token, changes });
+  /** One sync-back; `syncId` makes its retries safe (the server answers a repeat as it did the first). */
+  async sync(processId: string, token: number, changes: SyncChange[], syncId: string): Promise<SyncAnswer> {
+    const response = await this.send('POST', `/v1/runner/processes/${processId}/sync`, { token, changes, syncId });
     return (await response.json()) as SyncAnswer;
   }
 

@@ -75,7 +75,7 @@ export class Manifest {
   }
 
   /** Applies every change in one transaction: all land, or none when any precondition fails. */
-  commit(changes: readonly ManifestChange[], inTransaction?: () => void): CommitResult {
+  commit(changes: readonly ManifestChange[], inTransaction?: (version: number) => void): CommitResult {
     // Every path written, including implied parents; commits are synchronous, so one set serves.
     this.touched.clear();
     try {
@@ -86,7 +86,7 @@ export class Manifest {
     }
   }
 
-  private transact(changes: readonly ManifestChange[], inTransaction: (() => void) | undefined): CommitResult {
+  private transact(changes: readonly ManifestChange[], inTransaction: ((version: number) => void) | undefined): CommitResult {
     return this.db.transaction(() => {
       const workspace = this.db.query<{ version: number; files: number; bytes: number }>(
         'SELECT version, files, bytes FROM workspaces WHERE uid = ?',
@@ -107,7 +107,7 @@ export class Manifest {
         stats.bytes,
         this.uid,
       );
-      inTransaction?.();
+      inTransaction?.(stats.version);
       return { version: stats.version, previous };
     });
   }

@@ -20,7 +20,11 @@ export interface SyncResult {
 
 const MAX_ATTEMPTS = 5;
 
-export async function syncChanges(workspace: Workspace, changes: readonly RunnerChange[]): Promise<SyncResult> {
+/**
+ * `onCommit` runs inside the commit's transaction with the result (or, when nothing needs
+ * committing, once the result is known), so a caller can record it exactly when it lands.
+ */
+export async function syncChanges(workspace: Workspace, changes: readonly RunnerChange[], onCommit?: (result: SyncResult) => void): Promise<SyncResult> {
   const skipped: SyncResult['skipped'] = [];
   const allowed: RunnerChange[] = [];
   for (const change of changes) {
@@ -59,10 +63,15 @@ export async function syncChanges(workspace: Workspace, changes: readonly Runner
       else if (change.op === 'symlink') fileChanges.push({ op: 'symlink', path: change.path, target: change.target, expect });
       else fileChanges.push({ op: 'delete', path: change.path, expect: { version: change.baseVersion } });
     }
-    if (fileChanges.length === 0) return { committed: [], conflicts, skipped, version: null };
+    if (fileChanges.length === 0) {
+      const result: SyncResult = { committed: [], conflicts, skipped, version: null };
+      onCommit?.(result);
+      return result;
+    }
     try {
-      const commit = await workspace.commit(fileChanges);
-      return { committed: fileChanges.map((change) => change.path), conflicts, skipped, version: commit.version };
+      const committed = fileChanges.map((change) => change.path);
+      const commit = await workspace.commit(fileChanges, (version) => onCommit?.({ committed, conflicts, skipped, version }));
+      return { committed, conflicts, skipped, version: commit.version };
     } catch (error) {
       // An API write landed between our check and our commit: check again against what is there now.
       const raced = isToolError(error) && (error.code === 'conflict' || error.code === 'already_exists' || error.code === 'not_found');

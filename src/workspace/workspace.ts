@@ -95,7 +95,7 @@ export class Workspace {
    * Uploads new contents, then commits every change in one manifest transaction; `inTransaction`
    * runs inside it, so what it records lands exactly when the changes do.
    */
-  async commit(changes: readonly FileChange[], inTransaction?: () => void): Promise<CommitResult> {
+  async commit(changes: readonly FileChange[], inTransaction?: (version: number) => void): Promise<CommitResult> {
     const manifestChanges = await Promise.all(
       changes.map(async (change): Promise<ManifestChange> => {
         if (change.op !== 'write') return change;

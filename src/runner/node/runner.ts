@@ -226,7 +226,7 @@ export class Runner {
       return { conflicts: [] };
     }
     const before = mirror.version;
-    const answer = wire.length > 0 ? await this.client.sync(job.processId, job.token, wire) : { committed: [], entries: [], conflicts: [], skipped: [], version: null };
+    const answer = wire.length > 0 ? await this.client.sync(job.processId, job.token, wire, randomUUID()) : { committed: [], entries: [], conflicts: [], skipped: [], version: null };
     // Bring the copy's record up to what the server now holds; conflicted and refused paths are
     // forgotten, so the next materialise puts the server's side of them back on disk.
     mirror.forget([...answer.conflicts, ...answer.skipped.map((entry) => entry.path), ...answer.committed]);
