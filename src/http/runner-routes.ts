@@ -32,7 +32,7 @@ const outputQuery = z.strictObject({ token: count, offset: count.optional(), ski
 /** Output sent as text: text/plain, in UTF-8 when it names a charset. */
 const TEXT_BODY = /^text\/plain\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const heartbeatInput = z.strictObject({ token });
+const heartbeatInput = z.strictObject({ token, stdinAck: z.number().int().min(0).optional() });
 const changeInput = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('write'), path: z.string(), contentBase64: z.string(), baseVersion: z.number().int().nullable() }),
   z.strictObject({ op: z.literal('symlink'), path: z.string(), target: z.string(), baseVersion: z.number().int().nullable() }),
@@ -162,14 +162,14 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 
   routes.post('/runner/processes/:id/heartbeat', async (c) => {
     const input = await body(c, heartbeatInput);
-    return c.json(processes.heartbeat(c.req.param('id'), input.token));
+    return c.json(processes.heartbeat(c.req.param('id'), input.token, input.stdinAck));
   });
 
   routes.post('/runner/processes/:id/sync', async (c) => {
     const id = c.req.param('id');
     const input = await body(c, syncInput);
-    // The heartbeat both proves the token still holds the job and renews the lease for the commit.
-    processes.heartbeat(id, input.token);
+    // Proves the token still holds the job, and renews the lease for the commit.
+    processes.renew(id, input.token);
     const record = processes.record(id);
     if (!record) throw new ToolError('not_found', `Process ${id} does not exist.`, { processId: id });
     const changes = input.changes.map((change): RunnerChange =>

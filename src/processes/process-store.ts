@@ -225,8 +225,13 @@ export class ProcessStore {
   }
 
   /** Renews the lease and hands over pending stdin (each chunk once, in order) and any stop request. */
-  heartbeat(id: string, token: number): HeartbeatReply {
-    return this.#runner.heartbeat(id, token);
+  heartbeat(id: string, token: number, stdinAck?: number): HeartbeatReply {
+    return this.#runner.heartbeat(id, token, stdinAck);
+  }
+
+  /** Checks the token and renews the lease, touching nothing else. */
+  renew(id: string, token: number): void {
+    this.#runner.renew(id, token);
   }
 
   /**

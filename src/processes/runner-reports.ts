@@ -12,7 +12,8 @@ export interface LeasedJob {
 
 /** What a heartbeat hands back: stdin written since the last one, in order, and any stop request. */
 export interface HeartbeatReply {
-  stdin: { data: string; eof: boolean }[];
+  /** Pending stdin in order; `seq` rises per process, so a runner acknowledging it never applies a chunk twice. */
+  stdin: { seq: number; data: string; eof: boolean }[];
   /** Present on every heartbeat from the request on, so a lost reply loses nothing. */
   stop: { graceMs: number } | null;
 }

@@ -95,18 +95,31 @@ export class RunnerSide {
     return end;
   }
 
-  heartbeat(id: string, token: number): HeartbeatReply {
+  /**
+   * Renews the lease and hands out pending stdin. With `stdinAck` (the last seq the runner has
+   * applied) only what it acknowledged is dropped, so stdin in a reply that never arrived is
+   * handed out again; the acknowledged row itself stays, keeping seq rising. Without it, what is
+   * handed out is dropped at once (at most once).
+   */
+  heartbeat(id: string, token: number, stdinAck?: number): HeartbeatReply {
     return this.#db.transaction(() => {
       this.#fenceAndRenew(id, token);
+      if (stdinAck !== undefined) this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq < ?', id, stdinAck);
       const pending = this.#db.query<{ seq: number; data: string; eof: number }>(
-        'SELECT seq, data, eof FROM process_stdin WHERE process_id = ? ORDER BY seq',
+        'SELECT seq, data, eof FROM process_stdin WHERE process_id = ? AND seq > ? ORDER BY seq',
         id,
+        stdinAck ?? 0,
       );
       const last = pending.at(-1);
-      if (last !== undefined) this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq <= ?', id, last.seq);
+      if (stdinAck === undefined && last !== undefined) this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq <= ?', id, last.seq);
       const graceMs = this.#row(id).stop_requested_grace_ms;
-      return { stdin: pending.map((chunk) => ({ data: chunk.data, eof: chunk.eof !== 0 })), stop: graceMs === null ? null : { graceMs } };
+      return { stdin: pending.map((chunk) => ({ seq: chunk.seq, data: chunk.data, eof: chunk.eof !== 0 })), stop: graceMs === null ? null : { graceMs } };
     });
+  }
+
+  /** Renews the lease of a job whose token still holds it (and only that). */
+  renew(id: string, token: number): void {
+    this.#db.transaction(() => this.#fenceAndRenew(id, token));
   }
 
   finish(id: string, token: number, result: FinishReport): ProcessRecord {

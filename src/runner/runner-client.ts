@@ -111,9 +111,10 @@ export class RunnerClient {
     await this.send('POST', `/v1/runner/processes/${processId}/output?${query}`, data);
   }
 
-  async heartbeat(processId: string, token: number): Promise<{ stdin: { data: string; eof: boolean }[]; stop: { graceMs: number } | null }> {
-    const response = await this.send('POST', `/v1/runner/processes/${processId}/heartbeat`, { token });
-    return (await response.json()) as { stdin: { data: string; eof: boolean }[]; stop: { graceMs: number } | null };
+  /** Renews the lease; `stdinAck` is the last stdin seq applied, so nothing in a lost reply is lost. */
+  async heartbeat(processId: string, token: number, stdinAck: number): Promise<{ stdin: { seq: number; data: string; eof: boolean }[]; stop: { graceMs: number } | null }> {
+    const response = await this.send('POST', `/v1/runner/processes/${processId}/heartbeat`, { token, stdinAck });
+    return (await response.json()) as { stdin: { seq: number; data: string; eof: boolean }[]; stop: { graceMs: number } | null };
   }
 
   /** One sync-back; `syncId` makes its retries safe (the server answers a repeat as it did the first). */

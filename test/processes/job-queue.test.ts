@@ -37,6 +37,23 @@ describe('leasing', () => {
     expect(store.list('ws')).toEqual([]);
     expect(store.lease('runner-a')).toBeUndefined();
   });
+
+  it('hands stdin out again until the runner acknowledges it, so a lost reply loses nothing', () => {
+    const { store } = memoryStore();
+    const { record, token } = runningProcess(store);
+    store.writeStdin('ws', record.id, 'one\n', false);
+    store.writeStdin('ws', record.id, 'two\n', false);
+    // The reply to this heartbeat is lost on the way: the next one, still at ack 0, gets it all again.
+    expect(store.heartbeat(record.id, token, 0).stdin.map((chunk) => chunk.seq)).toEqual([1, 2]);
+    expect(store.heartbeat(record.id, token, 0).stdin.map((chunk) => chunk.data)).toEqual(['one\n', 'two\n']);
+    // Acknowledged up to 1: only what follows comes back.
+    expect(store.heartbeat(record.id, token, 1).stdin.map((chunk) => chunk.data)).toEqual(['two\n']);
+    expect(store.heartbeat(record.id, token, 2).stdin).toEqual([]);
+    // Numbers keep rising after acknowledged chunks are dropped, so a new chunk is never taken as seen.
+    store.writeStdin('ws', record.id, 'three', true);
+    expect(store.heartbeat(record.id, token, 2).stdin).toEqual([{ seq: 3, data: 'three', eof: true }]);
+    expect(store.heartbeat(record.id, token, 3).stdin).toEqual([]);
+  });
 });
 
 describe('fencing', () => {
@@ -153,9 +170,9 @@ describe('heartbeats and the sweeper', () => {
     store.writeStdin('ws', record.id, 'two\n', false);
     store.writeStdin('ws', record.id, 'three', true);
     expect(store.heartbeat(record.id, token).stdin).toEqual([
-      { data: 'one\n', eof: false },
-      { data: 'two\n', eof: false },
-      { data: 'three', eof: true },
+      { seq: 1, data: 'one\n', eof: false },
+      { seq: 2, data: 'two\n', eof: false },
+      { seq: 3, data: 'three', eof: true },
     ]);
     expect(store.heartbeat(record.id, token).stdin).toEqual([]);
     store.requestStop('ws', record.id, 2500);

@@ -87,8 +87,8 @@ describe('stdin', () => {
     const job = store.lease('runner-a')!;
     store.started(queued.id, job.token, 1);
     expect(store.heartbeat(queued.id, job.token).stdin).toEqual([
-      { data: 'early', eof: false },
-      { data: '', eof: true },
+      { seq: 1, data: 'early', eof: false },
+      { seq: 2, data: '', eof: true },
     ]);
     // Closed stays closed after the eof was handed over.
     toolErrorOf(() => store.writeStdin('ws', queued.id, 'x', false), 'conflict');
@@ -168,7 +168,7 @@ describe('restarts', () => {
       expect(store.get('ws', record.id)).toEqual(before);
       expect(store.list('ws')).toEqual([before]);
       expect(store.readLogs('ws', record.id).data).toBe('hello, 😀 world\n');
-      expect(store.heartbeat(record.id, token)).toEqual({ stdin: [{ data: 'y\n', eof: true }], stop: { graceMs: 1234 } });
+      expect(store.heartbeat(record.id, token)).toEqual({ stdin: [{ seq: 1, data: 'y\n', eof: true }], stop: { graceMs: 1234 } });
       toolErrorOf(() => store.writeStdin('ws', record.id, 'n', false), 'conflict');
       db.close();
     } finally {

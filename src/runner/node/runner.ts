@@ -171,9 +171,13 @@ export class Runner {
     };
     output.onStale = abandon;
     await this.client.started(job.processId, job.token, command.pid).catch(abandon);
+    // The last stdin chunk applied: replies may overlap or repeat, each chunk is written once.
+    let stdinAck = 0;
     const heartbeat = setInterval(() => {
-      this.client.heartbeat(job.processId, job.token).then((reply) => {
+      this.client.heartbeat(job.processId, job.token, stdinAck).then((reply) => {
         for (const chunk of reply.stdin) {
+          if (chunk.seq <= stdinAck) continue;
+          stdinAck = chunk.seq;
           if (chunk.data) command.write(chunk.data);
           if (chunk.eof) command.endInput();
         }
