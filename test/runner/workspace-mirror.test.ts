@@ -1,4 +1,5 @@
 // The runner-local workspace copy: materialise from a manifest, scan what a command changed.
+import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -233,10 +234,13 @@ describe('materialise from batches', () => {
     const cacheDir = tempDir();
     const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`d${i % 7}/sub${i % 3}/f${i}.txt`, `content ${i % 150}\n`]));
     const first = batched(files);
-    const mirror = new WorkspaceMirror(tempDir(), new BlobFiles(cacheDir));
+    const blobs = new BlobFiles(cacheDir);
+    const mirror = new WorkspaceMirror(tempDir(), blobs);
     await mirror.materialise(first.entries, async () => {
       throw new Error('no single fetch expected');
     }, first.fetchBlobs);
+    // The runner writes the cache copies once the job has answered.
+    await blobs.storeDeferred();
     for (const [path, content] of Object.entries(files)) {
       expect(readFileSync(join(mirror.root, path), 'utf8')).toBe(content);
       expect(lstatSync(join(mirror.root, path)).nlink).toBe(1);
@@ -252,6 +256,30 @@ describe('materialise from batches', () => {
     }, again.fetchBlobs);
     expect(again.requested).toEqual([]);
     for (const [path, content] of Object.entries(files)) expect(readFileSync(join(second.root, path), 'utf8')).toBe(content);
+  });
+
+  it('writes cache copies of batch blobs only when asked (after the job), or at once when a blob is wanted from the cache', async () => {
+    const cacheDir = tempDir();
+    const files = { 'a.txt': 'alpha\n', 'b/b.txt': 'beta\n', 'c.txt': 'gamma\n' };
+    const blobs = new BlobFiles(cacheDir);
+    const source = batched(files);
+    await new WorkspaceMirror(tempDir(), blobs).materialise(source.entries, source.fetchBlob, source.fetchBlobs);
+    const cachedFiles = () => readdirSync(cacheDir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name).sort();
+    expect(cachedFiles()).toEqual([]);
+    // Asked for from the cache, a deferred blob is written there at once, without a fetch.
+    const alpha = source.entries.find((entry) => entry.path === 'a.txt')!.blob!;
+    const path = await blobs.file(alpha, async () => {
+      throw new Error('no fetch expected');
+    });
+    expect(readFileSync(path, 'utf8')).toBe('alpha\n');
+    await blobs.storeDeferred();
+    const hashes = source.entries.filter((entry) => entry.type === 'file').map((entry) => entry.blob!).sort();
+    expect(cachedFiles()).toEqual(hashes);
+    for (const hash of hashes) expect(createHash('sha256').update(readFileSync(join(cacheDir, hash.slice(0, 2), hash))).digest('hex')).toBe(hash);
+    // A second copy from a fresh process's view of the same cache needs no request.
+    const again = batched(files);
+    await new WorkspaceMirror(tempDir(), new BlobFiles(cacheDir)).materialise(again.entries, again.fetchBlob, again.fetchBlobs);
+    expect(again.requested).toEqual([]);
   });
 
   it('never writes or removes through links a command planted where the manifest has files and directories', async () => {
@@ -369,7 +397,9 @@ describe('materialise from batches', () => {
     const root = tempDir();
     const cacheDir = tempDir();
     const before = batched({ 'same.txt': 'same', 'change.txt': 'old', 'dir/x.txt': 'x' });
-    await new WorkspaceMirror(root, new BlobFiles(cacheDir)).materialise(before.entries, before.fetchBlob, before.fetchBlobs);
+    const firstBlobs = new BlobFiles(cacheDir);
+    await new WorkspaceMirror(root, firstBlobs).materialise(before.entries, before.fetchBlob, before.fetchBlobs);
+    await firstBlobs.storeDeferred();
     writeFileSync(join(root, 'stray.txt'), 'left by a command');
     // A new mirror over the same directory knows nothing of it.
     const mirror = new WorkspaceMirror(root, new BlobFiles(cacheDir));

@@ -9,9 +9,18 @@ const BATCH_COUNT = 500;
 const BATCHES_IN_FLIGHT = 4;
 /** How long blocking file-system calls may hold the event loop before it gets a turn. */
 const SLICE_MS = 4;
+/** Checked blobs already written where a job wanted them, kept in memory until their cache copy is written. */
+const MAX_UNSTORED_BYTES = 64 * 1024 * 1024;
 
 export class BlobFiles {
   private readonly fetching = new Map<string, Promise<string>>();
+  /**
+   * Blobs of a batch whose cache copy waits until the job no longer does (`storeDeferred`): a
+   * cold workspace writes each file once before its command starts, not twice. Until written,
+   * they count as cached, and `file` writes one at once when it is asked for.
+   */
+  private readonly unstored = new Map<string, Uint8Array>();
+  private unstoredBytes = 0;
 
   constructor(private readonly dir: string) {}
 
@@ -19,6 +28,7 @@ export class BlobFiles {
   async file(hash: string, fetchBlob: (hash: string) => Promise<Uint8Array>): Promise<string> {
     if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`invalid blob id ${JSON.stringify(hash)}`);
     const file = this.pathOf(hash);
+    if (this.unstored.has(hash)) this.storeUnstored(hash);
     if (this.cached(hash)) return file;
     let pending = this.fetching.get(hash);
     if (!pending) {
@@ -78,7 +88,12 @@ export class BlobFiles {
         if (!content) continue;
         await letEventLoopRun();
         checkContent(hash, content);
-        this.storeSync(hash, content);
+        if (this.unstoredBytes + content.byteLength <= MAX_UNSTORED_BYTES) {
+          this.unstored.set(hash, content);
+          this.unstoredBytes += content.byteLength;
+        } else {
+          this.storeSync(hash, content);
+        }
         await arrived(hash, content);
         handed.add(hash);
       }
@@ -86,11 +101,27 @@ export class BlobFiles {
     return handed;
   }
 
+  /** Writes the cache copies left for later by `fetchMissing`; the runner calls it once a job has answered. */
+  async storeDeferred(): Promise<void> {
+    for (const hash of [...this.unstored.keys()]) {
+      await letEventLoopRun();
+      if (this.unstored.has(hash)) this.storeUnstored(hash);
+    }
+  }
+
+  private storeUnstored(hash: string): void {
+    const bytes = this.unstored.get(hash)!;
+    this.unstored.delete(hash);
+    this.unstoredBytes -= bytes.byteLength;
+    if (!this.cached(hash)) this.storeSync(hash, bytes);
+  }
+
   private pathOf(hash: string): string {
     return join(this.dir, hash.slice(0, 2), hash);
   }
 
   private cached(hash: string): boolean {
+    if (this.unstored.has(hash)) return true;
     try {
       accessSync(this.pathOf(hash));
       return true;

@@ -74,6 +74,8 @@ export class Runner {
         continue;
       }
       if (job) await this.run(job).catch((error: unknown) => this.log(`job ${job.processId}: ${(error as Error).message}`));
+      // Cache copies of the blobs the job fetched are written once it has answered, off its path.
+      if (job) void this.blobs.storeDeferred().catch((error: unknown) => this.log(`could not cache blobs: ${(error as Error).message}`));
     }
   }
 
