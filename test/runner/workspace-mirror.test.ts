@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BlobFiles } from '../../src/runner/node/blob-files.ts';
-import { fromDiskTarget, sha256, toDiskTarget, WorkspaceMirror, type MirrorEntry } from '../../src/runner/node/workspace-mirror.ts';
+import { fromDiskTarget, sha256, toDiskTarget } from '../../src/runner/node/mirror-disk.ts';
+import { WorkspaceMirror, type MirrorEntry } from '../../src/runner/node/workspace-mirror.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

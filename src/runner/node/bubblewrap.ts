@@ -1,7 +1,7 @@
 // Locates bubblewrap and builds the command line that runs one bash command with only the workspace writable.
 import { accessSync, constants, lstatSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { SANDBOX_WORKSPACE } from './workspace-mirror.ts';
+import { SANDBOX_WORKSPACE } from './mirror-disk.ts';
 
 export interface BubblewrapCommand {
   /** Host directory bound read-write at `/workspace`. */

@@ -11,7 +11,7 @@ import { ToolError } from '../../core/errors.ts';
 import { bubblewrapArgs, locateBubblewrap } from './bubblewrap.ts';
 import { describeChangeTracking, detectOverlay, overlayLaunch, type OverlayMount } from './overlay.ts';
 import { findProcessTree, readStdioTargets, signalProcesses, signalProcessGroup } from './process-tree.ts';
-import { SANDBOX_WORKSPACE } from './workspace-mirror.ts';
+import { SANDBOX_WORKSPACE } from './mirror-disk.ts';
 
 export type Isolation = 'bwrap' | 'process-group';
 export type OutputStream = 'stdout' | 'stderr';

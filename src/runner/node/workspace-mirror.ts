@@ -1,16 +1,13 @@
-// A runner-local copy of one workspace: materialised from the manifest, scanned for what a command changed.
-import { createHash } from 'node:crypto';
-import { closeSync, constants, copyFileSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync, symlinkSync, writeFileSync, type Dirent, type Stats } from 'node:fs';
+// A runner-local copy of one workspace: materialised from the manifest, and what a command changed in it, by a scan or an overlay's upper layer.
+import { constants, copyFileSync, lstatSync, mkdirSync, rmSync, symlinkSync, type Stats } from 'node:fs';
 import { copyFile, lstat, mkdir, readdir, readFile, readlink, rename, rm } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { join } from 'node:path';
 import { parseVirtualPath } from '../../core/virtual-path.ts';
 import type { RunnerChange } from '../../workspace/sync-changes.ts';
 import { inParallel, letEventLoopRun, type BlobFiles } from './blob-files.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
 import { applyUpper, readUpper, type UpperNode } from './overlay-upper.ts';
-
-/** Where the sandbox mounts the workspace; absolute link targets under it point into the workspace. */
-export const SANDBOX_WORKSPACE = '/workspace';
+import { ancestors, bySegments, createFile, fromDiskTarget, listDisk, sha256, stampFrom, stampOf, toDiskTarget, withinAny, type DiskType } from './mirror-disk.ts';
 
 export interface MirrorEntry {
   path: string;
@@ -91,7 +88,7 @@ export class WorkspaceMirror {
       }
     }
     await mkdir(this.root, { recursive: true });
-    const onDisk = await this.listDisk(dirs);
+    const onDisk = await listDisk(this.root, dirs);
     // Remove what the manifest no longer has (or has as another type), deepest first. Only what the
     // listing found is removed: it lies in real directories, so nothing is removed through a link.
     const removedDirs = new Set<string>();
@@ -324,31 +321,6 @@ export class WorkspaceMirror {
     for (const known of [...this.known.keys()]) if (known === path || known.startsWith(`${path}/`)) this.known.delete(known);
   }
 
-  /**
-   * What is on disk, by path: the root and every directory the manifest wants, listed one
-   * directory at a time, never through a link (a command may have swapped a directory for one).
-   */
-  private async listDisk(dirs: ReadonlySet<string>): Promise<Map<string, DiskType>> {
-    const found = new Map<string, DiskType>();
-    const pending = [''];
-    for (let relative = pending.pop(); relative !== undefined; relative = pending.pop()) {
-      await letEventLoopRun();
-      let names: Dirent[] = [];
-      try {
-        names = readdirSync(join(this.root, relative), { withFileTypes: true });
-      } catch {
-        // Gone or not a directory: nothing below it is on disk.
-      }
-      for (const name of names) {
-        const path = relative === '' ? name.name : `${relative}/${name.name}`;
-        const type: DiskType = name.isDirectory() ? 'dir' : name.isSymbolicLink() ? 'symlink' : name.isFile() ? 'file' : 'other';
-        found.set(path, type);
-        if (type === 'dir' && dirs.has(path)) pending.push(path);
-      }
-    }
-    return found;
-  }
-
   /** Makes a wanted directory, replacing whatever else is there: files are written below it next, never through a link. */
   private putDir(path: string, disk: DiskType | undefined): void {
     if (disk === 'dir') return;
@@ -397,94 +369,9 @@ const BLOB_FETCHES = 16;
 /** Files up to this size are copied from the cache with a blocking call (see BlobFiles.fetchMissing). */
 const BLOCKING_COPY_BYTES = 1024 * 1024;
 
-/** Orders paths as a walk of sorted directory listings meets them: segment by segment, a parent before its children. */
-function bySegments(a: string, b: string): number {
-  const left = a.split('/');
-  const right = b.split('/');
-  for (let index = 0; index < Math.min(left.length, right.length); index += 1) {
-    if (left[index] !== right[index]) return left[index]! < right[index]! ? -1 : 1;
-  }
-  return left.length - right.length;
-}
-
-/** Whether a path or one of the directories it lies in is in the set. */
-function withinAny(path: string, roots: ReadonlySet<string>): boolean {
-  for (let end = path.length; end > 0; end = path.lastIndexOf('/', end - 1)) {
-    if (roots.has(path.slice(0, end))) return true;
-  }
-  return false;
-}
-
-type DiskType = 'dir' | 'file' | 'symlink' | 'other';
-
 /** A file or link to put on disk, and whether the listing found something at its path. */
 interface Placement {
   entry: MirrorEntry;
   occupied: boolean;
 }
 
-/** The directories a path lies in, outermost first. */
-function ancestors(path: string): string[] {
-  const parts = path.split('/');
-  return parts.slice(0, -1).map((_, index) => parts.slice(0, index + 1).join('/'));
-}
-
-/** Creates a file that must not exist yet (a link there is not followed) and answers its stamp. */
-function createFile(host: string, bytes: Uint8Array): string {
-  const fd = openSync(host, 'wx');
-  try {
-    writeFileSync(fd, bytes);
-    return stampFrom(fstatSync(fd));
-  } finally {
-    closeSync(fd);
-  }
-}
-
-export function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
-
-async function stampOf(host: string): Promise<string> {
-  return stampFrom(await lstat(host));
-}
-
-function stampFrom(stat: Stats): string {
-  return `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
-}
-
-/**
- * A manifest target as a relative link on disk, or undefined when it would leave the workspace
- * (such links are stored, and refused by the guard on use, but never created where a command can follow them).
- */
-export function toDiskTarget(linkPath: string, target: string): string | undefined {
-  if (target === '') return undefined;
-  const parent = linkPath.split('/').slice(0, -1);
-  // Resolved lexically, segment by segment: `..` above the root (which posix.normalize would swallow) is an escape.
-  const resolved = target.startsWith('/') ? [] : [...parent];
-  for (const name of target.split('/')) {
-    if (name === '' || name === '.') continue;
-    if (name === '..') {
-      if (resolved.length === 0) return undefined;
-      resolved.pop();
-    } else {
-      resolved.push(name);
-    }
-  }
-  const relative = posix.relative(`/${parent.join('/')}`, `/${resolved.join('/')}`);
-  return relative === '' ? '.' : relative;
-}
-
-/**
- * A target read from disk in the manifest's terms: relative targets as they are; absolute ones into
- * the workspace (the sandbox mount or the mirror's own directory) become workspace-absolute; any
- * other absolute target becomes a relative one that climbs out of the root, so the guard refuses it.
- */
-export function fromDiskTarget(linkPath: string, target: string, root: string): string {
-  if (!target.startsWith('/')) return target;
-  for (const base of [SANDBOX_WORKSPACE, root]) {
-    if (target === base) return '/';
-    if (target.startsWith(`${base}/`)) return target.slice(base.length);
-  }
-  const depth = linkPath.split('/').length;
-  return `${'../'.repeat(depth)}${target.replace(/^\/+/, '')}`;
-}

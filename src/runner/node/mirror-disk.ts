@@ -1,0 +1,121 @@
+// How a workspace copy sits on disk: link targets translated both ways, the order of a walk,
+// and the stamps that tell whether a file changed.
+import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readdirSync, writeFileSync, type Dirent, type Stats } from 'node:fs';
+import { lstat } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { letEventLoopRun } from './blob-files.ts';
+
+/** Where the sandbox mounts the workspace; absolute link targets under it point into the workspace. */
+export const SANDBOX_WORKSPACE = '/workspace';
+
+/** Orders paths as a walk of sorted directory listings meets them: segment by segment, a parent before its children. */
+export function bySegments(a: string, b: string): number {
+  const left = a.split('/');
+  const right = b.split('/');
+  for (let index = 0; index < Math.min(left.length, right.length); index += 1) {
+    if (left[index] !== right[index]) return left[index]! < right[index]! ? -1 : 1;
+  }
+  return left.length - right.length;
+}
+
+/** Whether a path or one of the directories it lies in is in the set. */
+export function withinAny(path: string, roots: ReadonlySet<string>): boolean {
+  for (let end = path.length; end > 0; end = path.lastIndexOf('/', end - 1)) {
+    if (roots.has(path.slice(0, end))) return true;
+  }
+  return false;
+}
+
+export type DiskType = 'dir' | 'file' | 'symlink' | 'other';
+
+/**
+ * What is on disk, by path: the root and every directory the manifest wants, listed one
+ * directory at a time, never through a link (a command may have swapped a directory for one).
+ */
+export async function listDisk(root: string, dirs: ReadonlySet<string>): Promise<Map<string, DiskType>> {
+  const found = new Map<string, DiskType>();
+  const pending = [''];
+  for (let relative = pending.pop(); relative !== undefined; relative = pending.pop()) {
+    await letEventLoopRun();
+    let names: Dirent[] = [];
+    try {
+      names = readdirSync(join(root, relative), { withFileTypes: true });
+    } catch {
+      // Gone or not a directory: nothing below it is on disk.
+    }
+    for (const name of names) {
+      const path = relative === '' ? name.name : `${relative}/${name.name}`;
+      const type: DiskType = name.isDirectory() ? 'dir' : name.isSymbolicLink() ? 'symlink' : name.isFile() ? 'file' : 'other';
+      found.set(path, type);
+      if (type === 'dir' && dirs.has(path)) pending.push(path);
+    }
+  }
+  return found;
+}
+
+/** The directories a path lies in, outermost first. */
+export function ancestors(path: string): string[] {
+  const parts = path.split('/');
+  return parts.slice(0, -1).map((_, index) => parts.slice(0, index + 1).join('/'));
+}
+
+/** Creates a file that must not exist yet (a link there is not followed) and answers its stamp. */
+export function createFile(host: string, bytes: Uint8Array): string {
+  const fd = openSync(host, 'wx');
+  try {
+    writeFileSync(fd, bytes);
+    return stampFrom(fstatSync(fd));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export async function stampOf(host: string): Promise<string> {
+  return stampFrom(await lstat(host));
+}
+
+export function stampFrom(stat: Stats): string {
+  return `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
+}
+
+/**
+ * A manifest target as a relative link on disk, or undefined when it would leave the workspace
+ * (such links are stored, and refused by the guard on use, but never created where a command can follow them).
+ */
+export function toDiskTarget(linkPath: string, target: string): string | undefined {
+  if (target === '') return undefined;
+  const parent = linkPath.split('/').slice(0, -1);
+  // Resolved lexically, segment by segment: `..` above the root (which posix.normalize would swallow) is an escape.
+  const resolved = target.startsWith('/') ? [] : [...parent];
+  for (const name of target.split('/')) {
+    if (name === '' || name === '.') continue;
+    if (name === '..') {
+      if (resolved.length === 0) return undefined;
+      resolved.pop();
+    } else {
+      resolved.push(name);
+    }
+  }
+  const relative = posix.relative(`/${parent.join('/')}`, `/${resolved.join('/')}`);
+  return relative === '' ? '.' : relative;
+}
+
+/**
+ * A target read from disk in the manifest's terms: relative targets as they are; absolute ones into
+ * the workspace (the sandbox mount or the mirror's own directory) become workspace-absolute; any
+ * other absolute target becomes a relative one that climbs out of the root, so the guard refuses it.
+ */
+export function fromDiskTarget(linkPath: string, target: string, root: string): string {
+  if (!target.startsWith('/')) return target;
+  for (const base of [SANDBOX_WORKSPACE, root]) {
+    if (target === base) return '/';
+    if (target.startsWith(`${base}/`)) return target.slice(base.length);
+  }
+  const depth = linkPath.split('/').length;
+  return `${'../'.repeat(depth)}${target.replace(/^\/+/, '')}`;
+}
