@@ -3,7 +3,7 @@
 import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
 import { deliverNotice } from '../approvals/approval-notifier.ts';
 import { publicApproval, STOP_REASON, type Approval, type ApprovalStore } from '../approvals/approval-store.ts';
-import { errorStatus, isToolError, ToolError, type ErrorCode } from '../core/errors.ts';
+import { errorBody, errorStatus, INTERNAL_MESSAGE, isToolError, ToolError, type ErrorCode } from '../core/errors.ts';
 import { canSeeWorkspace, type ApiKey, type KeyStore } from '../keys/key-store.ts';
 import type { RateLimiter } from '../metering/rate-limiter.ts';
 import type { CallIdentity, CallOutcome, UsageMeter } from '../metering/usage-meter.ts';
@@ -52,7 +52,6 @@ export interface CallAnswer {
 /** The longest a caller may wait for an approval decision. */
 export const MAX_WAIT_MS = 60_000;
 
-const INTERNAL_MESSAGE = 'The server failed unexpectedly; retry, and report it if it persists.';
 
 export class ToolCalls {
   private readonly now: () => number;
@@ -335,11 +334,10 @@ export function finalAnswer(approval: Approval): CallAnswer {
 }
 
 function errorAnswer(error: unknown): CallAnswer {
-  if (!isToolError(error)) return jsonAnswer(500, { error: { code: 'internal', message: INTERNAL_MESSAGE } });
+  if (!isToolError(error)) return jsonAnswer(500, errorBody('internal', INTERNAL_MESSAGE));
   const headers: Record<string, string> = {};
   if (error.code === 'rate_limited' && typeof error.details?.retryAfterSeconds === 'number') headers['retry-after'] = String(error.details.retryAfterSeconds);
-  const body = { error: error.details === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, details: error.details } };
-  return { ...jsonAnswer(errorStatus[error.code], body), headers };
+  return { ...jsonAnswer(errorStatus[error.code], errorBody(error.code, error.message, error.details)), headers };
 }
 
 function jsonAnswer(status: number, body: unknown): CallAnswer {

@@ -45,6 +45,18 @@ export class ToolError extends Error {
   }
 }
 
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: ErrorDetails };
+}
+
+/** The message of every `internal` error: a failure's own text and stack never leave the server. */
+export const INTERNAL_MESSAGE = 'The server failed unexpectedly; retry, and report it if it persists.';
+
+/** The contract's error body; `details` only when there are some. */
+export function errorBody(code: ErrorCode, message: string, details?: ErrorDetails): ErrorBody {
+  return details === undefined ? { error: { code, message } } : { error: { code, message, details } };
+}
+
 export function isToolError(error: unknown): error is ToolError {
   return error instanceof ToolError;
 }
