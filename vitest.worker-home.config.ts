@@ -20,6 +20,8 @@ export default defineConfig({
       'test/http/runner-failover.test.ts',
       'test/http/durability.test.ts',
       'test/http/apply-patch-crash.test.ts',
+      'test/http/mcp.test.ts',
+      'test/http/openapi.test.ts',
     ],
     pool: 'forks',
     // wrangler dev and workerd per file: two at a time keeps a 2-core machine responsive.

@@ -10,8 +10,10 @@ import type { ToolRegistry } from '../tools/registry.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
 import { approvalRoutes } from './approval-routes.ts';
 import { authenticate } from './auth.ts';
+import { docsRoutes } from './docs-routes.ts';
 import { errorResponse } from './error-response.ts';
 import { keyRoutes } from './key-routes.ts';
+import { mcpRoutes } from './mcp-routes.ts';
 import { runnerRoutes } from './runner-routes.ts';
 import { toolRoutes } from './tool-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
@@ -46,12 +48,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.notFound((c) => errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see API.md for the routes.`), onInternal));
 
   app.get('/healthz', (c) => c.json({ ok: true }));
+  app.route('/', docsRoutes(deps));
   app.use('/v1/*', authenticate(deps.keys));
   app.route('/v1', workspaceRoutes(deps));
   app.route('/v1', toolRoutes(deps));
   app.route('/v1', approvalRoutes(deps));
   app.route('/v1', keyRoutes(deps));
   app.route('/v1', usageRoutes(deps));
+  app.route('/v1', mcpRoutes(deps));
   if (deps.processes) app.route('/v1', runnerRoutes({ ...deps, processes: deps.processes }));
   return app;
 }

@@ -5,13 +5,12 @@ import { ToolError } from '../core/errors.ts';
 import { publicApproval } from '../approvals/approval-store.ts';
 import { parseInput } from '../tools/registry.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole } from './auth.ts';
+import { assertRole, userRoles } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
 
-const userRoles = ['agent', 'approver', 'admin'] as const;
-const statuses = ['pending', 'approved', 'rejected'] as const;
+export const approvalStatuses = ['pending', 'approved', 'rejected'] as const;
 
-const decisionInput = z.strictObject({
+export const decisionInput = z.strictObject({
   decision: z.enum(['approve', 'reject']),
   reason: z.string().min(1).max(2000).optional(),
 });
@@ -23,11 +22,11 @@ export function approvalRoutes(deps: AppDeps): Hono<AppEnv> {
     const key = c.get('key');
     assertRole(key, userRoles);
     const status = c.req.query('status');
-    if (status !== undefined && !(statuses as readonly string[]).includes(status)) {
-      throw new ToolError('invalid_argument', `status must be one of ${statuses.join(', ')}.`, { status });
+    if (status !== undefined && !(approvalStatuses as readonly string[]).includes(status)) {
+      throw new ToolError('invalid_argument', `status must be one of ${approvalStatuses.join(', ')}.`, { status });
     }
     const limit = parseLimit(c.req.query('limit'));
-    const approvals = deps.calls.listApprovals(key, status as (typeof statuses)[number] | undefined, limit);
+    const approvals = deps.calls.listApprovals(key, status as (typeof approvalStatuses)[number] | undefined, limit);
     return c.json({ approvals: approvals.map(publicApproval) });
   });
 

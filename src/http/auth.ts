@@ -23,6 +23,9 @@ export function assertWorkspaceVisible(key: ApiKey, workspace: string): void {
   }
 }
 
+/** The roles that call tools and read their own usage; runner keys serve the runner protocol only. */
+export const userRoles = ['agent', 'approver', 'admin'] as const;
+
 /** Runner keys serve the runner protocol only. */
 export function assertRole(key: ApiKey, roles: readonly ApiKey['role'][]): void {
   if (!roles.includes(key.role)) {

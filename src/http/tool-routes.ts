@@ -4,10 +4,9 @@ import { ToolError } from '../core/errors.ts';
 import { MAX_WAIT_MS } from '../calls/tool-calls.ts';
 import { formatTools } from '../tools/tool-formats.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole } from './auth.ts';
+import { assertRole, userRoles } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
 
-const userRoles = ['agent', 'approver', 'admin'] as const;
 
 export function toolRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -35,7 +34,8 @@ export function toolRoutes(deps: AppDeps): Hono<AppEnv> {
   return routes;
 }
 
-function parseWaitMs(value: string | undefined): number | undefined {
+/** `?waitMs=`: how long a call that needs approval waits for the decision before answering 202. */
+export function parseWaitMs(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const waitMs = Number(value);
   if (!/^\d+$/.test(value) || waitMs > MAX_WAIT_MS) {

@@ -5,14 +5,13 @@ import { ToolError } from '../core/errors.ts';
 import { parseInput } from '../tools/registry.ts';
 import { assertWorkspaceId } from '../workspace/workspaces.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole, assertWorkspaceVisible } from './auth.ts';
+import { assertRole, assertWorkspaceVisible, userRoles } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
 
-const workspaceSettings = z.strictObject({
+export const workspaceSettings = z.strictObject({
   excludedPaths: z.array(z.string()).max(1000).optional(),
 });
 
-const userRoles = ['agent', 'approver', 'admin'] as const;
 
 export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();

@@ -1,0 +1,112 @@
+// The MCP endpoint: a stateless Streamable HTTP Model Context Protocol server per workspace, whose
+// tool calls take the same way as the HTTP tool route (scope, approvals, quota, metering).
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { Hono } from 'hono';
+import type { CallAnswer } from '../calls/tool-calls.ts';
+import type { ErrorBody } from '../core/errors.ts';
+import type { ApiKey } from '../keys/key-store.ts';
+import { formatTools } from '../tools/tool-formats.ts';
+import type { AppDeps, AppEnv } from './app.ts';
+import { assertRole, userRoles } from './auth.ts';
+import { readBodyBytes } from './json-body.ts';
+import { parseWaitMs } from './tool-routes.ts';
+
+/** The server's name and the HTTP contract's version, as the MCP handshake reports them. */
+const serverInfo = { name: 'toolgate', version: '1' };
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const encoder = new TextEncoder();
+
+/**
+ * The SDK validates only elicitation answers with it, and this server never elicits: refusing
+ * everything spares building an Ajv instance (and its code generation) on every request.
+ */
+const noElicitation: jsonSchemaValidator = {
+  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: 'toolgate does not ask the client for input.' }),
+};
+
+export function mcpRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+
+  routes.all('/workspaces/:ws/mcp', async (c) => {
+    const key = c.get('key');
+    assertRole(key, userRoles);
+    // Stateless: no session outlives its POST, so there is no stream to GET and no session to DELETE.
+    if (c.req.method !== 'POST') return methodNotAllowed();
+    const waitMs = parseWaitMs(c.req.query('waitMs'));
+    // Read within the body limit here, so an oversized message is the contract's 413 on every home.
+    const bytes = await readBodyBytes(c.req.raw, deps.limits.maxBodyBytes);
+    let parsedBody: unknown;
+    try {
+      parsedBody = JSON.parse(utf8.decode(bytes));
+    } catch {
+      return jsonRpcError(400, -32700, 'Parse error: the body is not UTF-8 JSON.');
+    }
+    const server = mcpServer(deps, key, c.req.param('ws'), waitMs);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(c.req.raw, { parsedBody });
+    } finally {
+      await server.close();
+    }
+  });
+
+  return routes;
+}
+
+/** A server for one request: lists the tools as GET /v1/tools?format=mcp does, and calls them as the key. */
+function mcpServer(deps: AppDeps, key: ApiKey, workspace: string, waitMs: number | undefined): Server {
+  // The low-level Server lists exactly the JSON Schema the project generates; McpServer would convert the zod schemas its own way.
+  const server = new Server(serverInfo, {
+    capabilities: { tools: {} },
+    instructions:
+      `The tools act on the toolgate workspace ${workspace}; paths are relative to its root. A failed call's text starts ` +
+      "with its error code; approval_pending means the call waits for a person's decision and runs by itself once approved, so do not repeat it.",
+    jsonSchemaValidator: noElicitation,
+  });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: formatTools(deps.tools.list(), 'mcp').tools as Tool[] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const args = request.params.arguments ?? {};
+    const bytes = encoder.encode(JSON.stringify(args)).byteLength;
+    const answer = await deps.calls.call({ key, workspace, tool: request.params.name, waitMs, readArguments: async () => ({ value: args, bytes }) });
+    return toolResult(answer);
+  });
+  return server;
+}
+
+/** A call's answer as an MCP tool result: the result itself, or `isError` with the contract's code first. */
+function toolResult(answer: CallAnswer): CallToolResult {
+  const body = JSON.parse(answer.json) as { result?: unknown; approval?: { id: string } } & Partial<ErrorBody>;
+  if (answer.status === 200) {
+    const structured = isRecord(body.result) ? { structuredContent: body.result } : {};
+    return { content: [{ type: 'text', text: JSON.stringify(body.result) }], ...structured };
+  }
+  if (body.approval) {
+    const { id } = body.approval;
+    const text =
+      `approval_pending: This call needs an approver's decision and has not run; approval ${id} is pending. ` +
+      `Once approved it runs once by itself, so do not repeat it (GET /v1/approvals/${id} shows its outcome).`;
+    return { isError: true, content: [{ type: 'text', text }], structuredContent: body };
+  }
+  const { code, message, details } = body.error!;
+  // A rejection's message already starts with the marker `[approval-rejected]` that agents look for.
+  const headline = code === 'approval_rejected' ? message : `${code}: ${message}`;
+  const text = details === undefined ? headline : `${headline}\ndetails: ${JSON.stringify(details)}`;
+  return { isError: true, content: [{ type: 'text', text }], structuredContent: body };
+}
+
+function methodNotAllowed(): Response {
+  return jsonRpcError(405, -32000, 'Method not allowed: this stateless MCP server takes POST only.', { allow: 'POST' });
+}
+
+/** A JSON-RPC error answer, as the SDK gives for failures before any message is handled. */
+function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status, headers });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
