@@ -10,7 +10,7 @@ import type { AppDeps, AppEnv } from './app.ts';
 import { assertRole } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
 
-const keyInput = z.strictObject({
+export const keyInput = z.strictObject({
   name: z.string().trim().min(1).max(200),
   role: z.enum(['agent', 'approver', 'admin', 'runner']),
   workspaces: z

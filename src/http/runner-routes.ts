@@ -15,9 +15,9 @@ const MAX_LEASE_WAIT_MS = 30_000;
 const runnerRoles = ['runner', 'admin'] as const;
 
 const token = z.number().int().nonnegative();
-const leaseInput = z.strictObject({ runnerId: z.string().min(1).max(200), waitMs: z.number().int().min(0).max(MAX_LEASE_WAIT_MS).optional() });
-const startedInput = z.strictObject({ token, pid: z.number().int().nonnegative() });
-const outputInput = z.strictObject({
+export const leaseInput = z.strictObject({ runnerId: z.string().min(1).max(200), waitMs: z.number().int().min(0).max(MAX_LEASE_WAIT_MS).optional() });
+export const startedInput = z.strictObject({ token, pid: z.number().int().nonnegative() });
+export const outputInput = z.strictObject({
   token,
   data: z.string(),
   offset: z.number().int().nonnegative().optional(),
@@ -28,25 +28,25 @@ const count = z
   .string()
   .regex(/^\d{1,15}$/, 'expected a whole number of 0 or more')
   .transform(Number);
-const outputQuery = z.strictObject({ token: count, offset: count.optional(), skipped: count.optional() });
+export const outputQuery = z.strictObject({ token: count, offset: count.optional(), skipped: count.optional() });
 /** Output sent as text: text/plain, in UTF-8 when it names a charset. */
 const TEXT_BODY = /^text\/plain\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const heartbeatInput = z.strictObject({ token, stdinAck: z.number().int().min(0).optional() });
+export const heartbeatInput = z.strictObject({ token, stdinAck: z.number().int().min(0).optional() });
 const changeInput = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('write'), path: z.string(), contentBase64: z.string(), baseVersion: z.number().int().nullable() }),
   z.strictObject({ op: z.literal('symlink'), path: z.string(), target: z.string(), baseVersion: z.number().int().nullable() }),
   z.strictObject({ op: z.literal('mkdir'), path: z.string() }),
   z.strictObject({ op: z.literal('delete'), path: z.string(), baseVersion: z.number().int() }),
 ]);
-const blobBatchInput = z.strictObject({ hashes: z.array(z.string().regex(/^[0-9a-f]{64}$/)).min(1).max(1000) });
-const syncInput = z.strictObject({
+export const blobBatchInput = z.strictObject({ hashes: z.array(z.string().regex(/^[0-9a-f]{64}$/)).min(1).max(1000) });
+export const syncInput = z.strictObject({
   token,
   changes: z.array(changeInput).max(100_000),
   /** The runner's id for this sync-back: a retry with the same id answers as the first, committing nothing again. */
   syncId: z.string().min(1).max(100).optional(),
 });
-const exitInput = z.strictObject({
+export const exitInput = z.strictObject({
   token,
   exitCode: z.number().int().nullable(),
   status: z.enum(['exited', 'stopped', 'failed']),

@@ -5,7 +5,7 @@ import type { UsageGroup } from '../metering/usage-meter.ts';
 import type { AppDeps, AppEnv } from './app.ts';
 import { assertRole } from './auth.ts';
 
-const groups: readonly UsageGroup[] = ['tool', 'workspace', 'key'];
+export const usageGroups: readonly UsageGroup[] = ['tool', 'workspace', 'key'];
 
 export function usageRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -14,7 +14,7 @@ export function usageRoutes(deps: AppDeps): Hono<AppEnv> {
     const key = c.get('key');
     assertRole(key, ['agent', 'approver', 'admin']);
     const groupBy = c.req.query('groupBy') ?? 'tool';
-    if (!(groups as readonly string[]).includes(groupBy)) throw new ToolError('invalid_argument', `groupBy must be one of ${groups.join(', ')}.`, { groupBy });
+    if (!(usageGroups as readonly string[]).includes(groupBy)) throw new ToolError('invalid_argument', `groupBy must be one of ${usageGroups.join(', ')}.`, { groupBy });
     const from = parseTime(c.req.query('from'), 'from') ?? 0;
     const to = parseTime(c.req.query('to'), 'to') ?? Number.MAX_SAFE_INTEGER;
     if (from > to) throw new ToolError('invalid_argument', 'from must not be after to.', { from: c.req.query('from'), to: c.req.query('to') });
