@@ -9,7 +9,8 @@ import { defineTool } from './tool.ts';
 export const bashActions = ['exec', 'start', 'status', 'logs', 'write', 'stop', 'list'] as const;
 type Action = (typeof bashActions)[number];
 
-const input = z.strictObject({
+/** The arguments, as the typed client (src/client) also sees them. */
+export const bashInput = z.strictObject({
   action: z.enum(bashActions).describe('exec runs and waits; start runs in the background; status, logs, write (stdin), stop and list manage processes.'),
   command: z.string().min(1).max(100_000).optional().describe('exec, start: the bash command line.'),
   cwd: z.string().optional().describe('exec, start: working directory relative to the workspace root (default the root).'),
@@ -22,7 +23,7 @@ const input = z.strictObject({
   eof: z.boolean().optional().describe('write: close stdin after the input.'),
   graceMs: z.number().int().min(0).max(600_000).optional().describe('stop: how long after SIGTERM to send SIGKILL (default 5,000).'),
 });
-type Input = z.output<typeof input>;
+type Input = z.output<typeof bashInput>;
 
 /** The arguments each action takes; any other is refused, so a misplaced argument reaches the agent. */
 const accepted: Record<Action, { required: (keyof Input)[]; optional: (keyof Input)[] }> = {
@@ -48,7 +49,7 @@ export const bash = defineTool({
     'exitCode); "start" runs one in the background and returns its processId; "status", "logs" (offset paging), "write" (stdin), ' +
     '"stop" (SIGTERM, then SIGKILL after graceMs) and "list" manage background processes. Files the command changes are ' +
     'visible to read_file when it ends.',
-  input,
+  input: bashInput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   check: checkArguments,
   async execute(args, { workspace, processes, recordEffect }) {

@@ -5,7 +5,8 @@ import { parseVirtualPath } from '../core/virtual-path.ts';
 import { defineTool } from './tool.ts';
 import { countNewlines, cutAtChars, lineStarts } from './text-lines.ts';
 
-const input = z.strictObject({
+/** The arguments, as the typed client (src/client) also sees them. */
+export const readFileInput = z.strictObject({
   path: z.string().describe('File path relative to the workspace root, e.g. "src/index.ts".'),
   startLine: z.number().int().min(1).optional().describe('First line to return, 1-based (default 1).'),
   endLine: z.number().int().min(1).optional().describe('Last line to return, inclusive (default: the last line).'),
@@ -19,7 +20,7 @@ export const readFile = defineTool({
   description:
     'Read a UTF-8 text file from the workspace, optionally a range of lines. Returns the content with its own line endings, ' +
     'the line range returned, the total line count, whether the content was cut at maxChars, and the file version.',
-  input,
+  input: readFileInput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   async execute(args, { workspace, limits }) {
     if (args.startLine !== undefined && args.endLine !== undefined && args.endLine < args.startLine) {

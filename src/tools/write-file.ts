@@ -5,7 +5,8 @@ import type { Precondition } from '../workspace/manifest.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import { defineTool } from './tool.ts';
 
-const input = z.strictObject({
+/** The arguments, as the typed client (src/client) also sees them. */
+export const writeFileInput = z.strictObject({
   path: z.string().describe('File path relative to the workspace root; missing parent directories are created.'),
   content: z.string().describe('Text to write, stored as UTF-8 exactly as given (line endings included).'),
   mode: z
@@ -25,7 +26,7 @@ export const writeFile = defineTool({
   description:
     'Write a UTF-8 text file in the workspace: mode "create" (fails if it exists), "overwrite" (default) or "append". ' +
     'Give expectedVersion to write only if nobody changed the file since you read it.',
-  input,
+  input: writeFileInput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   async execute(args, { workspace, limits, recordEffect }) {
     const mode = args.mode ?? 'overwrite';

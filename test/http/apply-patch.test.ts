@@ -1,22 +1,24 @@
-// apply_patch over real HTTP: result fields, formats, line endings, errors a model can act on, atomicity.
+// apply_patch over real HTTP, through the typed client: result fields, formats, line endings, errors a model can act on, atomicity.
 import { describe, expect, it } from 'vitest';
 import { useServer } from '../support/server-process.ts';
+import { failure, outcome, resultOf } from '../support/tool-outcome.ts';
 
 const server = useServer();
 
 let counter = 0;
 async function workspace(files: Record<string, string> = {}): Promise<string> {
   const ws = `patch-${(counter += 1)}`;
-  await server.call('PUT', `/v1/workspaces/${ws}`);
+  await server.client.putWorkspace(ws);
   for (const [path, content] of Object.entries(files)) {
-    expect((await server.call('POST', `/v1/workspaces/${ws}/tools/write_file`, { path, content })).status).toBe(200);
+    expect(await outcome(server.client.writeFile(ws, { path, content }))).toEqual([200, undefined]);
   }
   return ws;
 }
-const patchIn = (ws: string, patch: string, dryRun?: boolean) =>
-  server.call('POST', `/v1/workspaces/${ws}/tools/apply_patch`, dryRun === undefined ? { patch } : { patch, dryRun });
-const readIn = async (ws: string, path: string) => (await server.call('POST', `/v1/workspaces/${ws}/tools/read_file`, { path, maxChars: 10_000_000 })).body.result?.content;
-const versionOf = async (ws: string) => (await server.call('GET', `/v1/workspaces/${ws}`)).body.version;
+// The result of a call answered 200; any other answer throws (see `outcome` and `failure`).
+const patchIn = async (ws: string, patch: string, dryRun?: boolean) =>
+  resultOf(await server.client.applyPatch(ws, dryRun === undefined ? { patch } : { patch, dryRun }));
+const readIn = async (ws: string, path: string) => resultOf(await server.client.readFile(ws, { path, maxChars: 10_000_000 })).content;
+const versionOf = async (ws: string) => (await server.client.getWorkspace(ws)).version;
 const envelope = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch', ''].join('\n');
 
 describe('results', () => {
@@ -38,29 +40,26 @@ describe('results', () => {
       '+hello',
     );
     const dry = await patchIn(ws, patch, true);
-    expect(dry.status).toBe(200);
-    expect(dry.body.result.dryRun).toBe(true);
+    expect(dry.dryRun).toBe(true);
     expect(await readIn(ws, 'mod.txt')).toBe('one\ntwo\n');
-    const real = await patchIn(ws, patch);
-    expect(real.status).toBe(200);
-    const { files, summary, dryRun } = real.body.result;
+    const { files, summary, dryRun } = await patchIn(ws, patch);
     expect(dryRun).toBe(false);
     expect(summary).toBe('A added.txt\nM mod.txt\nM new/name.txt\nD gone.txt');
-    expect(files.map((file: any) => [file.path, file.action, file.movedTo])).toEqual([
+    expect(files.map((file) => [file.path, file.action, file.movedTo])).toEqual([
       ['gone.txt', 'delete', undefined],
       ['mod.txt', 'update', undefined],
       ['old/name.txt', 'move', 'new/name.txt'],
       ['added.txt', 'add', undefined],
     ]);
-    expect(files[1].diff).toBe('--- a/mod.txt\n+++ b/mod.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+deux\n');
-    expect(files[3].diff).toContain('--- /dev/null\n+++ b/added.txt\n@@ -0,0 +1,1 @@\n+hello\n');
-    expect(files[0].diff).toContain('+++ /dev/null');
-    expect(dry.body.result.files).toEqual(files);
+    expect(files[1]!.diff).toBe('--- a/mod.txt\n+++ b/mod.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+deux\n');
+    expect(files[3]!.diff).toContain('--- /dev/null\n+++ b/added.txt\n@@ -0,0 +1,1 @@\n+hello\n');
+    expect(files[0]!.diff).toContain('+++ /dev/null');
+    expect(dry.files).toEqual(files);
     expect(await readIn(ws, 'mod.txt')).toBe('one\ndeux\n');
     expect(await readIn(ws, 'new/name.txt')).toBe('to\n');
     expect(await readIn(ws, 'added.txt')).toBe('hello\n');
     for (const path of ['gone.txt', 'old/name.txt']) {
-      expect((await server.call('POST', `/v1/workspaces/${ws}/tools/read_file`, { path })).status).toBe(404);
+      expect((await outcome(server.client.readFile(ws, { path })))[0]).toBe(404);
     }
   });
 
@@ -89,17 +88,15 @@ describe('results', () => {
       '-x',
       '',
     ].join('\n');
-    const answer = await patchIn(ws, diff);
-    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect(answer.body.result.summary).toBe('A new.txt\nM src/a.ts\nD old.txt');
+    const result = await patchIn(ws, diff);
+    expect(result.summary).toBe('A new.txt\nM src/a.ts\nD old.txt');
     expect(await readIn(ws, 'src/a.ts')).toBe('const a = 2;\nexport { a };\n');
     expect(await readIn(ws, 'new.txt')).toBe('first\nsecond\n');
   });
 
   it('keeps CRLF files CRLF and a missing final newline missing', async () => {
     const ws = await workspace({ 'win.txt': 'a\r\nb\r\nc\r\n', 'tail.txt': 'x\ny' });
-    const answer = await patchIn(ws, envelope('*** Update File: win.txt', '@@', ' a', '-b', '+B', '*** Update File: tail.txt', '@@', ' x', '-y', '+z'));
-    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    await patchIn(ws, envelope('*** Update File: win.txt', '@@', ' a', '-b', '+B', '*** Update File: tail.txt', '@@', ' x', '-y', '+z'));
     expect(await readIn(ws, 'win.txt')).toBe('a\r\nB\r\nc\r\n');
     expect(await readIn(ws, 'tail.txt')).toBe('x\nz');
   });
@@ -109,20 +106,20 @@ describe('errors a model can correct in one step, and nothing changes', () => {
   it('patch_conflict names the file, the hunk and the lines not found', async () => {
     const ws = await workspace({ 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'keep\n' });
     const before = await versionOf(ws);
-    const answer = await patchIn(ws, envelope('*** Update File: b.txt', '@@', '-keep', '+changed', '*** Update File: a.txt', '@@', ' one', '-two', '+2', '@@', ' three', '-four', '+4'));
-    expect(answer.status).toBe(409);
-    expect(answer.body.error).toMatchObject({ code: 'patch_conflict', details: { path: 'a.txt', hunk: 2 } });
-    expect(JSON.stringify(answer.body.error.details)).toContain('four');
-    expect(answer.body.error.message).toContain('a.txt');
+    const error = await failure(patchIn(ws, envelope('*** Update File: b.txt', '@@', '-keep', '+changed', '*** Update File: a.txt', '@@', ' one', '-two', '+2', '@@', ' three', '-four', '+4')));
+    expect(error.status).toBe(409);
+    expect(error).toMatchObject({ code: 'patch_conflict', details: { path: 'a.txt', hunk: 2 } });
+    expect(JSON.stringify(error.details)).toContain('four');
+    expect(error.message).toContain('a.txt');
     expect(await readIn(ws, 'b.txt')).toBe('keep\n');
     expect(await versionOf(ws)).toBe(before);
   });
 
   it('patch_invalid carries the 1-based patch line', async () => {
     const ws = await workspace({ 'a.txt': 'x\n' });
-    const answer = await patchIn(ws, envelope('*** Update File: a.txt', '@@', '-x', '+y', 'garbage line'));
-    expect(answer.status).toBe(400);
-    expect(answer.body.error).toMatchObject({ code: 'patch_invalid', details: { line: 6 } });
+    const error = await failure(patchIn(ws, envelope('*** Update File: a.txt', '@@', '-x', '+y', 'garbage line')));
+    expect(error.status).toBe(400);
+    expect(error).toMatchObject({ code: 'patch_invalid', details: { line: 6 } });
   });
 
   it.each([
@@ -144,8 +141,8 @@ describe('errors a model can correct in one step, and nothing changes', () => {
     // empty patch has no operation to follow).
     const withValidFirst = patch.replace('*** Begin Patch\n', '*** Begin Patch\n*** Add File: first.txt\n+1\n');
     for (const attempt of patch === envelope() ? [patch] : [patch, withValidFirst]) {
-      const answer = await patchIn(ws, attempt);
-      expect({ status: answer.status, code: answer.body.error?.code }).toEqual({ status, code });
+      const [answered, answeredCode] = await outcome(patchIn(ws, attempt));
+      expect({ status: answered, code: answeredCode }).toEqual({ status, code });
     }
     expect(await versionOf(ws)).toBe(before);
     expect(await readIn(ws, 'a.txt')).toBe('x\n');
@@ -163,8 +160,7 @@ describe('size', () => {
       hunks.push('@@', ` ${lines[at - 1]}`, `-${lines[at]}`, `+changed ${at}`, ` ${lines[at + 1]}`);
       expected[at] = `changed ${at}`;
     }
-    const answer = await patchIn(ws, envelope('*** Update File: big.txt', ...hunks));
-    expect(answer.status, JSON.stringify(answer.body).slice(0, 500)).toBe(200);
+    await patchIn(ws, envelope('*** Update File: big.txt', ...hunks));
     expect(await readIn(ws, 'big.txt')).toBe(`${expected.join('\n')}\n`);
   });
 
@@ -172,22 +168,20 @@ describe('size', () => {
     const ws = await workspace();
     const line = `+${'z'.repeat(99)}`;
     const body = Array.from({ length: 20_480 }, () => line);
-    const answer = await patchIn(ws, envelope('*** Add File: two-megabytes.txt', ...body));
-    expect(answer.status).toBe(200);
-    const info = await server.call('GET', `/v1/workspaces/${ws}`);
-    expect(info.body.bytes).toBe(20_480 * 100);
+    await patchIn(ws, envelope('*** Add File: two-megabytes.txt', ...body));
+    const info = await server.client.getWorkspace(ws);
+    expect(info.bytes).toBe(20_480 * 100);
   });
 
   it('commits a patch of 1,000 small files atomically: all land, or none when one hunk fails', async () => {
     const ws = await workspace({ 'guard.txt': 'stay\n' });
     const adds = Array.from({ length: 1000 }, (_, i) => [`*** Add File: many/f${i}.txt`, `+file ${i}`]).flat();
-    const failing = await patchIn(ws, envelope(...adds, '*** Update File: guard.txt', '@@', '-absent', '+x'));
-    expect(failing.body.error?.code).toBe('patch_conflict');
-    expect((await server.call('GET', `/v1/workspaces/${ws}`)).body.files).toBe(1);
+    const failing = await outcome(patchIn(ws, envelope(...adds, '*** Update File: guard.txt', '@@', '-absent', '+x')));
+    expect(failing[1]).toBe('patch_conflict');
+    expect((await server.client.getWorkspace(ws)).files).toBe(1);
     const passing = await patchIn(ws, envelope(...adds));
-    expect(passing.status).toBe(200);
-    expect(passing.body.result.files).toHaveLength(1000);
-    expect((await server.call('GET', `/v1/workspaces/${ws}`)).body.files).toBe(1001);
+    expect(passing.files).toHaveLength(1000);
+    expect((await server.client.getWorkspace(ws)).files).toBe(1001);
     expect(await readIn(ws, 'many/f999.txt')).toBe('file 999\n');
   });
 });

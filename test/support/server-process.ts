@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
+import { ToolgateClient } from '../../src/client/index.ts';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const TEST_KEY = 'tg_test_admin_key_0123456789abcdef';
@@ -15,6 +16,8 @@ export interface ServerProcess {
   dataDir: string;
   child: ChildProcess;
   output: () => string;
+  /** The typed client (toolgate/client) with the admin key, so the tests exercise it too. */
+  client: ToolgateClient;
   /** Calls the API with the admin key; JSON bodies are encoded, answers decoded. */
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiAnswer>;
   stop(): Promise<void>;
@@ -74,6 +77,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     dataDir,
     child,
     output: () => output,
+    client: new ToolgateClient({ url, key }),
     call: (method, path, body, headers) => callApi(url, key, method, path, body, headers),
     async stop() {
       child.kill('SIGTERM');
@@ -144,6 +148,9 @@ export function useServer(options: StartOptions = {}): ServerProcess {
     },
     get child() {
       return started().child;
+    },
+    get client() {
+      return started().client;
     },
     output: () => started().output(),
     call: (...args) => started().call(...args),

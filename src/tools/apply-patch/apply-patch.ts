@@ -6,7 +6,8 @@ import { fileDiff } from './file-diff.ts';
 import { parsePatch } from './parse-patch.ts';
 import { planPatch, type PlannedFile } from './plan-patch.ts';
 
-const input = z.strictObject({
+/** The arguments, as the typed client (src/client) also sees them. */
+export const applyPatchInput = z.strictObject({
   patch: z
     .string()
     .describe(
@@ -24,7 +25,7 @@ export const applyPatch = defineTool({
   description:
     'Apply a patch to files in the workspace: add, update (with optional move) and delete files. All or nothing: if any ' +
     'hunk of any file does not match, no file changes and the error names the file, the hunk and the lines not found.',
-  input,
+  input: applyPatchInput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   async execute(args, { workspace, limits, recordEffect }) {
     const patch = parsePatch(args.patch);

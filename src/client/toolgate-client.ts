@@ -1,0 +1,216 @@
+// ToolgateClient: typed calls of the HTTP contract over fetch, for Node, browsers and Workers alike.
+import type {
+  ApprovalDecision,
+  ApprovalList,
+  ApprovalQuery,
+  Approval,
+  CreatedKey,
+  FileListing,
+  KeyList,
+  ListFilesQuery,
+  NewKeyBody,
+  PutWorkspaceAnswer,
+  ToolFormat,
+  ToolListing,
+  UsageQuery,
+  UsageReport,
+  WorkspaceInfo,
+  WorkspaceSettings,
+} from './api-types.ts';
+import { ToolgateConnectionError, ToolgateError, UNEXPECTED_RESPONSE } from './toolgate-error.ts';
+import type {
+  ApplyPatchArgs,
+  ApplyPatchResult,
+  BashAction,
+  BashArgs,
+  BashResults,
+  ReadFileArgs,
+  ReadFileResult,
+  ToolAnswer,
+  ToolCallOptions,
+  ToolName,
+  ToolSignatures,
+  WriteFileArgs,
+  WriteFileResult,
+} from './tool-types.ts';
+
+export interface ToolgateClientOptions {
+  /** The server's base URL, e.g. http://127.0.0.1:8787 (without /v1). */
+  url: string;
+  /** An API key, sent as `Authorization: Bearer <key>`. */
+  key?: string;
+  /** The fetch to use (default: the global one), e.g. a Worker's service binding. */
+  fetch?: typeof fetch;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+interface RequestPlan {
+  query?: Query;
+  body?: unknown;
+  signal?: AbortSignal;
+}
+
+export class ToolgateClient {
+  readonly url: string;
+  readonly #key: string | undefined;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: ToolgateClientOptions) {
+    this.url = options.url.replace(/\/+$/, '');
+    this.#key = options.key;
+    // Called through a closure: a Worker's global fetch refuses to run as a method of another object.
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  // Tools: each answers `{ result }` or `{ approval }` (see ToolAnswer) and throws ToolgateError otherwise.
+
+  readFile(workspace: string, args: ReadFileArgs, options?: ToolCallOptions): Promise<ToolAnswer<ReadFileResult>> {
+    return this.callTool(workspace, 'read_file', args, options);
+  }
+
+  writeFile(workspace: string, args: WriteFileArgs, options?: ToolCallOptions): Promise<ToolAnswer<WriteFileResult>> {
+    return this.callTool(workspace, 'write_file', args, options);
+  }
+
+  applyPatch(workspace: string, args: ApplyPatchArgs, options?: ToolCallOptions): Promise<ToolAnswer<ApplyPatchResult>> {
+    return this.callTool(workspace, 'apply_patch', args, options);
+  }
+
+  bash<Action extends BashAction>(workspace: string, args: BashArgs<Action>, options?: ToolCallOptions): Promise<ToolAnswer<BashResults[Action]>> {
+    return this.callTool(workspace, 'bash', args, options) as Promise<ToolAnswer<BashResults[Action]>>;
+  }
+
+  /** Calls a tool by its route name; any name is sent, so a server's newer tools are reachable too. */
+  callTool<Name extends ToolName>(workspace: string, tool: Name, args: ToolSignatures[Name]['args'], options?: ToolCallOptions): Promise<ToolAnswer<ToolSignatures[Name]['result']>>;
+  callTool(workspace: string, tool: string, args: unknown, options?: ToolCallOptions): Promise<ToolAnswer<unknown>>;
+  async callTool(workspace: string, tool: string, args: unknown, options: ToolCallOptions = {}): Promise<ToolAnswer<unknown>> {
+    const response = await this.#send('POST', `/v1/workspaces/${segment(workspace)}/tools/${segment(tool)}`, {
+      query: { waitMs: options.waitMs },
+      body: args,
+      signal: options.signal,
+    });
+    if (response.status === 200 || response.status === 202) {
+      const field = response.status === 200 ? 'result' : 'approval';
+      const body = await readJson(response);
+      if (typeof body === 'object' && body !== null && field in body) return body as ToolAnswer<unknown>;
+      throw unexpected(response, body, `a tool call answered ${response.status} without "${field}"`);
+    }
+    throw await ToolgateError.fromResponse(response);
+  }
+
+  // Workspaces.
+
+  async putWorkspace(workspace: string, settings?: WorkspaceSettings): Promise<PutWorkspaceAnswer> {
+    const response = await this.#send('PUT', `/v1/workspaces/${segment(workspace)}`, { body: settings });
+    const info = await expectJson<WorkspaceInfo>(response, [200, 201]);
+    return { created: response.status === 201, workspace: info };
+  }
+
+  async getWorkspace(workspace: string): Promise<WorkspaceInfo> {
+    return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}`), [200]);
+  }
+
+  async deleteWorkspace(workspace: string): Promise<void> {
+    await expectEmpty(await this.#send('DELETE', `/v1/workspaces/${segment(workspace)}`));
+  }
+
+  async listFiles(workspace: string, query: ListFilesQuery = {}): Promise<FileListing> {
+    return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}/files`, { query: { prefix: query.prefix, recursive: query.recursive } }), [200]);
+  }
+
+  // Keys (creating and revoking them needs an admin key).
+
+  async createKey(body: NewKeyBody): Promise<CreatedKey> {
+    return expectJson(await this.#send('POST', '/v1/keys', { body }), [201]);
+  }
+
+  async listKeys(): Promise<KeyList> {
+    return expectJson(await this.#send('GET', '/v1/keys'), [200]);
+  }
+
+  async revokeKey(id: string): Promise<void> {
+    await expectEmpty(await this.#send('DELETE', `/v1/keys/${segment(id)}`));
+  }
+
+  // Approvals (deciding needs an approver or admin key).
+
+  async listApprovals(query: ApprovalQuery = {}): Promise<ApprovalList> {
+    return expectJson(await this.#send('GET', '/v1/approvals', { query: { status: query.status, limit: query.limit } }), [200]);
+  }
+
+  async getApproval(id: string): Promise<Approval> {
+    return expectJson(await this.#send('GET', `/v1/approvals/${segment(id)}`), [200]);
+  }
+
+  async decideApproval(id: string, decision: ApprovalDecision): Promise<Approval> {
+    return expectJson(await this.#send('POST', `/v1/approvals/${segment(id)}/decision`, { body: decision }), [200]);
+  }
+
+  // Usage and tool listings.
+
+  async usage(query: UsageQuery = {}): Promise<UsageReport> {
+    const time = (value: UsageQuery['from']) => (value instanceof Date ? value.toISOString() : value);
+    return expectJson(await this.#send('GET', '/v1/usage', { query: { from: time(query.from), to: time(query.to), groupBy: query.groupBy, keyId: query.keyId } }), [200]);
+  }
+
+  async listTools<Format extends ToolFormat = 'jsonschema'>(format?: Format): Promise<ToolListing<Format>> {
+    return expectJson(await this.#send('GET', '/v1/tools', { query: { format } }), [200]);
+  }
+
+  /** GET /healthz: resolves once the server takes tool calls. */
+  async health(): Promise<{ ok: true }> {
+    return expectJson(await this.#send('GET', '/healthz'), [200]);
+  }
+
+  async #send(method: string, path: string, plan: RequestPlan = {}): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.#key !== undefined) headers.authorization = `Bearer ${this.#key}`;
+    const init: RequestInit = { method, headers };
+    if (plan.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(plan.body);
+    }
+    if (plan.signal) init.signal = plan.signal;
+    try {
+      return await this.#fetch(this.url + path + queryString(plan.query), init);
+    } catch (error) {
+      // An abort is the caller's own doing, not an unreachable server.
+      if (plan.signal?.aborted) throw error;
+      throw new ToolgateConnectionError(this.url, error);
+    }
+  }
+}
+
+function segment(value: string): string {
+  return encodeURIComponent(value);
+}
+
+function queryString(query: Query | undefined): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) params.set(name, String(value));
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+async function expectJson<T>(response: Response, statuses: number[]): Promise<T> {
+  if (!statuses.includes(response.status)) throw await ToolgateError.fromResponse(response);
+  return (await readJson(response)) as T;
+}
+
+async function expectEmpty(response: Response): Promise<void> {
+  if (response.status !== 204) throw await ToolgateError.fromResponse(response);
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw unexpected(response, text, `the answer (${response.status}) is not JSON`);
+  }
+}
+
+function unexpected(response: Response, body: unknown, what: string): ToolgateError {
+  return new ToolgateError({ status: response.status, code: UNEXPECTED_RESPONSE, message: `${response.url || 'The server'}: ${what}.`, body });
+}
