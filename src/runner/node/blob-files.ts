@@ -1,12 +1,14 @@
 // The runner's content-addressed blob cache on disk: a blob is fetched once, checked, then copied from here.
 import { createHash } from 'node:crypto';
-import { accessSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const BATCH_BYTES = 4 * 1024 * 1024;
 const BATCH_COUNT = 500;
 const BATCHES_IN_FLIGHT = 4;
+/** Batches being written where they are wanted at once (they may go to threads side by side). */
+const WRITES_IN_FLIGHT = 2;
 /** How long blocking file-system calls may hold the event loop before it gets a turn. */
 const SLICE_MS = 4;
 /** Checked blobs already written where a job wanted them, kept in memory until their cache copy is written. */
@@ -21,6 +23,13 @@ export class BlobFiles {
    */
   private readonly unstored = new Map<string, Uint8Array>();
   private unstoredBytes = 0;
+  /**
+   * The blobs each two-digit directory of the cache holds, listed once when first asked about and
+   * kept up to date by this cache's own writes: a cold workspace asks about thousands of blobs the
+   * cache lacks, which costs one listing per directory instead of a failing system call per blob.
+   * Only a hint (`file` still checks the disk): a blob listed but removed since is fetched singly.
+   */
+  private readonly listed = new Map<string, Set<string>>();
 
   constructor(private readonly dir: string) {}
 
@@ -41,16 +50,16 @@ export class BlobFiles {
   /**
    * Fetches the blobs the cache lacks in batches of a few MiB, several requests ahead: a cold
    * workspace of thousands of small files costs tens of requests, not thousands. Each blob is
-   * checked against its id, cached, then handed to `arrived` to be written where it is wanted.
-   * Small files are written with blocking calls, which take a third of the time the same calls
-   * take through the thread pool; `letEventLoopRun` gives the event loop a turn every few
-   * milliseconds. Answers the ids handed over; the rest are in the cache, or are left to `file`
-   * (blobs too large for a batch, or missing from an answer).
+   * checked against its id and cached, and each batch is handed to `arrived` to be written where
+   * it is wanted, two batches at a time. Cache copies are written with blocking calls, which take
+   * a third of the time the same calls take through the thread pool; `letEventLoopRun` gives the
+   * event loop a turn every few milliseconds. Answers the ids written; the rest are in the cache,
+   * or are left to `file` (blobs too large for a batch, or missing from an answer).
    */
   async fetchMissing(
     blobs: readonly { hash: string; size: number }[],
     fetchMany: (hashes: string[]) => Promise<Map<string, Uint8Array>>,
-    arrived: (hash: string, bytes: Uint8Array) => Promise<void>,
+    arrived: (blobs: { hash: string; bytes: Uint8Array }[]) => Promise<void>,
   ): Promise<Set<string>> {
     const batches: string[][] = [];
     let batch: string[] = [];
@@ -58,7 +67,7 @@ export class BlobFiles {
     for (const blob of new Map(blobs.map((entry) => [entry.hash, entry])).values()) {
       await letEventLoopRun();
       // Large blobs are left to the single-blob route: a batch answer is held in memory whole.
-      if (blob.size > BATCH_BYTES || this.cached(blob.hash)) continue;
+      if (blob.size > BATCH_BYTES || this.unstored.has(blob.hash) || this.listing(blob.hash).has(blob.hash)) continue;
       if (batch.length === BATCH_COUNT || bytes + blob.size > BATCH_BYTES) {
         batches.push(batch);
         batch = [];
@@ -68,7 +77,7 @@ export class BlobFiles {
       bytes += blob.size;
     }
     if (batch.length > 0) batches.push(batch);
-    // Requests run ahead of the writing, which takes one answer at a time, in order.
+    // Requests run ahead of the writing, which takes the answers in order, a few batches at a time.
     const answers: Promise<Map<string, Uint8Array>>[] = [];
     const request = () => {
       const hashes = batches[answers.length];
@@ -80,24 +89,36 @@ export class BlobFiles {
     };
     for (let i = 0; i < BATCHES_IN_FLIGHT; i += 1) request();
     const handed = new Set<string>();
-    for (const [index, hashes] of batches.entries()) {
-      const fetched = await answers[index]!;
-      request();
-      for (const hash of hashes) {
-        const content = fetched.get(hash);
-        if (!content) continue;
-        await letEventLoopRun();
-        checkContent(hash, content);
-        if (this.unstoredBytes + content.byteLength <= MAX_UNSTORED_BYTES) {
-          this.unstored.set(hash, content);
-          this.unstoredBytes += content.byteLength;
-        } else {
-          this.storeSync(hash, content);
+    const writing: Promise<void>[] = [];
+    try {
+      for (const [index, hashes] of batches.entries()) {
+        const fetched = await answers[index]!;
+        request();
+        const arrivals: { hash: string; bytes: Uint8Array }[] = [];
+        for (const hash of hashes) {
+          const content = fetched.get(hash);
+          if (!content) continue;
+          await letEventLoopRun();
+          checkContent(hash, content);
+          if (this.unstoredBytes + content.byteLength <= MAX_UNSTORED_BYTES) {
+            this.unstored.set(hash, content);
+            this.unstoredBytes += content.byteLength;
+          } else {
+            this.storeSync(hash, content);
+          }
+          arrivals.push({ hash, bytes: content });
         }
-        await arrived(hash, content);
-        handed.add(hash);
+        const written = arrived(arrivals).then(() => arrivals.forEach(({ hash }) => handed.add(hash)));
+        // Awaited below; a failure meanwhile is not an unhandled rejection.
+        written.catch(() => undefined);
+        writing.push(written);
+        if (writing.length >= WRITES_IN_FLIGHT) await writing[writing.length - WRITES_IN_FLIGHT];
       }
+    } finally {
+      // Nothing is left writing once the caller moves on, even after a failure.
+      await Promise.allSettled(writing);
     }
+    await Promise.all(writing);
     return handed;
   }
 
@@ -113,7 +134,23 @@ export class BlobFiles {
     const bytes = this.unstored.get(hash)!;
     this.unstored.delete(hash);
     this.unstoredBytes -= bytes.byteLength;
-    if (!this.cached(hash)) this.storeSync(hash, bytes);
+    if (!this.listing(hash).has(hash)) this.storeSync(hash, bytes);
+  }
+
+  /** The blobs the cache directory of `hash` holds, as far as this cache knows (see `listed`). */
+  private listing(hash: string): Set<string> {
+    const prefix = hash.slice(0, 2);
+    let names = this.listed.get(prefix);
+    if (!names) {
+      names = new Set();
+      try {
+        for (const name of readdirSync(join(this.dir, prefix))) if (/^[0-9a-f]{64}$/.test(name)) names.add(name);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+      this.listed.set(prefix, names);
+    }
+    return names;
   }
 
   private pathOf(hash: string): string {
@@ -146,6 +183,7 @@ export class BlobFiles {
       await rm(temp, { force: true });
       throw error;
     }
+    this.listing(hash).add(hash);
     return file;
   }
 
@@ -166,6 +204,7 @@ export class BlobFiles {
       rmSync(temp, { force: true });
       throw error;
     }
+    this.listing(hash).add(hash);
   }
 }
 

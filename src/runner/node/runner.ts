@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { KeyedLock } from '../../workspace/keyed-lock.ts';
 import { RunnerClient, StaleLeaseError, type LeasedJob, type SyncChange } from '../runner-client.ts';
 import { BlobFiles } from './blob-files.ts';
+import { FileWriters } from './file-writers.ts';
 import { OutputPump } from './output-pump.ts';
 import { clearLayers, createLayers, detectOverlay, removeLayers, type OverlayMount } from './overlay.ts';
 import { detectIsolation, startCommand, type RunningCommand } from './sandbox.ts';
@@ -33,6 +34,8 @@ export class Runner {
   readonly id: string;
   private readonly client: RunnerClient;
   private readonly blobs: BlobFiles;
+  /** Threads that create the files of workspace copies, shared by all copies. */
+  private readonly writers = new FileWriters();
   private readonly mirrors = new Map<string, WorkspaceMirror>();
   /** Materialise and sync of one workspace copy take turns; commands themselves run side by side. */
   private readonly workspaceLock = new KeyedLock();
@@ -60,6 +63,7 @@ export class Runner {
     this.leasing.abort();
     for (const command of this.running) command.kill();
     await Promise.allSettled(this.loops);
+    await this.writers.close();
   }
 
   private async loop(): Promise<void> {
@@ -82,7 +86,7 @@ export class Runner {
   private mirror(workspace: string): WorkspaceMirror {
     let mirror = this.mirrors.get(workspace);
     if (!mirror) {
-      mirror = new WorkspaceMirror(join(this.options.dataDir, 'workspaces', workspace), this.blobs);
+      mirror = new WorkspaceMirror(join(this.options.dataDir, 'workspaces', workspace), this.blobs, this.writers);
       this.mirrors.set(workspace, mirror);
     }
     return mirror;

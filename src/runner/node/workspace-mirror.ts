@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parseVirtualPath } from '../../core/virtual-path.ts';
 import type { RunnerChange } from '../../workspace/sync-changes.ts';
 import { inParallel, letEventLoopRun, type BlobFiles } from './blob-files.ts';
+import type { FileWriters } from './file-writers.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
 import { applyUpper, readUpper, type UpperNode } from './overlay-upper.ts';
 import { ancestors, bySegments, createFile, fromDiskTarget, listDisk, sha256, stampFrom, stampOf, toDiskTarget, withinAny, type DiskType } from './mirror-disk.ts';
@@ -56,6 +57,8 @@ export class WorkspaceMirror {
   constructor(
     readonly root: string,
     private readonly blobs: BlobFiles,
+    /** Threads that create files off the event loop; without them files are created here. */
+    private readonly writers?: FileWriters,
   ) {}
 
   /**
@@ -145,9 +148,7 @@ export class WorkspaceMirror {
       ? await this.blobs.fetchMissing(
           files.map((file) => ({ hash: file.entry.blob!, size: file.entry.size ?? Number.MAX_SAFE_INTEGER })),
           fetchBlobs,
-          async (hash, bytes) => {
-            for (const file of byBlob.get(hash)!) await this.place(file, (host) => createFile(host, bytes));
-          },
+          (arrivals) => this.putFiles(arrivals.flatMap(({ hash, bytes }) => byBlob.get(hash)!.map((placement) => ({ placement, bytes })))),
         )
       : new Set<string>();
     const rest = files.filter((file) => !written.has(file.entry.blob!));
@@ -155,18 +156,7 @@ export class WorkspaceMirror {
     await inParallel([...new Set(rest.map((file) => file.entry.blob!))], BLOB_FETCHES, async (hash) => {
       cachedFiles.set(hash, await this.blobs.file(hash, fetchBlob));
     });
-    for (const file of rest) {
-      await letEventLoopRun();
-      const source = cachedFiles.get(file.entry.blob!)!;
-      // Copied (a reflink where the filesystem offers one), never linked: commands may edit the file
-      // in place. A large file is copied through the thread pool, not holding the event loop.
-      const flags = constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE;
-      await this.place(file, async (host) => {
-        if ((file.entry.size ?? Number.MAX_SAFE_INTEGER) <= BLOCKING_COPY_BYTES) copyFileSync(source, host, flags);
-        else await copyFile(source, host, flags);
-        return stampFrom(lstatSync(host));
-      });
-    }
+    await this.putFiles(rest.map((placement) => ({ placement, source: cachedFiles.get(placement.entry.blob!)! })));
   }
 
   /** What the command changed since materialise, as changes based on the versions it started from. */
@@ -362,6 +352,52 @@ export class WorkspaceMirror {
     }
     this.known.set(entry.path, { entry, stamp });
   }
+
+  /**
+   * Puts files on disk, from their bytes or copied from the cache (a reflink where the filesystem
+   * offers one; never linked, since commands may edit a file in place). Those whose path the
+   * listing found free go to the writer threads when there are some; the rest, and any whose path
+   * was taken since, go through `place`, which replaces what is there.
+   */
+  private async putFiles(files: readonly FileToPut[]): Promise<void> {
+    const threaded = this.writers?.usable ? files.filter((file) => !file.placement.occupied) : [];
+    const byThreads = new Set(threaded);
+    for (const file of files) {
+      if (byThreads.has(file)) continue;
+      await letEventLoopRun();
+      await this.place(file.placement, (host) => createOrCopy(file, host));
+    }
+    if (threaded.length === 0) return;
+    for (const { placement } of threaded) this.known.delete(placement.entry.path);
+    const results = await this.writers!.create(threaded.map((file) => ({ host: join(this.root, file.placement.entry.path), ...('bytes' in file ? { bytes: file.bytes } : { source: file.source }) }))).catch(
+      // The threads failed (what they made is unknown): every file is put here, replacing what is there.
+      () => threaded.map(() => ({ code: 'EEXIST', message: 'retried without the writer threads' })),
+    );
+    for (const [index, result] of results.entries()) {
+      const file = threaded[index]!;
+      if ('stamp' in result) {
+        this.known.set(file.placement.entry.path, { entry: file.placement.entry, stamp: result.stamp });
+      } else if (result.code === 'EEXIST') {
+        await letEventLoopRun();
+        await this.place({ ...file.placement, occupied: true }, (host) => createOrCopy(file, host));
+      } else {
+        throw Object.assign(new Error(`could not create ${file.placement.entry.path}: ${result.message}`), { code: result.code });
+      }
+    }
+  }
+}
+
+/** A file to put on disk: its bytes, or the cache file holding them. */
+type FileToPut = { placement: Placement; bytes: Uint8Array } | { placement: Placement; source: string };
+
+/** Creates a file that must not exist yet, from its bytes or a cache copy, and answers its stamp. */
+async function createOrCopy(file: FileToPut, host: string): Promise<string> {
+  if ('bytes' in file) return createFile(host, file.bytes);
+  const flags = constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE;
+  // A large file is copied through the thread pool, not holding the event loop.
+  if ((file.placement.entry.size ?? Number.MAX_SAFE_INTEGER) <= BLOCKING_COPY_BYTES) copyFileSync(file.source, host, flags);
+  else await copyFile(file.source, host, flags);
+  return stampFrom(lstatSync(host));
 }
 
 /** Single-blob fetches in flight at once. */
