@@ -227,7 +227,7 @@ function runnerOperations(): Operation[] {
   const processId = { id: 'The process id of the leased job.' };
   const report = (path: string, operationId: string, summary: string, body: z.ZodType, answer: string): Operation => ({
     method: 'post',
-    path: `/v1/runner/processes/{id}/${path}`,
+    path: `/v1/runner/workspaces/{ws}/processes/{id}/${path}`,
     tag: 'runner',
     operationId,
     summary,

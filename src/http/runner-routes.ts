@@ -3,6 +3,7 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
+import type { LeasedJob } from '../processes/runner-reports.ts';
 import { parseInput } from '../tools/registry.ts';
 import type { ManifestEntry } from '../workspace/manifest.ts';
 import { sha256Hex } from '../workspace/content-hash.ts';
@@ -65,6 +66,18 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     assertRole(c.get('key'), runnerRoles);
     await next();
   });
+  /**
+   * The process a report names, which must belong to the workspace in its path; one that does not
+   * (deleted with its workspace) refuses every report as a stale lease does, so the runner abandons it.
+   */
+  const processOf = (c: Context<AppEnv>): string => {
+    const id = c.req.param('id')!;
+    const workspace = c.req.param('ws')!;
+    if (!processes.get(workspace, id)) {
+      throw new ToolError('conflict', `the lease token is stale: process ${id} does not exist in workspace ${workspace}, so abandon this job.`, { processId: id });
+    }
+    return id;
+  };
   const body = async <S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> =>
     parseInput(schema, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'runner report');
 
@@ -78,24 +91,7 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
       job = processes.lease(input.runnerId);
     }
     if (!job) return c.body(null, 204);
-    const { record } = job;
-    return c.json({
-      job: {
-        processId: job.processId,
-        token: job.token,
-        leaseMs: job.leaseMs,
-        workspace: record.workspace,
-        command: record.command,
-        cwd: record.cwd,
-        env: record.env,
-        mode: record.mode,
-        timeoutMs: record.timeoutMs,
-        // A runner whose copy is at this version need not fetch the manifest again.
-        workspaceVersion: deps.workspaces.info(record.workspace)?.version ?? null,
-        // Output older than this many characters is never kept: a runner far behind may skip it.
-        outputChars: processes.maxOutputChars,
-      },
-    });
+    return c.json({ job: leasedJobBody(job, deps) });
   });
 
   routes.get('/runner/workspaces/:ws/manifest', (c) => {
@@ -145,28 +141,28 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     return c.body(answer, 200, { 'content-type': 'application/octet-stream' });
   });
 
-  routes.post('/runner/processes/:id/started', async (c) => {
+  routes.post('/runner/workspaces/:ws/processes/:id/started', async (c) => {
     const input = await body(c, startedInput);
-    processes.started(c.req.param('id'), input.token, input.pid);
+    processes.started(processOf(c), input.token, input.pid);
     return c.json({ ok: true });
   });
 
   // Two forms: JSON ({token, data, offset?, skipped?}), or the text as a UTF-8 text/plain body with
   // token, offset and skipped in the query, which spares encoding and parsing megabytes of JSON.
-  routes.post('/runner/processes/:id/output', async (c) => {
+  routes.post('/runner/workspaces/:ws/processes/:id/output', async (c) => {
     const input = TEXT_BODY.test(c.req.header('content-type') ?? '')
       ? { ...parseInput(outputQuery, c.req.query(), 'runner report'), data: await readTextBody(c.req.raw, deps.limits.maxBodyBytes) }
       : await body(c, outputInput);
-    return c.json({ end: processes.appendOutput(c.req.param('id'), input.token, input.data, input.offset, input.skipped) });
+    return c.json({ end: processes.appendOutput(processOf(c), input.token, input.data, input.offset, input.skipped) });
   });
 
-  routes.post('/runner/processes/:id/heartbeat', async (c) => {
+  routes.post('/runner/workspaces/:ws/processes/:id/heartbeat', async (c) => {
     const input = await body(c, heartbeatInput);
-    return c.json(processes.heartbeat(c.req.param('id'), input.token, input.stdinAck));
+    return c.json(processes.heartbeat(processOf(c), input.token, input.stdinAck));
   });
 
-  routes.post('/runner/processes/:id/sync', async (c) => {
-    const id = c.req.param('id');
+  routes.post('/runner/workspaces/:ws/processes/:id/sync', async (c) => {
+    const id = processOf(c);
     const input = await body(c, syncInput);
     // Proves the token still holds the job, and renews the lease for the commit.
     processes.renew(id, input.token);
@@ -184,14 +180,34 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     return c.json({ ...result, entries: await committedEntries(changes, result) });
   });
 
-  routes.post('/runner/processes/:id/exit', async (c) => {
+  routes.post('/runner/workspaces/:ws/processes/:id/exit', async (c) => {
     const input = await body(c, exitInput);
     const { token: fence, ...report } = input;
-    const record = processes.finish(c.req.param('id'), fence, report);
+    const record = processes.finish(processOf(c), fence, report);
     return c.json({ status: record.status });
   });
 
   return routes;
+}
+
+/** What a runner is told about a job it leased: the same on every home. */
+export function leasedJobBody(job: LeasedJob, deps: Pick<AppDeps, 'workspaces'> & { processes: ProcessStore }): Record<string, unknown> {
+  const { record } = job;
+  return {
+    processId: job.processId,
+    token: job.token,
+    leaseMs: job.leaseMs,
+    workspace: record.workspace,
+    command: record.command,
+    cwd: record.cwd,
+    env: record.env,
+    mode: record.mode,
+    timeoutMs: record.timeoutMs,
+    // A runner whose copy is at this version need not fetch the manifest again.
+    workspaceVersion: deps.workspaces.info(record.workspace)?.version ?? null,
+    // Output older than this many characters is never kept: a runner far behind may skip it.
+    outputChars: deps.processes.maxOutputChars,
+  };
 }
 
 /** A text body, its bytes counted against the limit (as they stream in when there is no Content-Length). */

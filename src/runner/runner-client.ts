@@ -47,6 +47,16 @@ export interface ExitReport {
   truncated?: boolean;
 }
 
+/** Which job a report is about: runner reports are addressed within the job's workspace. */
+export interface JobRef {
+  workspace: string;
+  processId: string;
+}
+
+function processPath(job: JobRef): string {
+  return `/v1/runner/workspaces/${encodeURIComponent(job.workspace)}/processes/${encodeURIComponent(job.processId)}`;
+}
+
 /** The server no longer lets this runner report on the job (its token is stale): abandon it. */
 export class StaleLeaseError extends Error {
   constructor(message: string) {
@@ -97,8 +107,8 @@ export class RunnerClient {
     return readBlobBatch(new Uint8Array(await response.arrayBuffer()), hashes, `POST ${path}`);
   }
 
-  async started(processId: string, token: number, pid: number): Promise<void> {
-    await this.send('POST', `/v1/runner/processes/${processId}/started`, { token, pid });
+  async started(job: JobRef, token: number, pid: number): Promise<void> {
+    await this.send('POST', `${processPath(job)}/started`, { token, pid });
   }
 
   /**
@@ -106,25 +116,25 @@ export class RunnerClient {
    * The batch goes as the raw UTF-8 body (the numbers in the query), which spares encoding and
    * parsing megabytes of JSON and keeps the body at most 3 bytes a character.
    */
-  async output(processId: string, token: number, data: string, offset: number, skipped = 0): Promise<void> {
+  async output(job: JobRef, token: number, data: string, offset: number, skipped = 0): Promise<void> {
     const query = `token=${token}&offset=${offset}${skipped > 0 ? `&skipped=${skipped}` : ''}`;
-    await this.send('POST', `/v1/runner/processes/${processId}/output?${query}`, data);
+    await this.send('POST', `${processPath(job)}/output?${query}`, data);
   }
 
   /** Renews the lease; `stdinAck` is the last stdin seq applied, so nothing in a lost reply is lost. */
-  async heartbeat(processId: string, token: number, stdinAck: number): Promise<{ stdin: { seq: number; data: string; eof: boolean }[]; stop: { graceMs: number } | null }> {
-    const response = await this.send('POST', `/v1/runner/processes/${processId}/heartbeat`, { token, stdinAck });
+  async heartbeat(job: JobRef, token: number, stdinAck: number): Promise<{ stdin: { seq: number; data: string; eof: boolean }[]; stop: { graceMs: number } | null }> {
+    const response = await this.send('POST', `${processPath(job)}/heartbeat`, { token, stdinAck });
     return (await response.json()) as { stdin: { seq: number; data: string; eof: boolean }[]; stop: { graceMs: number } | null };
   }
 
   /** One sync-back; `syncId` makes its retries safe (the server answers a repeat as it did the first). */
-  async sync(processId: string, token: number, changes: SyncChange[], syncId: string): Promise<SyncAnswer> {
-    const response = await this.send('POST', `/v1/runner/processes/${processId}/sync`, { token, changes, syncId });
+  async sync(job: JobRef, token: number, changes: SyncChange[], syncId: string): Promise<SyncAnswer> {
+    const response = await this.send('POST', `${processPath(job)}/sync`, { token, changes, syncId });
     return (await response.json()) as SyncAnswer;
   }
 
-  async exit(processId: string, token: number, report: ExitReport): Promise<void> {
-    await this.send('POST', `/v1/runner/processes/${processId}/exit`, { token, ...report });
+  async exit(job: JobRef, token: number, report: ExitReport): Promise<void> {
+    await this.send('POST', `${processPath(job)}/exit`, { token, ...report });
   }
 
   /**

@@ -44,11 +44,11 @@ const routeBodies: [string, string, z.ZodType][] = [
   ['post', '/v1/keys', keyInput],
   ['post', '/v1/runner/lease', leaseInput],
   ['post', '/v1/runner/workspaces/{ws}/blobs', blobBatchInput],
-  ['post', '/v1/runner/processes/{id}/started', startedInput],
-  ['post', '/v1/runner/processes/{id}/output', outputInput],
-  ['post', '/v1/runner/processes/{id}/heartbeat', heartbeatInput],
-  ['post', '/v1/runner/processes/{id}/sync', syncInput],
-  ['post', '/v1/runner/processes/{id}/exit', exitInput],
+  ['post', '/v1/runner/workspaces/{ws}/processes/{id}/started', startedInput],
+  ['post', '/v1/runner/workspaces/{ws}/processes/{id}/output', outputInput],
+  ['post', '/v1/runner/workspaces/{ws}/processes/{id}/heartbeat', heartbeatInput],
+  ['post', '/v1/runner/workspaces/{ws}/processes/{id}/sync', syncInput],
+  ['post', '/v1/runner/workspaces/{ws}/processes/{id}/exit', exitInput],
 ];
 
 describe('GET /openapi.json', () => {
@@ -97,7 +97,7 @@ describe('GET /openapi.json', () => {
   it("documents each other request body as exactly z.toJSONSchema of the route's zod schema", () => {
     for (const [method, path, schema] of routeBodies) expect({ method, path, schema: requestSchema(method, path) }).toEqual({ method, path, schema: asRequest(schema) });
     // The runner's text/plain output form takes its fields in the query, from the route's query schema.
-    const query = doc.paths['/v1/runner/processes/{id}/output'].post.parameters.filter((parameter: { in: string }) => parameter.in === 'query');
+    const query = doc.paths['/v1/runner/workspaces/{ws}/processes/{id}/output'].post.parameters.filter((parameter: { in: string }) => parameter.in === 'query');
     expect(Object.fromEntries(query.map((parameter: { name: string; schema: unknown }) => [parameter.name, parameter.schema]))).toEqual((asRequest(outputQuery) as any).properties);
     // No body is documented from anything else: a new route with a body needs its schema here.
     const checked = new Set([...routeBodies.map(([method, path]) => `${method} ${path}`), ...builtinTools.map((tool) => `post /v1/workspaces/{ws}/tools/${tool.name}`), 'post /v1/workspaces/{ws}/mcp']);

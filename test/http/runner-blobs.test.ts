@@ -24,9 +24,9 @@ beforeAll(async () => {
   await server.call('POST', '/v1/workspaces/bl/tools/bash', { action: 'start', command: 'true' });
   const { processId, token } = (await callApi(server.url, server.key, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 })).body.job;
   const changes = Object.entries(contents).map(([path, bytes]) => ({ op: 'write', path, contentBase64: Buffer.from(bytes).toString('base64'), baseVersion: null }));
-  const synced = await callApi(server.url, server.key, 'POST', `/v1/runner/processes/${processId}/sync`, { token, changes });
+  const synced = await callApi(server.url, server.key, 'POST', `/v1/runner/workspaces/bl/processes/${processId}/sync`, { token, changes });
   expect(synced.body.committed.sort()).toEqual(Object.keys(contents).sort());
-  await callApi(server.url, server.key, 'POST', `/v1/runner/processes/${processId}/exit`, { token, exitCode: 0, status: 'exited' });
+  await callApi(server.url, server.key, 'POST', `/v1/runner/workspaces/bl/processes/${processId}/exit`, { token, exitCode: 0, status: 'exited' });
 });
 
 /** The batch answer's bytes as the server sends them. */

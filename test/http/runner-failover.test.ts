@@ -66,7 +66,7 @@ describe('runner failure', () => {
     const lease = await callApi(target.url, target.key, 'POST', '/v1/runner/lease', { runnerId: 'silent', waitMs: 0 });
     expect(lease.body.job.processId).toBe(started.processId);
     const { token } = lease.body.job;
-    expect((await callApi(target.url, target.key, 'POST', `/v1/runner/processes/${started.processId}/started`, { token, pid: 1 })).status).toBe(200);
+    expect((await callApi(target.url, target.key, 'POST', `/v1/runner/workspaces/st/processes/${started.processId}/started`, { token, pid: 1 })).status).toBe(200);
     let status = '';
     while (status !== 'lost') {
       await sleep(250);
@@ -77,7 +77,7 @@ describe('runner failure', () => {
       ['heartbeat', { token }],
       ['exit', { token, exitCode: 0, status: 'exited' }],
     ] as const) {
-      const answer = await callApi(target.url, target.key, 'POST', `/v1/runner/processes/${started.processId}/${route}`, body);
+      const answer = await callApi(target.url, target.key, 'POST', `/v1/runner/workspaces/st/processes/${started.processId}/${route}`, body);
       expect({ route, status: answer.status, code: answer.body.error?.code }).toEqual({ route, status: 409, code: 'conflict' });
     }
     expect((await statusOf(target, 'st', started.processId)).status).toBe('lost');

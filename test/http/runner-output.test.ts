@@ -16,7 +16,7 @@ async function leasedProcess(): Promise<{ processId: string; token: number }> {
   const lease = await callApi(server.url, server.key, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 });
   const { processId, token } = lease.body.job;
   expect(processId).toBe(started.body.result.processId);
-  expect((await callApi(server.url, server.key, 'POST', `/v1/runner/processes/${processId}/started`, { token, pid: 1 })).status).toBe(200);
+  expect((await callApi(server.url, server.key, 'POST', `/v1/runner/workspaces/out/processes/${processId}/started`, { token, pid: 1 })).status).toBe(200);
   return { processId, token };
 }
 
@@ -28,7 +28,7 @@ async function postOutput(processId: string, query: string, body: string | Uint8
     body: body as RequestInit['body'],
   };
   if (body instanceof ReadableStream) init.duplex = 'half';
-  const response = await fetch(`${server.url}/v1/runner/processes/${processId}/output?${query}`, init);
+  const response = await fetch(`${server.url}/v1/runner/workspaces/out/processes/${processId}/output?${query}`, init);
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
@@ -45,10 +45,10 @@ describe('output as a text body', () => {
     const batches = ['héllo 😀\n', 'a\uD800b', '𝄞\r\n\0end'];
     let offset = 0;
     for (const batch of batches) {
-      await client.output(processId, token, batch, offset);
+      await client.output({ workspace: 'out', processId }, token, batch, offset);
       offset += batch.length;
     }
-    const json = await callApi(server.url, server.key, 'POST', `/v1/runner/processes/${processId}/output`, { token, data: ' json', offset });
+    const json = await callApi(server.url, server.key, 'POST', `/v1/runner/workspaces/out/processes/${processId}/output`, { token, data: ' json', offset });
     expect(json.body).toEqual({ end: offset + 5 });
     // A lone surrogate does not survive storage: it becomes one U+FFFD, so every offset stays true.
     const full = `héllo 😀\na\uFFFDb𝄞\r\n\0end json`;
@@ -71,12 +71,12 @@ describe('output as a text body', () => {
   it('counts skipped characters in every offset and keeps the tail it was sent', async () => {
     const { processId, token } = await leasedProcess();
     const client = new RunnerClient(server.url, server.key);
-    await client.output(processId, token, 'head', 0);
+    await client.output({ workspace: 'out', processId }, token, 'head', 0);
     const tail = Array.from({ length: RING }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
-    await client.output(processId, token, tail, 4, 5000);
+    await client.output({ workspace: 'out', processId }, token, tail, 4, 5000);
     // A resent batch after a skip is applied once.
-    await client.output(processId, token, tail, 4, 5000);
-    await client.output(processId, token, '.', 5004 + RING);
+    await client.output({ workspace: 'out', processId }, token, tail, 4, 5000);
+    await client.output({ workspace: 'out', processId }, token, '.', 5004 + RING);
     const page = await logs(processId, 0);
     expect(page).toMatchObject({ offset: 5004, startOffset: 5004, nextOffset: 5005 + RING, truncated: true, data: `${tail}.` });
     const short = await postOutput(processId, `token=${token}&offset=${5005 + RING}&skipped=10`, 'too short');
@@ -87,7 +87,7 @@ describe('output as a text body', () => {
     const { processId, token } = await leasedProcess();
     const stale = await postOutput(processId, `token=${token + 1}&offset=0`, 'late');
     expect({ status: stale.status, code: stale.body.error.code }).toEqual({ status: 409, code: 'conflict' });
-    await expect(new RunnerClient(server.url, server.key).output(processId, token + 1, 'late', 0)).rejects.toBeInstanceOf(StaleLeaseError);
+    await expect(new RunnerClient(server.url, server.key).output({ workspace: 'out', processId }, token + 1, 'late', 0)).rejects.toBeInstanceOf(StaleLeaseError);
     expect((await logs(processId)).nextOffset).toBe(0);
   });
 

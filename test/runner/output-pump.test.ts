@@ -21,7 +21,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function lease(server: ServerProcess): Promise<LeasedJob> {
   const answer = await callApi(server.url, server.key, 'POST', '/v1/runner/lease', { runnerId: 'pump-test', waitMs: 5000 });
   const job = answer.body.job as LeasedJob;
-  expect((await callApi(server.url, server.key, 'POST', `/v1/runner/processes/${job.processId}/started`, { token: job.token, pid: 1 })).status).toBe(200);
+  expect((await callApi(server.url, server.key, 'POST', `/v1/runner/workspaces/${job.workspace}/processes/${job.processId}/started`, { token: job.token, pid: 1 })).status).toBe(200);
   return job;
 }
 
@@ -79,7 +79,7 @@ describe('a ring small enough to skip to', () => {
     pump.add('stderr', 'err');
     await pump.close();
     expect(pump.execStreams()).toEqual({ stdout: 'abcd', stderr: 'err', truncated: true });
-    await client.exit(job.processId, job.token, { exitCode: 0, status: 'exited', ...pump.execStreams() });
+    await client.exit(job, job.token, { exitCode: 0, status: 'exited', ...pump.execStreams() });
     expect((await exec).body.result).toMatchObject({ exitCode: 0, stdout: 'abcd', stderr: 'err', truncated: true });
     expect((await logs(small, job.processId, 0)).data).toBe('abcd😀eerr');
   });

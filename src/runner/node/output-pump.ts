@@ -104,7 +104,7 @@ export class OutputPump {
     this.lastBatchAt = performance.now();
     this.pendingSince = this.lastBatchAt;
     this.inFlight = this.client
-      .output(this.job.processId, this.job.token, data, offset, skipped)
+      .output(this.job, this.job.token, data, offset, skipped)
       .catch(this.onStale)
       .finally(() => {
         this.inFlight = undefined;

@@ -176,11 +176,11 @@ export class Runner {
       }
     };
     output.onStale = abandon;
-    await this.client.started(job.processId, job.token, command.pid).catch(abandon);
+    await this.client.started(job, job.token, command.pid).catch(abandon);
     // The last stdin chunk applied: replies may overlap or repeat, each chunk is written once.
     let stdinAck = 0;
     const heartbeat = setInterval(() => {
-      this.client.heartbeat(job.processId, job.token, stdinAck).then((reply) => {
+      this.client.heartbeat(job, job.token, stdinAck).then((reply) => {
         for (const chunk of reply.stdin) {
           if (chunk.seq <= stdinAck) continue;
           stdinAck = chunk.seq;
@@ -236,7 +236,7 @@ export class Runner {
       return { conflicts: [] };
     }
     const before = mirror.version;
-    const answer = wire.length > 0 ? await this.client.sync(job.processId, job.token, wire, randomUUID()) : { committed: [], entries: [], conflicts: [], skipped: [], version: null };
+    const answer = wire.length > 0 ? await this.client.sync(job, job.token, wire, randomUUID()) : { committed: [], entries: [], conflicts: [], skipped: [], version: null };
     // Bring the copy's record up to what the server now holds; conflicted and refused paths are
     // forgotten, so the next materialise puts the server's side of them back on disk.
     mirror.forget([...answer.conflicts, ...answer.skipped.map((entry) => entry.path), ...answer.committed]);
@@ -253,7 +253,7 @@ export class Runner {
   }
 
   private async report(job: LeasedJob, report: Parameters<RunnerClient['exit']>[2]): Promise<void> {
-    await this.client.exit(job.processId, job.token, report).catch((error: unknown) => {
+    await this.client.exit(job, job.token, report).catch((error: unknown) => {
       if (!(error instanceof StaleLeaseError)) throw error;
     });
   }
