@@ -52,6 +52,8 @@ export class ApprovalStore {
   constructor(
     private readonly db: SqlDatabase,
     private readonly now: () => number = Date.now,
+    /** A new approval's id; a home that routes approvals by workspace may spell the workspace into it. */
+    private readonly newId: (workspace: string) => string = () => `apr_${crypto.randomUUID().replaceAll('-', '')}`,
   ) {
     db.script(`
       CREATE TABLE IF NOT EXISTS approvals (
@@ -83,7 +85,7 @@ export class ApprovalStore {
     input: { tool: string; action: string | undefined; arguments: unknown; workspace: string; keyId: string; usageId: number; bytesIn: number; ttlMs: number },
     inTransaction?: (approval: Approval) => void,
   ): Approval {
-    const id = `apr_${crypto.randomUUID().replaceAll('-', '')}`;
+    const id = this.newId(input.workspace);
     const now = this.now();
     return this.db.transaction(() => {
       const [row] = this.db.query<ApprovalRow>(

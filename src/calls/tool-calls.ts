@@ -4,8 +4,7 @@ import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
 import { deliverNotice } from '../approvals/approval-notifier.ts';
 import { publicApproval, STOP_REASON, type Approval, type ApprovalStore } from '../approvals/approval-store.ts';
 import { errorBody, errorStatus, INTERNAL_MESSAGE, isToolError, ToolError, type ErrorCode } from '../core/errors.ts';
-import { canSeeWorkspace, type ApiKey, type KeyStore } from '../keys/key-store.ts';
-import type { RateLimiter } from '../metering/rate-limiter.ts';
+import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
 import type { CallIdentity, CallOutcome, UsageMeter } from '../metering/usage-meter.ts';
 import { waitFor } from '../processes/process-events.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
@@ -14,13 +13,37 @@ import type { ToolLimits } from '../tools/tool.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
 
+/** Keys as calls need them after admission: an approved call's key may have been revoked meanwhile. */
+export interface KeyLookup {
+  get(id: string): ApiKey | undefined | Promise<ApiKey | undefined>;
+  notifySecret(id: string): string | undefined | Promise<string | undefined>;
+}
+
+/** Takes one call from a key's rate limit, or throws `rate_limited`. */
+export interface CallLimiter {
+  take(keyId: string, perMinute: number): void | Promise<void>;
+}
+
+/**
+ * A quota kept apart from the usage records, for homes whose records are spread over several
+ * databases (one per workspace): it admits calls one at a time for all of them. Without one,
+ * the meter checks the quota against its own records in the transaction that opens the call's.
+ */
+export interface QuotaLedger {
+  /** Counts one admitted call against the key's quota, or throws `quota_exceeded`. */
+  admit(key: ApiKey, options: { usesProcessTime: boolean }): Promise<void>;
+  /** Adds the process seconds of one of the key's calls (started at `startedAt`) once they are known. */
+  addProcessSeconds(keyId: string, startedAt: number, seconds: number): Promise<void>;
+}
+
 export interface ToolCallsOptions {
   tools: ToolRegistry;
   workspaces: Workspaces;
-  keys: KeyStore;
+  keys: KeyLookup;
   approvals: ApprovalStore;
   meter: UsageMeter;
-  rateLimiter: RateLimiter;
+  rateLimiter: CallLimiter;
+  quotaLedger?: QuotaLedger;
   limits: ToolLimits;
   processes?: ProcessStore;
   /** How long an approval may stay pending before it is rejected as `expired`. */
@@ -103,7 +126,9 @@ export class ToolCalls {
       admitted = await this.check(request, identity);
       if (key.quota !== undefined || admitted.needsApproval) {
         const usesProcessTime = identity.tool === 'bash' && (identity.action === 'exec' || identity.action === 'start');
-        usageId = this.options.meter.admit(key, identity, { usesProcessTime });
+        const { quotaLedger } = this.options;
+        if (quotaLedger && key.quota !== undefined) await quotaLedger.admit(key, { usesProcessTime });
+        usageId = this.options.meter.admit(quotaLedger ? { id: key.id, quota: undefined } : key, identity, { usesProcessTime });
       }
     } catch (error) {
       const answer = this.errorAnswer(error);
@@ -115,6 +140,7 @@ export class ToolCalls {
       if (usageId !== undefined) this.options.meter.finish(usageId, ran.outcome);
       else await this.options.meter.settle(identity, ran.outcome, { billable: true, effectKey: ran.effectKey });
       this.countStarted(ran.outcome);
+      this.reportSeconds(identity.keyId, identity.startedAt, ran.outcome.processSeconds);
       return ran.answer;
     }
     const reserved = usageId!;
@@ -200,7 +226,7 @@ export class ToolCalls {
     if (decision === 'deny') throw notAllowed(tool.name, identity.action, 'a rule of this key denies it');
     const workspace = this.options.workspaces.open(request.workspace);
     const perMinute = key.rateLimitPerMinute ?? this.options.defaultRateLimitPerMinute;
-    if (perMinute > 0) this.options.rateLimiter.take(key.id, perMinute);
+    if (perMinute > 0) await this.options.rateLimiter.take(key.id, perMinute);
     return { args, workspace, needsApproval: decision === 'approve' };
   }
 
@@ -230,7 +256,7 @@ export class ToolCalls {
     const identity: CallIdentity = { keyId: approval.keyId, workspace: approval.workspace, tool: approval.tool, action: approval.action, bytesIn: approval.bytesIn, startedAt: this.now() };
     let ran: Executed;
     try {
-      if (this.options.keys.get(approval.keyId) === undefined) {
+      if ((await this.options.keys.get(approval.keyId)) === undefined) {
         throw new ToolError('forbidden', 'The key that made this call was revoked before it was approved; the call did not run.', { keyId: approval.keyId });
       }
       const workspace = this.options.workspaces.open(approval.workspace);
@@ -244,6 +270,7 @@ export class ToolCalls {
     const outcome = ran.error === undefined ? { result: ran.result } : { error: ran.error };
     const done = approvals.complete(approval.id, outcome, () => meter.finish(approval.usageId, ran.outcome));
     this.countStarted(ran.outcome);
+    this.reportSeconds(approval.keyId, identity.startedAt, ran.outcome.processSeconds);
     return done;
   }
 
@@ -254,17 +281,28 @@ export class ToolCalls {
 
   private countProcess(workspace: string, processId: string): void {
     const record = this.options.processes?.get(workspace, processId);
-    if (record === undefined) return this.options.meter.processEnded(processId, 0);
+    if (record === undefined) return void this.options.meter.processEnded(processId, 0);
     if (record.endedAt === null) return;
-    this.options.meter.processEnded(processId, runSeconds(record.startedAt, record.endedAt));
+    const seconds = runSeconds(record.startedAt, record.endedAt);
+    for (const call of this.options.meter.processEnded(processId, seconds)) this.reportSeconds(call.keyId, call.startedAt, seconds);
+  }
+
+  /** Tells the quota ledger (when there is one) the process seconds a call used; a failure is logged, never the call's. */
+  private reportSeconds(keyId: string, startedAt: number, seconds: number | undefined): void {
+    const { quotaLedger } = this.options;
+    if (!quotaLedger || !seconds) return;
+    void quotaLedger.addProcessSeconds(keyId, startedAt, seconds).catch((error: unknown) => this.log(`could not add ${seconds} process seconds to the quota of key ${keyId}`, error));
   }
 
   private notify(key: ApiKey, approval: Approval): void {
-    if (key.notifyUrl === undefined) return;
-    const secret = this.options.keys.notifySecret(key.id);
-    if (secret === undefined) return;
-    const body = JSON.stringify({ type: 'approval.created', approval: publicApproval(approval) });
-    void deliverNotice({ url: key.notifyUrl, secret, body, deliveryId: approval.id }, { onFailure: (message) => this.log(message) });
+    const url = key.notifyUrl;
+    if (url === undefined) return;
+    void (async () => {
+      const secret = await this.options.keys.notifySecret(key.id);
+      if (secret === undefined) return;
+      const body = JSON.stringify({ type: 'approval.created', approval: publicApproval(approval) });
+      await deliverNotice({ url, secret, body, deliveryId: approval.id }, { onFailure: (message) => this.log(message) });
+    })().catch((error: unknown) => this.log(`could not notify ${url} of approval ${approval.id}`, error));
   }
 
   private onDecided(id: string, notice: () => void): () => void {

@@ -15,7 +15,7 @@ import { errorResponse } from './error-response.ts';
 import { keyRoutes } from './key-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { runnerRoutes } from './runner-routes.ts';
-import { toolRoutes } from './tool-routes.ts';
+import { toolListRoutes, toolRoutes } from './tool-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
 import { workspaceRoutes } from './workspace-routes.ts';
 
@@ -24,9 +24,14 @@ export interface AppLimits extends ToolLimits {
   maxBodyBytes: number;
 }
 
+/** Who a presented secret belongs to: the key store itself, or a home's way of asking it. */
+export interface KeyAuthority {
+  authenticate(secret: string): Promise<ApiKey | undefined>;
+}
+
 export interface AppDeps {
   workspaces: Workspaces;
-  keys: KeyStore;
+  keys: KeyAuthority;
   tools: ToolRegistry;
   /** Every tool call goes through it: scope, approvals, quota, metering. */
   calls: ToolCalls;
@@ -40,7 +45,26 @@ export interface AppDeps {
 
 export type AppEnv = { Variables: { key: ApiKey } };
 
-export function createApp(deps: AppDeps): Hono<AppEnv> {
+/** The whole contract on one set of services, as one process serves it. */
+export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {
+  const app = createBaseApp(deps);
+  app.route('/v1', workspaceRoutes(deps));
+  app.route('/v1', toolListRoutes(deps));
+  app.route('/v1', toolRoutes(deps));
+  app.route('/v1', approvalRoutes({ ...deps, approvals: deps.calls }));
+  app.route('/v1', keyRoutes(deps));
+  app.route('/v1', usageRoutes({ usage: deps.meter }));
+  app.route('/v1', mcpRoutes(deps));
+  if (deps.processes) app.route('/v1', runnerRoutes({ ...deps, processes: deps.processes }));
+  return app;
+}
+
+/**
+ * What every app of the contract starts from: errors as the contract spells them, health, the
+ * API docs, and key authentication of every /v1 route. A home that spreads the contract over
+ * several objects mounts the route groups each serves on one of these.
+ */
+export function createBaseApp(deps: Pick<AppDeps, 'keys' | 'tools' | 'onInternalError' | 'processes'> & { runnerProtocol?: boolean }): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const onInternal = deps.onInternalError ?? ((error: unknown) => console.error('toolgate: internal error', error));
 
@@ -48,14 +72,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.notFound((c) => errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see API.md for the routes.`), onInternal));
 
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.route('/', docsRoutes(deps));
+  app.route('/', docsRoutes({ tools: deps.tools, runnerProtocol: deps.runnerProtocol ?? deps.processes !== undefined }));
   app.use('/v1/*', authenticate(deps.keys));
-  app.route('/v1', workspaceRoutes(deps));
-  app.route('/v1', toolRoutes(deps));
-  app.route('/v1', approvalRoutes(deps));
-  app.route('/v1', keyRoutes(deps));
-  app.route('/v1', usageRoutes(deps));
-  app.route('/v1', mcpRoutes(deps));
-  if (deps.processes) app.route('/v1', runnerRoutes({ ...deps, processes: deps.processes }));
   return app;
 }

@@ -2,7 +2,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
-import { publicApproval } from '../approvals/approval-store.ts';
+import { publicApproval, type Approval } from '../approvals/approval-store.ts';
+import type { ApiKey } from '../keys/key-store.ts';
 import { parseInput } from '../tools/registry.ts';
 import type { AppDeps, AppEnv } from './app.ts';
 import { assertRole, userRoles } from './auth.ts';
@@ -15,10 +16,17 @@ export const decisionInput = z.strictObject({
   reason: z.string().min(1).max(2000).optional(),
 });
 
-export function approvalRoutes(deps: AppDeps): Hono<AppEnv> {
+/** Where approvals are listed, read and decided: the tool calls, or a home's way of reaching them. */
+export interface ApprovalDesk {
+  listApprovals(key: ApiKey, status: Approval['status'] | undefined, limit: number): Approval[] | Promise<Approval[]>;
+  getApproval(key: ApiKey, id: string): Approval | Promise<Approval>;
+  decide(key: ApiKey, id: string, decision: 'approve' | 'reject', reason: string | undefined): Promise<Approval>;
+}
+
+export function approvalRoutes(deps: Pick<AppDeps, 'limits'> & { approvals: ApprovalDesk }): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
-  routes.get('/approvals', (c) => {
+  routes.get('/approvals', async (c) => {
     const key = c.get('key');
     assertRole(key, userRoles);
     const status = c.req.query('status');
@@ -26,21 +34,21 @@ export function approvalRoutes(deps: AppDeps): Hono<AppEnv> {
       throw new ToolError('invalid_argument', `status must be one of ${approvalStatuses.join(', ')}.`, { status });
     }
     const limit = parseLimit(c.req.query('limit'));
-    const approvals = deps.calls.listApprovals(key, status as (typeof approvalStatuses)[number] | undefined, limit);
+    const approvals = await deps.approvals.listApprovals(key, status as (typeof approvalStatuses)[number] | undefined, limit);
     return c.json({ approvals: approvals.map(publicApproval) });
   });
 
-  routes.get('/approvals/:id', (c) => {
+  routes.get('/approvals/:id', async (c) => {
     const key = c.get('key');
     assertRole(key, userRoles);
-    return c.json(publicApproval(deps.calls.getApproval(key, c.req.param('id'))));
+    return c.json(publicApproval(await deps.approvals.getApproval(key, c.req.param('id'))));
   });
 
   routes.post('/approvals/:id/decision', async (c) => {
     const key = c.get('key');
     assertRole(key, ['approver', 'admin']);
     const body = parseInput(decisionInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'decision');
-    const approval = await deps.calls.decide(key, c.req.param('id'), body.decision, body.reason);
+    const approval = await deps.approvals.decide(key, c.req.param('id'), body.decision, body.reason);
     return c.json(publicApproval(approval));
   });
 

@@ -1,10 +1,10 @@
 // Bearer-key authentication for every /v1 route.
 import type { MiddlewareHandler } from 'hono';
 import { ToolError } from '../core/errors.ts';
-import { canSeeWorkspace, type ApiKey, type KeyStore } from '../keys/key-store.ts';
-import type { AppEnv } from './app.ts';
+import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
+import type { AppEnv, KeyAuthority } from './app.ts';
 
-export function authenticate(keys: KeyStore): MiddlewareHandler<AppEnv> {
+export function authenticate(keys: KeyAuthority): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const header = c.req.header('authorization');
     const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);

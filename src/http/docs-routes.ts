@@ -11,13 +11,13 @@ const pageHeaders = {
   'x-content-type-options': 'nosniff',
 };
 
-export function docsRoutes(deps: Pick<AppDeps, 'tools' | 'processes'>): Hono<AppEnv> {
+export function docsRoutes(deps: Pick<AppDeps, 'tools'> & { runnerProtocol: boolean }): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   // Built on first use: the tools and routes are fixed for the app's life, and a Worker does not pay for it at start.
   let document: OpenApiDocument | undefined;
 
   routes.get('/openapi.json', (c) => {
-    document ??= openApiDocument({ tools: deps.tools.list(), runnerProtocol: deps.processes !== undefined });
+    document ??= openApiDocument({ tools: deps.tools.list(), runnerProtocol: deps.runnerProtocol });
     // Nothing in it is secret, so editors and generators elsewhere may fetch it.
     return c.json(document, 200, { 'access-control-allow-origin': '*' });
   });

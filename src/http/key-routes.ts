@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
-import { publicKey, type NewKey } from '../keys/key-store.ts';
+import { publicKey, type KeyStore, type NewKey } from '../keys/key-store.ts';
 import { bashActions } from '../tools/bash.ts';
 import { parseInput } from '../tools/registry.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
@@ -35,7 +35,7 @@ export const keyInput = z.strictObject({
     .optional(),
 });
 
-export function keyRoutes(deps: AppDeps): Hono<AppEnv> {
+export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyStore }): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
   routes.post('/keys', async (c) => {

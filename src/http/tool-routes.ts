@@ -8,10 +8,15 @@ import { assertRole, userRoles } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
 
 
-export function toolRoutes(deps: AppDeps): Hono<AppEnv> {
+/** GET /tools: the tools in each ecosystem's function-calling shape. */
+export function toolListRoutes(deps: Pick<AppDeps, 'tools'>): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
-
   routes.get('/tools', (c) => c.json(formatTools(deps.tools.list(), c.req.query('format') ?? 'jsonschema')));
+  return routes;
+}
+
+export function toolRoutes(deps: Pick<AppDeps, 'calls' | 'limits'>): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
 
   routes.post('/workspaces/:ws/tools/:tool', async (c) => {
     const key = c.get('key');

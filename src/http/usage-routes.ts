@@ -1,16 +1,21 @@
 // Usage: totals of the calling key's tool calls (an admin's: everyone's), grouped by tool, workspace or key.
 import { Hono } from 'hono';
 import { ToolError } from '../core/errors.ts';
-import type { UsageGroup } from '../metering/usage-meter.ts';
-import type { AppDeps, AppEnv } from './app.ts';
+import type { UsageGroup, UsageRow } from '../metering/usage-meter.ts';
+import type { AppEnv } from './app.ts';
 import { assertRole } from './auth.ts';
 
 export const usageGroups: readonly UsageGroup[] = ['tool', 'workspace', 'key'];
 
-export function usageRoutes(deps: AppDeps): Hono<AppEnv> {
+/** Where usage totals come from: the meter, or a home's sum over the meters of several objects. */
+export interface UsageSource {
+  summary(options: { from: number; to: number; groupBy: UsageGroup; keyId?: string }): UsageRow[] | Promise<UsageRow[]>;
+}
+
+export function usageRoutes(deps: { usage: UsageSource }): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
-  routes.get('/usage', (c) => {
+  routes.get('/usage', async (c) => {
     const key = c.get('key');
     assertRole(key, ['agent', 'approver', 'admin']);
     const groupBy = c.req.query('groupBy') ?? 'tool';
@@ -23,7 +28,7 @@ export function usageRoutes(deps: AppDeps): Hono<AppEnv> {
       throw new ToolError('forbidden', "Only an admin key may read another key's usage.", { keyId: keyFilter });
     }
     const keyId = key.role === 'admin' ? keyFilter : key.id;
-    return c.json({ from: new Date(from).toISOString(), to: to === Number.MAX_SAFE_INTEGER ? null : new Date(to).toISOString(), rows: deps.meter.summary({ from, to, groupBy: groupBy as UsageGroup, keyId }) });
+    return c.json({ from: new Date(from).toISOString(), to: to === Number.MAX_SAFE_INTEGER ? null : new Date(to).toISOString(), rows: await deps.usage.summary({ from, to, groupBy: groupBy as UsageGroup, keyId }) });
   });
 
   return routes;

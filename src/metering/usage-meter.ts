@@ -213,9 +213,11 @@ export class UsageMeter {
     return this.db.query<{ workspace: string }>('SELECT workspace FROM usage WHERE process_id = ? AND process_open = 1', processId)[0]?.workspace;
   }
 
-  /** Adds an ended process's run time to the call that started it. */
-  processEnded(processId: string, seconds: number): void {
-    this.db.query('UPDATE usage SET process_seconds = ?, process_open = 0 WHERE process_id = ? AND process_open = 1', seconds, processId);
+  /** Adds an ended process's run time to the call that started it; answers that call (none when already counted). */
+  processEnded(processId: string, seconds: number): { keyId: string; startedAt: number }[] {
+    return this.db
+      .query<{ key_id: string; started_at: number }>('UPDATE usage SET process_seconds = ?, process_open = 0 WHERE process_id = ? AND process_open = 1 RETURNING key_id, started_at', seconds, processId)
+      .map((row) => ({ keyId: row.key_id, startedAt: row.started_at }));
   }
 
   /** Totals per group of the calls started in [from, to), for one key or (undefined) everyone. */
@@ -247,18 +249,25 @@ export class UsageMeter {
       keyId,
       since,
     );
-    const resetsAt = new Date(periodEnd(quota.period, this.now())).toISOString();
-    if (quota.calls !== undefined && spent!.calls >= quota.calls) {
-      throw new ToolError('quota_exceeded', `This key's quota of ${quota.calls} calls a ${quota.period} is spent; it renews at ${resetsAt}.`, {
-        quota: 'calls', limit: quota.calls, used: spent!.calls, resetsAt,
-      });
-    }
-    const seconds = spent!.seconds ?? 0;
-    if (usesProcessTime && quota.processSeconds !== undefined && seconds >= quota.processSeconds) {
-      throw new ToolError('quota_exceeded', `This key's quota of ${quota.processSeconds} process seconds a ${quota.period} is spent; it renews at ${resetsAt}.`, {
-        quota: 'processSeconds', limit: quota.processSeconds, used: seconds, resetsAt,
-      });
-    }
+    checkQuota(quota, { calls: spent!.calls, seconds: spent!.seconds ?? 0 }, usesProcessTime, this.now());
+  }
+}
+
+/**
+ * Throws `quota_exceeded` when what a key spent this period leaves no room for one more call;
+ * spent process seconds stop only calls that use process time.
+ */
+export function checkQuota(quota: Quota, spent: { calls: number; seconds: number }, usesProcessTime: boolean, now: number): void {
+  const resetsAt = new Date(periodEnd(quota.period, now)).toISOString();
+  if (quota.calls !== undefined && spent.calls >= quota.calls) {
+    throw new ToolError('quota_exceeded', `This key's quota of ${quota.calls} calls a ${quota.period} is spent; it renews at ${resetsAt}.`, {
+      quota: 'calls', limit: quota.calls, used: spent.calls, resetsAt,
+    });
+  }
+  if (usesProcessTime && quota.processSeconds !== undefined && spent.seconds >= quota.processSeconds) {
+    throw new ToolError('quota_exceeded', `This key's quota of ${quota.processSeconds} process seconds a ${quota.period} is spent; it renews at ${resetsAt}.`, {
+      quota: 'processSeconds', limit: quota.processSeconds, used: spent.seconds, resetsAt,
+    });
   }
 }
 

@@ -32,6 +32,24 @@ export class JobQueue {
     return row?.id;
   }
 
+  /** Queued jobs whose process is still queued, oldest first, with how often each was leased before. */
+  queued(): { id: string; attempts: number }[] {
+    return this.db.query<{ id: string; attempts: number }>(
+      `SELECT jobs.id AS id, jobs.attempts AS attempts FROM jobs JOIN processes ON processes.id = jobs.id
+       WHERE jobs.state = 'queued' AND processes.status = 'queued' ORDER BY processes.seq`,
+    );
+  }
+
+  /** Whether a job is queued and its process still waits for it. */
+  isQueued(id: string): boolean {
+    const [row] = this.db.query<{ queued: number }>(
+      `SELECT COUNT(*) AS queued FROM jobs JOIN processes ON processes.id = jobs.id
+       WHERE jobs.id = ? AND jobs.state = 'queued' AND processes.status = 'queued'`,
+      id,
+    );
+    return (row?.queued ?? 0) > 0;
+  }
+
   /** Leases a queued job to `runnerId` until `expiresAt` and returns the new fencing token. */
   lease(id: string, runnerId: string, expiresAt: number): number {
     const [row] = this.db.query<{ lease_token: number }>(

@@ -210,6 +210,19 @@ export class ProcessStore {
     return this.#runner.lease(runnerId);
   }
 
+  /**
+   * Leases one named job when it is still queued, else answers undefined: for homes where a
+   * dispatcher hands job ids to runners (at least once) and this store decides who gets the job.
+   */
+  leaseJob(id: string, runnerId: string): LeasedJob | undefined {
+    return this.#runner.leaseJob(id, runnerId);
+  }
+
+  /** The jobs waiting for a runner, oldest first, with how often each was leased before (a requeued job again). */
+  queuedJobs(): { id: string; attempts: number }[] {
+    return this.#jobs.queued();
+  }
+
   /** Marks the process running and renews the lease; a repeated report changes nothing. */
   started(id: string, token: number, pid: number): ProcessRecord {
     return this.#runner.started(id, token, pid);

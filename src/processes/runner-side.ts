@@ -46,6 +46,14 @@ export class RunnerSide {
     });
   }
 
+  leaseJob(id: string, runnerId: string): LeasedJob | undefined {
+    return this.#db.transaction(() => {
+      if (!this.#jobs.isQueued(id)) return undefined;
+      const token = this.#jobs.lease(id, runnerId, this.#now() + this.#leaseMs);
+      return { processId: id, token, leaseMs: this.#leaseMs, record: recordOf(this.#row(id)) };
+    });
+  }
+
   started(id: string, token: number, pid: number): ProcessRecord {
     let changed = false;
     const record = this.#db.transaction(() => {
