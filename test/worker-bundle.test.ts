@@ -22,7 +22,7 @@ describe('wrangler deploy --dry-run', () => {
     expect(bundles.length).toBeGreaterThan(0);
     const code = bundles.map((name) => readFileSync(join(outdir, name), 'utf8')).join('\n');
     // The app is in it...
-    expect(code).toContain('ToolgateObject');
+    for (const name of ['WorkspaceObject', 'DirectoryObject', 'DispatcherObject']) expect(code).toContain(name);
     expect(code).toContain('apply_patch');
     // ...and nothing that only runs on Node.
     for (const forbidden of ['node:child_process', 'child_process', 'better-sqlite3', 'node:fs', 'FsObjectStore', 'SqliteDatabase', 'bwrap', 'S3Client']) {

@@ -37,3 +37,18 @@ declare module 'cloudflare:test' {
     ) => R | Promise<R>,
   ): Promise<R>;
 }
+
+declare module 'cloudflare:test' {
+  /** Service binding to the test Worker's default export (toolgate's Worker router). */
+  export const SELF: { fetch(input: string, init?: RequestInit): Promise<Response> };
+
+  /** A batch of Queue messages, as the Queue hands them to a consumer. */
+  export function createMessageBatch<Body>(queueName: string, messages: { id: string; timestamp: Date; attempts: number; body: Body }[]): {
+    messages: readonly { body: Body; ack(): void; retry(): void }[];
+  };
+
+  /** What a consumer did with each message of a batch it was given. */
+  export function getQueueResult(batch: unknown, context: unknown): Promise<{ explicitAcks: string[]; retryMessages: { msgId: string }[] }>;
+
+  export function createExecutionContext(): unknown;
+}

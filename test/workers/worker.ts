@@ -1,10 +1,14 @@
-// The Worker the storage tests run in: it only exports the Durable Object that lends them its storage.
+// The Worker the workerd tests run in: the object that lends the storage tests its storage, and
+// toolgate's own Cloudflare home (its objects, fetch and queue handlers) for the dispatch tests.
 
 import { DurableObject } from 'cloudflare:workers';
+import { worker } from '../../src/cloudflare/worker-router.ts';
+
+export { DirectoryObject } from '../../src/cloudflare/directory-object.ts';
+export { DispatcherObject } from '../../src/cloudflare/dispatcher-object.ts';
+export { WorkspaceObject } from '../../src/cloudflare/workspace-object.ts';
 
 /** A SQLite-backed Durable Object whose `ctx.storage` the tests reach through `runInDurableObject`. */
 export class SqlTestObject extends DurableObject {}
 
-export default {
-  fetch: (): Response => new Response('toolgate storage tests run through vitest, not over HTTP.', { status: 404 }),
-};
+export default worker;

@@ -1,0 +1,118 @@
+// What the Cloudflare home is given: its bindings and variables, read into typed settings, and
+// the way its objects call one another.
+import { errorStatus, ToolError, type ErrorBody } from '../core/errors.ts';
+import type { DurableObjectStorageBinding } from '../storage/durable-object-sql-database.ts';
+import type { R2BucketBinding } from '../storage/r2-object-store.ts';
+
+export interface DurableObjectStub {
+  fetch(request: Request): Promise<Response>;
+}
+
+export interface DurableObjectNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): DurableObjectStub;
+}
+
+export interface DurableObjectState {
+  storage: DurableObjectStorageBinding & {
+    setAlarm(at: number): Promise<void>;
+    getAlarm(): Promise<number | null>;
+  };
+  blockConcurrencyWhile<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** A Cloudflare Queue producer: messages of at most 128 KB, delivered at least once. */
+export interface QueueBinding<Body> {
+  send(body: Body): Promise<void>;
+}
+
+/** What the Queue carries: the id of a job and the workspace that holds it, nothing more. */
+export interface JobMessage {
+  workspace: string;
+  jobId: string;
+}
+
+export interface Env {
+  /** One object per workspace: its manifest, processes, logs, approvals and usage records. */
+  WORKSPACES: DurableObjectNamespace;
+  /** One object: keys, the quota ledger, rate limits and the index of workspace objects. */
+  DIRECTORY: DurableObjectNamespace;
+  /** One object: job ids from the Queue, handed to runners that lease. */
+  DISPATCHER: DurableObjectNamespace;
+  JOBS: QueueBinding<JobMessage>;
+  BLOBS: R2BucketBinding;
+  /** The first admin key (a secret: `wrangler secret put TOOLGATE_API_KEY`). */
+  TOOLGATE_API_KEY?: string;
+  TOOLGATE_MAX_BODY_BYTES?: string;
+  TOOLGATE_MAX_FILE_BYTES?: string;
+  TOOLGATE_DEFAULT_READ_MAX_CHARS?: string;
+  TOOLGATE_LEASE_MS?: string;
+  TOOLGATE_MAX_PROCESS_OUTPUT_CHARS?: string;
+  TOOLGATE_APPROVAL_TTL_MS?: string;
+  TOOLGATE_RATE_LIMIT_PER_MINUTE?: string;
+}
+
+const MiB = 1024 * 1024;
+
+/** The settings every object reads from the variables; a bad value stops the object with a clear message. */
+export function readSettings(env: Env) {
+  return {
+    // Cloudflare refuses request bodies over 100 MB before the Worker sees them.
+    maxBodyBytes: integer(env.TOOLGATE_MAX_BODY_BYTES, 'TOOLGATE_MAX_BODY_BYTES', 10 * MiB, 1, 100 * 1000 * 1000),
+    maxFileBytes: integer(env.TOOLGATE_MAX_FILE_BYTES, 'TOOLGATE_MAX_FILE_BYTES', 32 * MiB, 1, 100 * 1000 * 1000),
+    defaultReadMaxChars: integer(env.TOOLGATE_DEFAULT_READ_MAX_CHARS, 'TOOLGATE_DEFAULT_READ_MAX_CHARS', 20_000, 1, 2 ** 31),
+    leaseMs: integer(env.TOOLGATE_LEASE_MS, 'TOOLGATE_LEASE_MS', 15_000, 1000, 3_600_000),
+    maxOutputChars: integer(env.TOOLGATE_MAX_PROCESS_OUTPUT_CHARS, 'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS', 1_048_576, 1024, 16 * MiB),
+    approvalTtlMs: integer(env.TOOLGATE_APPROVAL_TTL_MS, 'TOOLGATE_APPROVAL_TTL_MS', 3_600_000, 1000, 30 * 24 * 3_600_000),
+    rateLimitPerMinute: integer(env.TOOLGATE_RATE_LIMIT_PER_MINUTE, 'TOOLGATE_RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000),
+  };
+}
+
+export type Settings = ReturnType<typeof readSettings>;
+
+function integer(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || value > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(raw)}.`);
+  return value;
+}
+
+/** Paths under this prefix are the objects' calls to one another; the Worker never forwards them from outside. */
+export const INTERNAL_PREFIX = '/internal/';
+
+export function workspaceObject(env: Env, workspace: string): DurableObjectStub {
+  return env.WORKSPACES.get(env.WORKSPACES.idFromName(workspace));
+}
+
+export function directoryObject(env: Env): DurableObjectStub {
+  return env.DIRECTORY.get(env.DIRECTORY.idFromName('directory'));
+}
+
+export function dispatcherObject(env: Env): DurableObjectStub {
+  return env.DISPATCHER.get(env.DISPATCHER.idFromName('dispatcher'));
+}
+
+/**
+ * One object's call to another: a JSON body in, the JSON answer out (undefined for 204). A
+ * contract error the other object answered (a spent quota, say) is thrown as it came, so the
+ * client sees it unchanged; any other failure is `unavailable`, which is safe to retry.
+ */
+export async function callObject<T>(stub: DurableObjectStub, path: string, body: unknown): Promise<T | undefined> {
+  let response: Response;
+  try {
+    response = await stub.fetch(new Request(`https://toolgate.internal${INTERNAL_PREFIX}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+  } catch (error) {
+    throw new ToolError('unavailable', `A part of toolgate could not be reached (${(error as Error).message}); retry the call.`);
+  }
+  if (response.status === 204) return undefined;
+  const text = await response.text();
+  if (response.ok) return JSON.parse(text) as T;
+  let error: Partial<ErrorBody['error']> | undefined;
+  try {
+    error = (JSON.parse(text) as Partial<ErrorBody>).error;
+  } catch {
+    // Not a contract error: reported as unavailable below.
+  }
+  if (error?.code !== undefined && error.code in errorStatus && typeof error.message === 'string') throw new ToolError(error.code, error.message, error.details);
+  throw new ToolError('unavailable', `A part of toolgate answered ${response.status}; retry the call.`);
+}

@@ -1,0 +1,209 @@
+// The Cloudflare home's directory: one Durable Object holding what spans workspaces (keys, the
+// quota ledger, rate limits, the index of workspace objects), and answering the routes that
+// span them (keys, usage, approval listings) by asking the workspace objects.
+import { Hono } from 'hono';
+import type { Approval } from '../approvals/approval-store.ts';
+import { ToolError } from '../core/errors.ts';
+import { createBaseApp, type AppEnv } from '../http/app.ts';
+import { approvalRoutes, type ApprovalDesk } from '../http/approval-routes.ts';
+import { readJsonBody } from '../http/json-body.ts';
+import { keyRoutes } from '../http/key-routes.ts';
+import { toolListRoutes } from '../http/tool-routes.ts';
+import { usageRoutes } from '../http/usage-routes.ts';
+import { canSeeWorkspace, KeyStore, type ApiKey } from '../keys/key-store.ts';
+import { RateLimiter } from '../metering/rate-limiter.ts';
+import { checkQuota, periodStart, type UsageGroup, type UsageRow } from '../metering/usage-meter.ts';
+import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
+import type { SqlDatabase } from '../storage/sql-database.ts';
+import { builtinTools } from '../tools/index.ts';
+import { ToolRegistry } from '../tools/registry.ts';
+import { callObject, INTERNAL_PREFIX, readSettings, workspaceObject, type DurableObjectState, type Env } from './bindings.ts';
+
+/** Workspace objects asked at once when a listing spans them. */
+const FAN_OUT = 16;
+
+export class DirectoryObject {
+  private readonly ready: Promise<void>;
+  private app: Hono<AppEnv> | undefined;
+  private failure: string | undefined;
+
+  constructor(
+    private readonly state: DurableObjectState,
+    private readonly env: Env,
+  ) {
+    this.ready = state.blockConcurrencyWhile(() =>
+      this.build().catch((error: unknown) => {
+        this.failure = `toolgate could not start: ${error instanceof Error ? error.message : String(error)}`;
+      }),
+    );
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    await this.ready;
+    if (!this.app) return Response.json({ error: { code: 'unavailable', message: this.failure ?? 'toolgate is not configured.' } }, { status: 503 });
+    return this.app.fetch(request);
+  }
+
+  private async build(): Promise<void> {
+    const secret = this.env.TOOLGATE_API_KEY;
+    if (!secret) {
+      this.failure = 'TOOLGATE_API_KEY is not set; set it with `wrangler secret put TOOLGATE_API_KEY` (or --var locally) and retry.';
+      return;
+    }
+    const settings = readSettings(this.env);
+    const db = new DurableObjectSqlDatabase(this.state.storage);
+    const keys = new KeyStore(db);
+    await keys.ensureBootstrapAdmin(secret);
+    const ledger = new QuotaLedgerTable(db);
+    const index = new WorkspaceIndex(db);
+    const limiter = new RateLimiter();
+    const tools = new ToolRegistry(builtinTools);
+    const limits = { maxBodyBytes: settings.maxBodyBytes, maxFileBytes: settings.maxFileBytes, defaultReadMaxChars: settings.defaultReadMaxChars };
+    const spanning = new SpanningViews(this.env, index);
+
+    const app = createBaseApp({ keys, tools, runnerProtocol: true });
+    app.route('/v1', keyRoutes({ keys, tools, limits }));
+    app.route('/v1', toolListRoutes({ tools }));
+    app.route('/v1', usageRoutes({ usage: spanning }));
+    app.route('/v1', approvalRoutes({ approvals: spanning, limits }));
+
+    // The other objects' calls: each a JSON body in, a JSON answer out.
+    const internal = new Hono<AppEnv>();
+    const read = async <T>(request: Request): Promise<T> => (await readJsonBody(request, settings.maxBodyBytes)) as T;
+    internal.post('/authenticate', async (c) => answer(await keys.authenticate((await read<{ secret: string }>(c.req.raw)).secret)));
+    internal.post('/key', async (c) => answer(keys.get((await read<{ id: string }>(c.req.raw)).id)));
+    internal.post('/notify-secret', async (c) => answer({ secret: keys.notifySecret((await read<{ id: string }>(c.req.raw)).id) ?? null }));
+    internal.post('/rate-limit', async (c) => {
+      const { keyId, perMinute } = await read<{ keyId: string; perMinute: number }>(c.req.raw);
+      limiter.take(keyId, perMinute);
+      return c.body(null, 204);
+    });
+    internal.post('/quota/admit', async (c) => {
+      const { key, usesProcessTime } = await read<{ key: ApiKey; usesProcessTime: boolean }>(c.req.raw);
+      ledger.admit(key, usesProcessTime);
+      return c.body(null, 204);
+    });
+    internal.post('/quota/seconds', async (c) => {
+      const { keyId, startedAt, seconds } = await read<{ keyId: string; startedAt: number; seconds: number }>(c.req.raw);
+      ledger.addSeconds(keyId, startedAt, seconds);
+      return c.body(null, 204);
+    });
+    internal.post('/register', async (c) => {
+      index.add((await read<{ workspace: string }>(c.req.raw)).workspace);
+      return c.body(null, 204);
+    });
+    app.route(INTERNAL_PREFIX.slice(0, -1), internal);
+    this.app = app;
+  }
+}
+
+function answer(value: unknown): Response {
+  return value === undefined ? new Response(null, { status: 204 }) : Response.json(value);
+}
+
+/**
+ * Every workspace object that ever served a request: the ones a listing that spans workspaces
+ * asks. A name stays once added (its object keeps usage records after the workspace is deleted).
+ */
+class WorkspaceIndex {
+  constructor(private readonly db: SqlDatabase) {
+    db.script('CREATE TABLE IF NOT EXISTS workspace_objects (name TEXT PRIMARY KEY)');
+  }
+
+  add(name: string): void {
+    this.db.query('INSERT INTO workspace_objects (name) VALUES (?) ON CONFLICT (name) DO NOTHING', name);
+  }
+
+  names(): string[] {
+    return this.db.query<{ name: string }>('SELECT name FROM workspace_objects ORDER BY name').map((row) => row.name);
+  }
+}
+
+/**
+ * The quota of keys whose calls are recorded in many workspace objects: calls are admitted here
+ * one at a time (so a quota of N admits exactly N), and process seconds are added as the
+ * workspace objects learn them.
+ */
+class QuotaLedgerTable {
+  constructor(private readonly db: SqlDatabase) {
+    db.script(`
+      CREATE TABLE IF NOT EXISTS quota_calls (key_id TEXT NOT NULL, period_start INTEGER NOT NULL, calls INTEGER NOT NULL, PRIMARY KEY (key_id, period_start));
+      CREATE TABLE IF NOT EXISTS quota_seconds (key_id TEXT NOT NULL, started_at INTEGER NOT NULL, seconds REAL NOT NULL);
+      CREATE INDEX IF NOT EXISTS quota_seconds_key_time ON quota_seconds (key_id, started_at);
+    `);
+  }
+
+  admit(key: ApiKey, usesProcessTime: boolean): void {
+    if (!key.quota) return;
+    const now = Date.now();
+    const since = periodStart(key.quota.period, now);
+    this.db.transaction(() => {
+      const [calls] = this.db.query<{ calls: number }>('SELECT calls FROM quota_calls WHERE key_id = ? AND period_start = ?', key.id, since);
+      const [seconds] = this.db.query<{ seconds: number | null }>('SELECT SUM(seconds) AS seconds FROM quota_seconds WHERE key_id = ? AND started_at >= ?', key.id, since);
+      checkQuota(key.quota!, { calls: calls?.calls ?? 0, seconds: seconds?.seconds ?? 0 }, usesProcessTime, now);
+      this.db.query(
+        'INSERT INTO quota_calls (key_id, period_start, calls) VALUES (?, ?, 1) ON CONFLICT (key_id, period_start) DO UPDATE SET calls = calls + 1',
+        key.id,
+        since,
+      );
+    });
+  }
+
+  addSeconds(keyId: string, startedAt: number, seconds: number): void {
+    this.db.query('INSERT INTO quota_seconds (key_id, started_at, seconds) VALUES (?, ?, ?)', keyId, startedAt, seconds);
+  }
+}
+
+/** Usage totals and approval listings over every workspace object, as one object would answer them. */
+class SpanningViews implements ApprovalDesk {
+  constructor(
+    private readonly env: Env,
+    private readonly index: WorkspaceIndex,
+  ) {}
+
+  async summary(options: { from: number; to: number; groupBy: UsageGroup; keyId?: string }): Promise<UsageRow[]> {
+    const parts = await this.ask<UsageRow[]>(this.index.names(), 'usage', options);
+    const totals = new Map<string, UsageRow>();
+    for (const row of parts.flat()) {
+      const total = totals.get(row.group);
+      if (!total) {
+        totals.set(row.group, { ...row });
+        continue;
+      }
+      total.calls += row.calls;
+      total.errors += row.errors;
+      total.bytesIn += row.bytesIn;
+      total.bytesOut += row.bytesOut;
+      total.processSeconds = Math.round((total.processSeconds + row.processSeconds) * 1000) / 1000;
+    }
+    return [...totals.values()].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
+  }
+
+  async listApprovals(key: ApiKey, status: Approval['status'] | undefined, limit: number): Promise<Approval[]> {
+    const visible = this.index.names().filter((name) => canSeeWorkspace(key, name));
+    const parts = await this.ask<Approval[]>(visible, 'approvals', { key, status, limit });
+    // Newest first, as one object lists them.
+    return parts
+      .flat()
+      .sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1))
+      .slice(0, limit);
+  }
+
+  /** Approval ids name their workspace; the Worker sends those to it, so what reaches here names none. */
+  getApproval(_key: ApiKey, id: string): Approval {
+    throw new ToolError('not_found', `Approval ${id} does not exist.`, { approvalId: id });
+  }
+
+  async decide(key: ApiKey, id: string): Promise<Approval> {
+    return this.getApproval(key, id);
+  }
+
+  private async ask<T>(names: string[], path: string, body: unknown): Promise<T[]> {
+    const answers: T[] = [];
+    for (let start = 0; start < names.length; start += FAN_OUT) {
+      const batch = names.slice(start, start + FAN_OUT);
+      answers.push(...(await Promise.all(batch.map(async (name) => (await callObject<T>(workspaceObject(this.env, name), path, body))!))));
+    }
+    return answers;
+  }
+}

@@ -1,0 +1,81 @@
+// The Cloudflare Worker: sends each request to the object that holds what it is about (a
+// workspace's object, the dispatcher for leases, the directory for the rest), and feeds the
+// dispatcher from the job Queue.
+import { errorResponse } from '../http/error-response.ts';
+import { readBodyBytes } from '../http/json-body.ts';
+import { ToolError } from '../core/errors.ts';
+import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
+import { callObject, directoryObject, dispatcherObject, INTERNAL_PREFIX, readSettings, workspaceObject, type DurableObjectStub, type Env, type JobMessage } from './bindings.ts';
+import { WORKSPACE_HEADER } from './workspace-object.ts';
+
+/** Where a workspace named by an invalid id is sent: its object refuses every call with the contract's error, and records it. */
+const INVALID_WORKSPACE = '~invalid';
+
+/** A Queue message as the consumer receives it. */
+export interface QueueMessage<Body> {
+  body: Body;
+  ack(): void;
+  retry(): void;
+}
+
+export const worker = {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const url = new URL(request.url);
+    const logFailure = (failure: unknown) => console.error('toolgate: could not route a request', failure);
+    if (url.pathname.startsWith(INTERNAL_PREFIX)) {
+      return errorResponse(new ToolError('not_found', `No route for ${request.method} ${url.pathname}; see API.md for the routes.`), logFailure);
+    }
+    const headers = new Headers(request.headers);
+    headers.delete(WORKSPACE_HEADER);
+    let body: Uint8Array | undefined;
+    if (request.body) {
+      // Read here, within the limit, and handed on whole: a body still streaming to an object
+      // when it has answered (a refusal before reading it) makes workerd fail the request.
+      try {
+        body = await readBodyBytes(request, readSettings(env).maxBodyBytes);
+      } catch (error) {
+        return errorResponse(error, logFailure);
+      }
+    }
+    const { stub, workspace } = route(url.pathname, env);
+    if (workspace !== undefined) headers.set(WORKSPACE_HEADER, workspace);
+    return stub.fetch(new Request(request.url, { method: request.method, headers, body, signal: request.signal }));
+  },
+
+  /** Job ids from the Queue go to the dispatcher; a message is acknowledged once it holds the offer. */
+  async queue(batch: { messages: readonly QueueMessage<JobMessage>[] }, env: Env): Promise<void> {
+    for (const message of batch.messages) {
+      try {
+        await callObject(dispatcherObject(env), 'offer', message.body);
+        message.ack();
+      } catch (error) {
+        console.error(`toolgate: could not offer job ${message.body.jobId}; the Queue delivers it again`, error);
+        message.retry();
+      }
+    }
+  },
+};
+
+/** The object a request is for, and the workspace it is about when that object is a workspace's. */
+function route(path: string, env: Env): { stub: DurableObjectStub; workspace?: string } {
+  const workspace = /^\/v1\/(?:runner\/)?workspaces\/([^/]+)(?:\/|$)/.exec(path)?.[1];
+  if (workspace !== undefined) return workspaceRoute(safeDecode(workspace), env);
+  // Approval ids end in `.<workspace>`: the decision goes straight to the object holding the approval.
+  const approval = /^\/v1\/approvals\/[^/]*\.([a-z0-9][a-z0-9_-]{0,62})(?:\/|$)/.exec(path)?.[1];
+  if (approval !== undefined) return workspaceRoute(approval, env);
+  if (path === '/v1/runner/lease') return { stub: dispatcherObject(env) };
+  return { stub: directoryObject(env) };
+}
+
+function workspaceRoute(workspace: string, env: Env): { stub: DurableObjectStub; workspace: string } {
+  const name = WORKSPACE_ID_PATTERN.test(workspace) ? workspace : INVALID_WORKSPACE;
+  return { stub: workspaceObject(env, name), workspace: name };
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -1,0 +1,234 @@
+// The Cloudflare home's workspace object: one Durable Object per workspace holding its manifest,
+// processes, logs, approvals and the usage records of calls on it (each written in the
+// transaction of the call's effect), serving the workspace's routes with the core's own code.
+import { Hono } from 'hono';
+import { ApprovalStore, type Approval } from '../approvals/approval-store.ts';
+import { ToolCalls, type CallLimiter, type KeyLookup, type QuotaLedger } from '../calls/tool-calls.ts';
+import { createBaseApp, type AppEnv, type KeyAuthority } from '../http/app.ts';
+import { approvalRoutes } from '../http/approval-routes.ts';
+import { readJsonBody } from '../http/json-body.ts';
+import { mcpRoutes } from '../http/mcp-routes.ts';
+import { leasedJobBody, runnerRoutes } from '../http/runner-routes.ts';
+import { toolRoutes } from '../http/tool-routes.ts';
+import { workspaceRoutes } from '../http/workspace-routes.ts';
+import type { ApiKey } from '../keys/key-store.ts';
+import { UsageMeter, type UsageGroup } from '../metering/usage-meter.ts';
+import { ProcessStore } from '../processes/process-store.ts';
+import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
+import type { SqlDatabase } from '../storage/sql-database.ts';
+import { R2ObjectStore } from '../storage/r2-object-store.ts';
+import { builtinTools } from '../tools/index.ts';
+import { ToolRegistry } from '../tools/registry.ts';
+import { Workspaces } from '../workspace/workspaces.ts';
+import { callObject, directoryObject, INTERNAL_PREFIX, readSettings, type DurableObjectState, type Env } from './bindings.ts';
+
+/** The header the Worker names the workspace in, so the object can enter itself in the directory's index. */
+export const WORKSPACE_HEADER = 'x-toolgate-workspace';
+/** Jobs of vanished runners are swept this often while any job is queued or running. */
+const SWEEP_MS = 5_000;
+/** A Durable Object has 128 MB of memory: the blob cache keeps a small share of it. */
+const BLOB_CACHE_BYTES = 16 * 1024 * 1024;
+
+export class WorkspaceObject {
+  private readonly ready: Promise<void>;
+  private app: Hono<AppEnv> | undefined;
+  private processes: ProcessStore | undefined;
+  private calls: ToolCalls | undefined;
+  private approvals: ApprovalStore | undefined;
+  private dispatch: JobDispatch | undefined;
+  private registered = new Set<string>();
+  private failure: string | undefined;
+
+  constructor(
+    private readonly state: DurableObjectState,
+    private readonly env: Env,
+  ) {
+    this.ready = state.blockConcurrencyWhile(() =>
+      Promise.resolve()
+        .then(() => this.build())
+        .catch((error: unknown) => {
+          this.failure = `toolgate could not start: ${error instanceof Error ? error.message : String(error)}`;
+        }),
+    );
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    await this.ready;
+    if (!this.app) return Response.json({ error: { code: 'unavailable', message: this.failure ?? 'toolgate is not configured.' } }, { status: 503 });
+    await this.register(request.headers.get(WORKSPACE_HEADER));
+    const response = await this.app.fetch(request);
+    await this.dispatch!.send();
+    await this.scheduleAlarm();
+    return response;
+  }
+
+  /** Marks jobs of vanished runners lost, expires approvals, sends jobs the Queue has not taken; repeats while jobs are active. */
+  async alarm(): Promise<void> {
+    await this.ready;
+    this.processes?.sweep();
+    this.calls?.expire();
+    await this.dispatch?.send();
+    await this.scheduleAlarm();
+  }
+
+  private build(): void {
+    const env = this.env;
+    const settings = readSettings(env);
+    const db = new DurableObjectSqlDatabase(this.state.storage);
+    const workspaces = new Workspaces(db, new R2ObjectStore(env.BLOBS), [], BLOB_CACHE_BYTES);
+    const processes = new ProcessStore(db, { leaseMs: settings.leaseMs, maxOutputChars: settings.maxOutputChars });
+    const tools = new ToolRegistry(builtinTools);
+    const limits = { maxBodyBytes: settings.maxBodyBytes, maxFileBytes: settings.maxFileBytes, defaultReadMaxChars: settings.defaultReadMaxChars };
+    const directory = new DirectoryClient(env);
+    const meter = new UsageMeter(db);
+    // An approval's id names its workspace, so the Worker can send a decision straight to this object.
+    const approvals = new ApprovalStore(db, Date.now, (workspace) => `apr_${crypto.randomUUID().replaceAll('-', '')}.${workspace}`);
+    const calls = new ToolCalls({
+      tools,
+      workspaces,
+      keys: directory,
+      approvals,
+      meter,
+      rateLimiter: directory,
+      quotaLedger: directory,
+      limits,
+      processes,
+      approvalTtlMs: settings.approvalTtlMs,
+      defaultRateLimitPerMinute: settings.rateLimitPerMinute,
+    });
+    calls.start();
+    const deps = { workspaces, keys: directory, tools, calls, meter, limits, processes };
+
+    const app = createBaseApp(deps);
+    app.route('/v1', workspaceRoutes(deps));
+    app.route('/v1', toolRoutes(deps));
+    app.route('/v1', approvalRoutes({ approvals: calls, limits }));
+    app.route('/v1', mcpRoutes(deps));
+    app.route('/v1', runnerRoutes(deps));
+
+    const internal = new Hono<AppEnv>();
+    const read = async <T>(request: Request): Promise<T> => (await readJsonBody(request, settings.maxBodyBytes)) as T;
+    internal.post('/usage', async (c) => c.json(meter.summary(await read<{ from: number; to: number; groupBy: UsageGroup; keyId?: string }>(c.req.raw))));
+    internal.post('/approvals', async (c) => {
+      const { key, status, limit } = await read<{ key: ApiKey; status?: Approval['status']; limit: number }>(c.req.raw);
+      return c.json(calls.listApprovals(key, status, limit));
+    });
+    internal.post('/lease-job', async (c) => {
+      const { jobId, runnerId } = await read<{ jobId: string; runnerId: string }>(c.req.raw);
+      const job = processes.leaseJob(jobId, runnerId);
+      return job ? c.json({ job: leasedJobBody(job, deps) }) : c.body(null, 204);
+    });
+    app.route(INTERNAL_PREFIX.slice(0, -1), internal);
+
+    this.app = app;
+    this.processes = processes;
+    this.calls = calls;
+    this.approvals = approvals;
+    const dispatch = new JobDispatch(db, processes, env);
+    // At once, not after the answer: an exec's answer waits for the job it queued.
+    processes.onQueued(() => void dispatch.send());
+    this.dispatch = dispatch;
+  }
+
+  /** Enters the workspace in the directory's index once, so listings that span workspaces ask this object. */
+  private async register(workspace: string | null): Promise<void> {
+    if (workspace === null || this.registered.has(workspace)) return;
+    await callObject(directoryObject(this.env), 'register', { workspace });
+    this.registered.add(workspace);
+  }
+
+  /** An alarm for the next sweep while jobs are active, or for the next approval to expire. */
+  private async scheduleAlarm(): Promise<void> {
+    const sweepAt = this.processes?.hasActiveJobs() ? Date.now() + SWEEP_MS : Infinity;
+    const at = Math.min(sweepAt, this.approvals?.nextExpiry() ?? Infinity);
+    if (at === Infinity) return;
+    const current = await this.state.storage.getAlarm();
+    if (current === null || current > at) await this.state.storage.setAlarm(at);
+  }
+}
+
+/**
+ * Hands queued jobs to the Queue: each job id once per time it is queued (a job requeued after
+ * its lease ran out goes again). A send that fails is retried on the next request or alarm; the
+ * dispatcher and this object's lease make a repeated delivery harmless.
+ */
+class JobDispatch {
+  private sending: Promise<void> | undefined;
+  /** Set when jobs were queued while a send ran: it goes round once more. */
+  private again = false;
+
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly processes: ProcessStore,
+    private readonly env: Env,
+  ) {
+    db.script('CREATE TABLE IF NOT EXISTS job_dispatch (job_id TEXT PRIMARY KEY, attempts INTEGER NOT NULL)');
+  }
+
+  send(): Promise<void> {
+    if (this.sending) {
+      this.again = true;
+      return this.sending;
+    }
+    this.sending = (async () => {
+      do {
+        this.again = false;
+        await this.sendQueued();
+      } while (this.again);
+    })().finally(() => (this.sending = undefined));
+    return this.sending;
+  }
+
+  private async sendQueued(): Promise<void> {
+    const queued = this.processes.queuedJobs();
+    const sent = new Map(this.db.query<{ job_id: string; attempts: number }>('SELECT job_id, attempts FROM job_dispatch').map((row) => [row.job_id, row.attempts]));
+    for (const job of queued) {
+      if (sent.get(job.id) === job.attempts) continue;
+      const record = this.processes.record(job.id);
+      if (!record) continue;
+      try {
+        await this.env.JOBS.send({ workspace: record.workspace, jobId: job.id });
+      } catch (error) {
+        console.error(`toolgate: could not queue job ${job.id}; retrying on the next request or alarm`, error);
+        return;
+      }
+      this.db.query('INSERT INTO job_dispatch (job_id, attempts) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET attempts = excluded.attempts', job.id, job.attempts);
+    }
+    // Jobs no longer queued need no record of their sending.
+    const waiting = new Set(queued.map((job) => job.id));
+    for (const id of sent.keys()) if (!waiting.has(id)) this.db.query('DELETE FROM job_dispatch WHERE job_id = ?', id);
+  }
+}
+
+/** The directory object as this object needs it: keys, rate limits and the quota ledger. */
+class DirectoryClient implements KeyAuthority, KeyLookup, CallLimiter, QuotaLedger {
+  constructor(private readonly env: Env) {}
+
+  async authenticate(secret: string): Promise<ApiKey | undefined> {
+    return this.call<ApiKey>('authenticate', { secret });
+  }
+
+  async get(id: string): Promise<ApiKey | undefined> {
+    return this.call<ApiKey>('key', { id });
+  }
+
+  async notifySecret(id: string): Promise<string | undefined> {
+    return (await this.call<{ secret: string | null }>('notify-secret', { id }))?.secret ?? undefined;
+  }
+
+  async take(keyId: string, perMinute: number): Promise<void> {
+    await this.call('rate-limit', { keyId, perMinute });
+  }
+
+  async admit(key: ApiKey, options: { usesProcessTime: boolean }): Promise<void> {
+    await this.call('quota/admit', { key, usesProcessTime: options.usesProcessTime });
+  }
+
+  async addProcessSeconds(keyId: string, startedAt: number, seconds: number): Promise<void> {
+    await this.call('quota/seconds', { keyId, startedAt, seconds });
+  }
+
+  private call<T>(path: string, body: unknown): Promise<T | undefined> {
+    return callObject<T>(directoryObject(this.env), path, body);
+  }
+}

@@ -1,0 +1,65 @@
+// The Cloudflare home's job hand-off in workerd: the Queue delivers job ids at least once, and
+// the workspace object, not the delivery, decides who runs a job, so a repeated delivery is harmless.
+
+import { createExecutionContext, createMessageBatch, getQueueResult, SELF } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { worker } from '../../src/cloudflare/worker-router.ts';
+
+const KEY = 'tg_workerd_test_admin_key_0123456789';
+
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await SELF.fetch(`https://toolgate.test${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Hands the consumer the same job message `times` times, as a Queue redelivering it would. */
+async function deliver(workspace: string, jobId: string, times: number): Promise<void> {
+  const messages = Array.from({ length: times }, (_, attempt) => ({ id: `m-${jobId}-${attempt}`, timestamp: new Date(), attempts: attempt + 1, body: { workspace, jobId } }));
+  const batch = createMessageBatch('toolgate-jobs-test', messages);
+  const context = createExecutionContext();
+  await worker.queue(batch, env as never);
+  const result = await getQueueResult(batch, context);
+  expect(result.retryMessages).toEqual([]);
+  expect(result.explicitAcks).toHaveLength(times);
+}
+
+describe('job hand-off through the Queue', () => {
+  it('leases a job delivered several times to one runner only', async () => {
+    expect((await api('PUT', '/v1/workspaces/dispatch')).status).toBe(201);
+    const started = await api('POST', '/v1/workspaces/dispatch/tools/bash', { action: 'start', command: 'true' });
+    expect(started.status).toBe(200);
+    const { processId } = started.body.result;
+    // The object sent the job to the Queue itself; here it arrives three more times.
+    await deliver('dispatch', processId, 3);
+    const first = await api('POST', '/v1/runner/lease', { runnerId: 'runner-1', waitMs: 5000 });
+    expect(first.status).toBe(200);
+    expect(first.body.job).toMatchObject({ processId, workspace: 'dispatch', command: 'true', mode: 'start' });
+    expect((await api('POST', '/v1/runner/lease', { runnerId: 'runner-2', waitMs: 0 })).status).toBe(204);
+    // Delivered again after it was leased: the object refuses it, so no runner gets it.
+    await deliver('dispatch', processId, 2);
+    expect((await api('POST', '/v1/runner/lease', { runnerId: 'runner-3', waitMs: 200 })).status).toBe(204);
+    const status = await api('POST', '/v1/workspaces/dispatch/tools/bash', { action: 'status', processId });
+    expect(status.body.result.status).toBe('queued');
+  });
+
+  it('drops a job that no longer waits (stopped before any runner came) without handing it out', async () => {
+    expect((await api('PUT', '/v1/workspaces/dropped')).status).toBe(201);
+    const started = await api('POST', '/v1/workspaces/dropped/tools/bash', { action: 'start', command: 'sleep 5' });
+    const { processId } = started.body.result;
+    expect((await api('POST', '/v1/workspaces/dropped/tools/bash', { action: 'stop', processId })).body.result.status).toBe('stopped');
+    await deliver('dropped', processId, 2);
+    expect((await api('POST', '/v1/runner/lease', { runnerId: 'runner-1', waitMs: 200 })).status).toBe(204);
+  });
+
+  it('refuses job offers and other internal calls from outside', async () => {
+    const response = await SELF.fetch('https://toolgate.test/internal/offer', { method: 'POST', body: JSON.stringify({ workspace: 'dispatch', jobId: 'proc_x' }) });
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as any).error.code).toBe('not_found');
+  });
+});
