@@ -1,6 +1,8 @@
 // What the Cloudflare home is given: its bindings and variables, read into typed settings, and
 // the way its objects call one another.
+import type { MiddlewareHandler } from 'hono';
 import { errorStatus, ToolError, type ErrorBody } from '../core/errors.ts';
+import { errorResponse } from '../http/error-response.ts';
 import type { DurableObjectStorageBinding } from '../storage/durable-object-sql-database.ts';
 import type { R2BucketBinding } from '../storage/r2-object-store.ts';
 
@@ -79,6 +81,21 @@ function integer(raw: string | undefined, name: string, fallback: number, min: n
 
 /** Paths under this prefix are the objects' calls to one another; the Worker never forwards them from outside. */
 export const INTERNAL_PREFIX = '/internal/';
+/**
+ * Set on the objects' calls to one another and removed by the Worker from every request it
+ * forwards: an internal route answers only a request carrying it, however its path was spelled.
+ */
+export const INTERNAL_HEADER = 'x-toolgate-internal';
+
+/** Guards the internal routes: a request from outside finds no route there. */
+export function internalOnly(): MiddlewareHandler {
+  return async (c, next) => {
+    if (c.req.header(INTERNAL_HEADER) !== '1') {
+      return errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see API.md for the routes.`), () => undefined);
+    }
+    await next();
+  };
+}
 
 export function workspaceObject(env: Env, workspace: string): DurableObjectStub {
   return env.WORKSPACES.get(env.WORKSPACES.idFromName(workspace));
@@ -100,7 +117,7 @@ export function dispatcherObject(env: Env): DurableObjectStub {
 export async function callObject<T>(stub: DurableObjectStub, path: string, body: unknown): Promise<T | undefined> {
   let response: Response;
   try {
-    response = await stub.fetch(new Request(`https://toolgate.internal${INTERNAL_PREFIX}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+    response = await stub.fetch(new Request(`https://toolgate.internal${INTERNAL_PREFIX}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', [INTERNAL_HEADER]: '1' }, body: JSON.stringify(body) }));
   } catch (error) {
     throw new ToolError('unavailable', `A part of toolgate could not be reached (${(error as Error).message}); retry the call.`);
   }

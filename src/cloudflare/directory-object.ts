@@ -17,7 +17,7 @@ import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
-import { callObject, INTERNAL_PREFIX, readSettings, workspaceObject, type DurableObjectState, type Env } from './bindings.ts';
+import { callObject, INTERNAL_PREFIX, internalOnly, readSettings, workspaceObject, type DurableObjectState, type Env } from './bindings.ts';
 
 /** Workspace objects asked at once when a listing spans them. */
 const FAN_OUT = 16;
@@ -69,6 +69,7 @@ export class DirectoryObject {
 
     // The other objects' calls: each a JSON body in, a JSON answer out.
     const internal = new Hono<AppEnv>();
+    internal.use('*', internalOnly());
     const read = async <T>(request: Request): Promise<T> => (await readJsonBody(request, settings.maxBodyBytes)) as T;
     internal.post('/authenticate', async (c) => answer(await keys.authenticate((await read<{ secret: string }>(c.req.raw)).secret)));
     internal.post('/key', async (c) => answer(keys.get((await read<{ id: string }>(c.req.raw)).id)));

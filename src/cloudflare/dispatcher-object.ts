@@ -11,7 +11,7 @@ import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
 import { parseInput, ToolRegistry } from '../tools/registry.ts';
-import { callObject, directoryObject, INTERNAL_PREFIX, readSettings, workspaceObject, type DurableObjectState, type Env, type JobMessage } from './bindings.ts';
+import { callObject, directoryObject, INTERNAL_PREFIX, internalOnly, readSettings, workspaceObject, type DurableObjectState, type Env, type JobMessage } from './bindings.ts';
 
 export class DispatcherObject {
   private readonly app: Hono<AppEnv>;
@@ -31,7 +31,7 @@ export class DispatcherObject {
       const job = await this.lease(env, input.runnerId, input.waitMs ?? 0, c.req.raw.signal);
       return job ? c.json({ job }) : c.body(null, 204);
     });
-    app.post(`${INTERNAL_PREFIX}offer`, async (c) => {
+    app.post(`${INTERNAL_PREFIX}offer`, internalOnly(), async (c) => {
       const message = (await readJsonBody(c.req.raw, settings.maxBodyBytes)) as JobMessage;
       this.offers.add(message);
       for (const wake of [...this.waiting]) wake();

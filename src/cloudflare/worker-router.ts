@@ -5,7 +5,7 @@ import { errorResponse } from '../http/error-response.ts';
 import { readBodyBytes } from '../http/json-body.ts';
 import { ToolError } from '../core/errors.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
-import { callObject, directoryObject, dispatcherObject, INTERNAL_PREFIX, readSettings, workspaceObject, type DurableObjectStub, type Env, type JobMessage } from './bindings.ts';
+import { callObject, directoryObject, dispatcherObject, INTERNAL_HEADER, INTERNAL_PREFIX, readSettings, workspaceObject, type DurableObjectStub, type Env, type JobMessage } from './bindings.ts';
 import { WORKSPACE_HEADER } from './workspace-object.ts';
 
 /** Where a workspace named by an invalid id is sent: its object refuses every call with the contract's error, and records it. */
@@ -27,6 +27,7 @@ export const worker = {
     }
     const headers = new Headers(request.headers);
     headers.delete(WORKSPACE_HEADER);
+    headers.delete(INTERNAL_HEADER);
     let body: Uint8Array | undefined;
     if (request.body) {
       // Read here, within the limit, and handed on whole: a body still streaming to an object

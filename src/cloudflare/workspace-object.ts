@@ -20,7 +20,7 @@ import { R2ObjectStore } from '../storage/r2-object-store.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { Workspaces } from '../workspace/workspaces.ts';
-import { callObject, directoryObject, INTERNAL_PREFIX, readSettings, type DurableObjectState, type Env } from './bindings.ts';
+import { callObject, directoryObject, INTERNAL_PREFIX, internalOnly, readSettings, type DurableObjectState, type Env } from './bindings.ts';
 
 /** The header the Worker names the workspace in, so the object can enter itself in the directory's index. */
 export const WORKSPACE_HEADER = 'x-toolgate-workspace';
@@ -107,6 +107,7 @@ export class WorkspaceObject {
     app.route('/v1', runnerRoutes(deps));
 
     const internal = new Hono<AppEnv>();
+    internal.use('*', internalOnly());
     const read = async <T>(request: Request): Promise<T> => (await readJsonBody(request, settings.maxBodyBytes)) as T;
     internal.post('/usage', async (c) => c.json(meter.summary(await read<{ from: number; to: number; groupBy: UsageGroup; keyId?: string }>(c.req.raw))));
     internal.post('/approvals', async (c) => {

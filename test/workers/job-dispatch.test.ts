@@ -61,5 +61,15 @@ describe('job hand-off through the Queue', () => {
     const response = await SELF.fetch('https://toolgate.test/internal/offer', { method: 'POST', body: JSON.stringify({ workspace: 'dispatch', jobId: 'proc_x' }) });
     expect(response.status).toBe(404);
     expect(((await response.json()) as any).error.code).toBe('not_found');
+    // However the path is spelled, and whatever headers a caller forges, an internal route never answers from outside.
+    for (const path of ['//internal/authenticate', '/v1/../internal/authenticate', '/%2e%2e/internal/authenticate', '/v1/workspaces/dispatch/../../../internal/authenticate']) {
+      const forged = await SELF.fetch(`https://toolgate.test${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-toolgate-internal': '1' },
+        body: JSON.stringify({ secret: KEY }),
+      });
+      expect([401, 404], path).toContain(forged.status);
+      expect(JSON.stringify(await forged.json()), path).not.toContain('key_bootstrap_admin');
+    }
   });
 });
