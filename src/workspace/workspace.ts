@@ -16,10 +16,13 @@ export interface WorkspacePath extends ResolvedPath {
   entry: ManifestEntry | undefined;
 }
 
-/** A file's content to store: the commit uploads its blob first, then records it. */
+/**
+ * A file's content to store: the commit uploads its blob first, then records it. A write that
+ * names a `blob` already stored (see `storeBlob`) records it without uploading again.
+ */
 export type FileChange =
   | { op: 'write'; path: string; content: Uint8Array; expect?: Precondition }
-  | Exclude<ManifestChange, { op: 'write' }>;
+  | ManifestChange;
 
 export interface ListedEntry {
   path: string;
@@ -34,6 +37,8 @@ interface WorkspaceParts {
   manifest: Manifest;
   blobs: BlobStore;
   excludedPaths: readonly string[];
+  /** Take a history checkpoint after each successful apply_patch. */
+  autoCheckpoint: boolean;
   mounts: readonly ReadOnlyMount[];
   writeLock: KeyedLock;
 }
@@ -45,6 +50,15 @@ export class Workspace {
   constructor(parts: WorkspaceParts) {
     this.id = parts.id;
     this.parts = parts;
+  }
+
+  /** The id of this incarnation: what its stored rows and objects are keyed by, never reused. */
+  get uid(): string {
+    return this.parts.manifest.uid;
+  }
+
+  get autoCheckpoint(): boolean {
+    return this.parts.autoCheckpoint;
   }
 
   /** Runs the path guard for this workspace: validation, symlinks, containment, deny rules. */
@@ -91,6 +105,11 @@ export class Workspace {
     return this.parts.blobs.get(this.parts.manifest.uid, hash);
   }
 
+  /** Stores content ahead of a commit that names it by the id returned, so many files need not sit in memory at once. */
+  storeBlob(content: Uint8Array): Promise<string> {
+    return this.parts.blobs.put(this.parts.manifest.uid, content);
+  }
+
   /**
    * Uploads new contents, then commits every change in one manifest transaction; `inTransaction`
    * runs inside it, so what it records lands exactly when the changes do.
@@ -98,7 +117,7 @@ export class Workspace {
   async commit(changes: readonly FileChange[], inTransaction?: (version: number) => void): Promise<CommitResult> {
     const manifestChanges = await Promise.all(
       changes.map(async (change): Promise<ManifestChange> => {
-        if (change.op !== 'write') return change;
+        if (change.op !== 'write' || !('content' in change)) return change;
         const blob = await this.parts.blobs.put(this.parts.manifest.uid, change.content);
         const write: ManifestChange = { op: 'write', path: change.path, blob, size: change.content.byteLength };
         return change.expect ? { ...write, expect: change.expect } : write;

@@ -14,6 +14,8 @@ export const WORKSPACE_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 export interface WorkspaceSettings {
   excludedPaths: string[];
+  /** Take a history checkpoint after each successful apply_patch (default false). */
+  autoCheckpoint: boolean;
 }
 
 export interface WorkspaceInfo {
@@ -39,6 +41,7 @@ export class Workspaces {
   /** Rows by id for open(); only this class creates, alters and deletes them. */
   private readonly rows = new Map<string, WorkspaceRow>();
   private readonly parsedSettings = new WeakMap<WorkspaceRow, WorkspaceSettings>();
+  private readonly deleteListeners: ((uid: string) => void)[] = [];
 
   constructor(
     private readonly db: SqlDatabase,
@@ -52,16 +55,18 @@ export class Workspaces {
     for (const root of readOnlyRoots) parseVirtualPath(root.path);
   }
 
-  /** Creates the workspace, or confirms it exists (then its settings are updated when given). */
+  /** Creates the workspace, or confirms it exists (then the settings given replace those it had). */
   create(id: string, settings?: Partial<WorkspaceSettings>): { created: boolean; info: WorkspaceInfo } {
     assertWorkspaceId(id);
-    const normalised = settings?.excludedPaths?.map((path) => parseVirtualPath(path, { directory: true }).path);
+    const given: Partial<WorkspaceSettings> = {};
+    if (settings?.excludedPaths) given.excludedPaths = settings.excludedPaths.map((path) => parseVirtualPath(path, { directory: true }).path);
+    if (settings?.autoCheckpoint !== undefined) given.autoCheckpoint = settings.autoCheckpoint;
     this.rows.delete(id);
     return this.db.transaction(() => {
       const existing = this.row(id);
       if (existing) {
-        if (normalised) {
-          this.db.query('UPDATE workspaces SET settings = ? WHERE id = ?', JSON.stringify({ excludedPaths: normalised }), id);
+        if (Object.keys(given).length > 0) {
+          this.db.query('UPDATE workspaces SET settings = ? WHERE id = ?', JSON.stringify({ ...this.settingsOf(existing), ...given }), id);
         }
         return { created: false, info: toInfo(existing) };
       }
@@ -69,7 +74,7 @@ export class Workspaces {
         id,
         uid: crypto.randomUUID(),
         created_at: new Date().toISOString(),
-        settings: JSON.stringify({ excludedPaths: normalised ?? [] }),
+        settings: JSON.stringify({ excludedPaths: [], autoCheckpoint: false, ...given }),
         version: 0,
         files: 0,
         bytes: 0,
@@ -95,9 +100,18 @@ export class Workspaces {
     this.db.transaction(() => {
       this.db.query('DELETE FROM entries WHERE workspace = ?', row.uid);
       this.db.query('DELETE FROM workspaces WHERE uid = ?', row.uid);
+      for (const listener of this.deleteListeners) listener(row.uid);
     });
     await this.blobs.deleteAll(row.uid);
     return true;
+  }
+
+  /**
+   * Runs `listener` with the uid of each deleted workspace inside the transaction that deletes it,
+   * so what others keep about it (its history) goes with it; its objects go with its blob prefix.
+   */
+  onDelete(listener: (uid: string) => void): void {
+    this.deleteListeners.push(listener);
   }
 
   /** Opens a workspace for tool calls; a workspace that was never created is `not_found`. */
@@ -115,6 +129,7 @@ export class Workspaces {
       manifest: new Manifest(this.db, row.uid, this.entryCache),
       blobs: this.blobs,
       excludedPaths: settings.excludedPaths,
+      autoCheckpoint: settings.autoCheckpoint === true,
       mounts,
       writeLock: this.writeLock,
     });
@@ -123,7 +138,7 @@ export class Workspaces {
   private settingsOf(row: WorkspaceRow): WorkspaceSettings {
     let settings = this.parsedSettings.get(row);
     if (!settings) {
-      settings = JSON.parse(row.settings) as WorkspaceSettings;
+      settings = { excludedPaths: [], autoCheckpoint: false, ...(JSON.parse(row.settings) as Partial<WorkspaceSettings>) };
       this.parsedSettings.set(row, settings);
     }
     return settings;

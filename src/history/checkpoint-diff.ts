@@ -1,0 +1,75 @@
+// The unified diff from a checkpoint to the workspace as it is now, in git's layout (a/ and b/, /dev/null, modes, binary files).
+import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
+import type { ManifestEntry } from '../workspace/manifest.ts';
+import type { Workspace } from '../workspace/workspace.ts';
+import type { GitObjects } from './git-directory.ts';
+import type { HistoryRecords } from './history-records.ts';
+import { FILE_MODE, SYMLINK_MODE } from './snapshot-tree.ts';
+import { blobContent, listTree, type TreeItem } from './tree-listing.ts';
+
+/** One side of a path: its git mode and a way to read its bytes (a symlink's bytes are its target). */
+interface Side {
+  mode: string;
+  read: () => Promise<Uint8Array>;
+}
+
+const encoder = new TextEncoder();
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export async function diffToWorkspace(dir: GitObjects, records: HistoryRecords, workspace: Workspace, treeOid: string): Promise<string> {
+  const before = new Map((await listTree(dir, treeOid)).map((item) => [item.path, item]));
+  const now = new Map(workspace.manifestEntries().filter((entry) => entry.type !== 'dir').map((entry) => [entry.path, entry]));
+  const paths = [...new Set([...before.keys(), ...now.keys()])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  let diff = '';
+  for (const path of paths) {
+    const old = before.get(path);
+    const current = now.get(path);
+    if (old && current && (await unchanged(records, workspace, old, current, dir))) continue;
+    const oldSide = old && { mode: old.mode, read: () => blobContent(dir, records, workspace, old) };
+    const newSide = current && currentSide(workspace, current);
+    // A file that became a symlink (or back) is a deletion and an addition, as git shows it.
+    if (oldSide && newSide && oldSide.mode !== newSide.mode && (oldSide.mode === SYMLINK_MODE || newSide.mode === SYMLINK_MODE)) {
+      diff += await fileDiff(path, oldSide, undefined);
+      diff += await fileDiff(path, undefined, newSide);
+    } else {
+      diff += await fileDiff(path, oldSide, newSide);
+    }
+  }
+  return diff;
+}
+
+async function unchanged(records: HistoryRecords, workspace: Workspace, old: TreeItem, current: ManifestEntry, dir: GitObjects): Promise<boolean> {
+  if (current.type === 'symlink') {
+    return old.mode === SYMLINK_MODE && new TextDecoder().decode(await blobContent(dir, records, workspace, old)) === current.target;
+  }
+  return old.mode !== SYMLINK_MODE && records.blobOid(workspace.uid, current.blob!) === old.oid;
+}
+
+function currentSide(workspace: Workspace, entry: ManifestEntry): Side {
+  if (entry.type === 'symlink') return { mode: SYMLINK_MODE, read: async () => encoder.encode(entry.target ?? '') };
+  return { mode: FILE_MODE, read: () => workspace.blob(entry.blob!) };
+}
+
+async function fileDiff(path: string, old: Side | undefined, current: Side | undefined): Promise<string> {
+  const oldName = old ? `a/${path}` : '/dev/null';
+  const newName = current ? `b/${path}` : '/dev/null';
+  let header = `diff --git a/${path} b/${path}\n`;
+  if (!old) header += `new file mode ${current!.mode}\n`;
+  else if (!current) header += `deleted file mode ${old.mode}\n`;
+  else if (old.mode !== current.mode) header += `old mode ${old.mode}\nnew mode ${current.mode}\n`;
+  const before = old ? asText(await old.read()) : '';
+  const after = current ? asText(await current.read()) : '';
+  if (before === undefined || after === undefined) return `${header}Binary files ${oldName} and ${newName} differ\n`;
+  if (before === after) return header;
+  return header + createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { context: 3, headerOptions: FILE_HEADERS_ONLY });
+}
+
+/** The bytes as text, or undefined for binary content (a NUL byte, as git decides, or bytes that are not UTF-8). */
+function asText(bytes: Uint8Array): string | undefined {
+  if (bytes.includes(0)) return undefined;
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}

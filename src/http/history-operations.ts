@@ -1,0 +1,99 @@
+// The history routes as the OpenAPI document lists them, with the schemas of their answers.
+import { z } from 'zod';
+import type { ErrorCode } from '../core/errors.ts';
+import { checkpointInput, importInput, restoreInput } from './history-routes.ts';
+import type { JsonSchema, Operation } from './openapi-operations.ts';
+
+const time = z.string().meta({ format: 'date-time', description: 'ISO 8601, UTC.' });
+const commitId = z.string().describe('A git commit id: 40 hex digits.');
+
+export const checkpointSchema = z.looseObject({ id: commitId, createdAt: time });
+
+export const checkpointListSchema = z.looseObject({
+  checkpoints: z.array(z.looseObject({ id: commitId, message: z.string(), createdAt: time })).describe('Newest first.'),
+});
+
+export const diffSchema = z.looseObject({ diff: z.string().describe('A unified diff in git layout (a/ and b/ prefixes, /dev/null, modes); empty when nothing changed.') });
+
+export const restoreSchema = z.looseObject({
+  restored: commitId,
+  version: z.number().int().min(0).nullable().describe('The workspace version after the restore.'),
+});
+
+export const importSchema = z.looseObject({
+  url: z.string().describe('The remote, without credentials.'),
+  ref: z.string(),
+  commit: commitId.describe('The remote commit imported.'),
+  files: z.number().int().min(0),
+  symlinks: z.number().int().min(0),
+  bytes: z.number().int().min(0),
+  version: z.number().int().min(0).nullable(),
+  skipped: z.array(z.looseObject({ path: z.string(), reason: z.string() })).describe('Entries left out: paths the path guard refuses for writes, submodules.'),
+  checkpoint: checkpointSchema,
+});
+
+const asJson = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
+const body = (schema: z.ZodType, required = true): NonNullable<Operation['body']> => ({ content: { 'application/json': asJson(schema, 'input') }, required });
+const answer = (description: string, schema: z.ZodType) => ({ description, schema: asJson(schema, 'output') });
+const common: ErrorCode[] = ['invalid_argument', 'forbidden', 'not_found'];
+
+export function historyOperations(): Operation[] {
+  return [
+    {
+      method: 'post',
+      path: '/v1/workspaces/{ws}/checkpoints',
+      tag: 'history',
+      operationId: 'createCheckpoint',
+      summary: 'Checkpoint the workspace as a git commit',
+      description: 'Empty directories are left out (git holds none). The body is optional.',
+      body: body(checkpointInput, false),
+      answers: { 201: answer('The checkpoint; its id is the commit id.', checkpointSchema) },
+      errors: [...common, 'conflict', 'payload_too_large', 'unavailable'],
+    },
+    {
+      method: 'get',
+      path: '/v1/workspaces/{ws}/checkpoints',
+      tag: 'history',
+      operationId: 'listCheckpoints',
+      summary: 'List checkpoints, newest first',
+      query: [{ name: 'limit', description: 'At most this many (default 1000).', schema: { type: 'integer', minimum: 1, maximum: 1000 } }],
+      answers: { 200: answer('The checkpoints.', checkpointListSchema) },
+      errors: common,
+    },
+    {
+      method: 'get',
+      path: '/v1/workspaces/{ws}/diff',
+      tag: 'history',
+      operationId: 'diffCheckpoint',
+      summary: 'The unified diff from a checkpoint to the workspace now',
+      query: [{ name: 'from', description: 'The checkpoint id.', schema: { type: 'string', pattern: '^[0-9a-f]{40}$' } }],
+      answers: { 200: answer('The diff; binary files get a "Binary files ... differ" line, symlinks show their targets.', diffSchema) },
+      errors: [...common, 'unavailable'],
+    },
+    {
+      method: 'post',
+      path: '/v1/workspaces/{ws}/restore',
+      tag: 'history',
+      operationId: 'restoreCheckpoint',
+      summary: 'Make the workspace equal a checkpoint, in one commit',
+      description: 'Needs a key that may call write_file and apply_patch without approval. Directories the checkpoint does not need are removed.',
+      body: body(restoreInput),
+      answers: { 200: answer('Restored.', restoreSchema) },
+      errors: [...common, 'conflict', 'payload_too_large', 'unavailable'],
+    },
+    {
+      method: 'post',
+      path: '/v1/workspaces/{ws}/import',
+      tag: 'history',
+      operationId: 'importRepository',
+      summary: 'Fill an empty workspace from a git remote over smart HTTP, then checkpoint it',
+      description:
+        'Shallow (depth 1) unless depth is given. Needs a key that may call write_file and apply_patch without approval. Over a limit ' +
+        '(TOOLGATE_IMPORT_MAX_FILES, TOOLGATE_IMPORT_MAX_BYTES, TOOLGATE_MAX_FILE_BYTES) it answers 413 naming it, and nothing is imported. ' +
+        'A remote that refuses access (401/403) answers forbidden naming the URL without credentials.',
+      body: body(importInput),
+      answers: { 201: answer('Imported and checkpointed.', importSchema) },
+      errors: [...common, 'conflict', 'payload_too_large', 'timeout', 'unavailable'],
+    },
+  ];
+}

@@ -1,0 +1,96 @@
+// History routes: checkpoints, the diff from one to now, restore, and import from a git remote.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
+import { ToolError } from '../core/errors.ts';
+import type { WorkspaceHistory } from '../history/workspace-history.ts';
+import type { ApiKey } from '../keys/key-store.ts';
+import { parseInput } from '../tools/registry.ts';
+import type { AppDeps, AppEnv } from './app.ts';
+import { assertRole, assertWorkspaceVisible, userRoles } from './auth.ts';
+import { readJsonBody } from './json-body.ts';
+
+export const checkpointInput = z.strictObject({
+  message: z.string().max(10_000).optional().describe('The commit message (default "checkpoint").'),
+});
+
+export const restoreInput = z.strictObject({
+  checkpoint: z.string().describe('The id of a checkpoint of this workspace (40 hex digits).'),
+});
+
+export const importInput = z.strictObject({
+  git: z.strictObject({
+    url: z.string().min(1).max(4096).describe('An http(s) URL of a git repository (smart HTTP); credentials may be given in it.'),
+    ref: z.string().min(1).max(1024).optional().describe("A branch or tag (default the remote's default branch)."),
+    depth: z.number().int().min(1).max(10_000).optional().describe('Commits of history to fetch (default 1: the tip only).'),
+  }),
+});
+
+export const checkpointsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+});
+
+export type HistoryRouteDeps = Pick<AppDeps, 'workspaces' | 'tools' | 'limits'> & { history: WorkspaceHistory };
+
+export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+
+  routes.post('/workspaces/:ws/checkpoints', async (c) => {
+    const workspace = openFor(deps, c.get('key'), c.req.param('ws'));
+    const body = parseInput(checkpointInput, (await readJsonBody(c.req.raw, deps.limits.maxBodyBytes, { optional: true })) ?? {}, 'checkpoint');
+    return c.json(await deps.history.checkpoint(workspace, body.message), 201);
+  });
+
+  routes.get('/workspaces/:ws/checkpoints', (c) => {
+    const workspace = openFor(deps, c.get('key'), c.req.param('ws'));
+    const query = parseInput(checkpointsQuery, c.req.query(), 'query');
+    return c.json({ checkpoints: deps.history.list(workspace, query.limit) });
+  });
+
+  routes.get('/workspaces/:ws/diff', async (c) => {
+    const workspace = openFor(deps, c.get('key'), c.req.param('ws'));
+    const from = c.req.query('from');
+    if (from === undefined) throw new ToolError('invalid_argument', 'Name the checkpoint to diff from: GET .../diff?from=<checkpoint id>.', { field: 'from' });
+    return c.json({ diff: await deps.history.diff(workspace, from) });
+  });
+
+  routes.post('/workspaces/:ws/restore', async (c) => {
+    const key = c.get('key');
+    const workspace = openFor(deps, key, c.req.param('ws'));
+    assertMayRewrite(deps, key, 'restore a checkpoint');
+    const body = parseInput(restoreInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'restore');
+    const { restored, version } = await deps.history.restore(workspace, body.checkpoint);
+    return c.json({ restored, version: version ?? deps.workspaces.info(workspace.id)?.version ?? null });
+  });
+
+  routes.post('/workspaces/:ws/import', async (c) => {
+    const key = c.get('key');
+    const workspace = openFor(deps, key, c.req.param('ws'));
+    assertMayRewrite(deps, key, 'import a repository');
+    const body = parseInput(importInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'import');
+    return c.json(await deps.history.import(workspace, body.git), 201);
+  });
+
+  return routes;
+}
+
+function openFor(deps: HistoryRouteDeps, key: ApiKey, id: string) {
+  assertRole(key, userRoles);
+  assertWorkspaceVisible(key, id);
+  return deps.workspaces.open(id);
+}
+
+/**
+ * Restore and import rewrite many files at once, so they need a key that may already do that
+ * unasked: one whose allowlist and policy let write_file and apply_patch run without approval.
+ */
+function assertMayRewrite(deps: HistoryRouteDeps, key: ApiKey, what: string): void {
+  for (const name of ['write_file', 'apply_patch']) {
+    const tool = deps.tools.get(name);
+    if (!toolAllowed(key, name, undefined) || approvalDecision(key, tool, undefined) !== 'allow') {
+      throw new ToolError('forbidden', `To ${what}, a key must be allowed to call write_file and apply_patch without approval; this key's ${name} is not. Ask an approver or admin.`, {
+        tool: name,
+      });
+    }
+  }
+}
