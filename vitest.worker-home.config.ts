@@ -22,6 +22,9 @@ export default defineConfig({
       'test/http/apply-patch-crash.test.ts',
       'test/http/mcp.test.ts',
       'test/http/openapi.test.ts',
+      'test/http/history.test.ts',
+      'test/http/git-import.test.ts',
+      'test/http/hooks.test.ts',
     ],
     pool: 'forks',
     // wrangler dev and workerd per file: two at a time keeps a 2-core machine responsive.

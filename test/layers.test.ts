@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot } from './support/server-process.ts';
 
 // src/client runs in browsers and Workers too, so it is held to the same rule.
-const workerBound = ['src/core', 'src/workspace', 'src/tools', 'src/http', 'src/keys', 'src/approvals', 'src/metering', 'src/calls', 'src/client', 'src/cloudflare'];
+const workerBound = ['src/core', 'src/workspace', 'src/history', 'src/tools', 'src/http', 'src/keys', 'src/approvals', 'src/metering', 'src/calls', 'src/client', 'src/cloudflare', 'src/hooks'];
 const nodeOnlyPackages = ['better-sqlite3', '@hono/node-server', 'tsx'];
 const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 

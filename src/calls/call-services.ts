@@ -8,7 +8,7 @@ import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ToolLimits } from '../tools/tool.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
-import { ToolCalls } from './tool-calls.ts';
+import { ToolCalls, type ToolCallsOptions } from './tool-calls.ts';
 
 export interface CallServicesOptions {
   db: SqlDatabase;
@@ -19,6 +19,8 @@ export interface CallServicesOptions {
   approvalTtlMs?: number;
   rateLimitPerMinute?: number;
   log?: (message: string, error?: unknown) => void;
+  /** See ToolCallsOptions.afterCall. */
+  afterCall?: ToolCallsOptions['afterCall'];
 }
 
 export interface CallServices {
@@ -45,6 +47,7 @@ export function createCallServices(options: CallServicesOptions): CallServices {
     approvalTtlMs: options.approvalTtlMs ?? 3_600_000,
     defaultRateLimitPerMinute: options.rateLimitPerMinute ?? 0,
     log: options.log,
+    afterCall: options.afterCall,
   });
   calls.start();
   return { keys, meter, approvals, calls };

@@ -53,6 +53,8 @@ export interface ToolCallsOptions {
   now?: () => number;
   /** Where failures that the caller never sees (undelivered notices, internal errors) are reported. */
   log?: (message: string, error?: unknown) => void;
+  /** Runs after a call's effect landed, before it answers (an automatic checkpoint); a failure is logged, never the call's. */
+  afterCall?: (call: { tool: string; args: unknown; workspace: Workspace; result: unknown }) => Promise<void>;
 }
 
 export interface CallRequest {
@@ -239,6 +241,7 @@ export class ToolCalls {
     const recordEffect = usageId === undefined ? () => meter.recordEffect(identity, effectKey!) : () => meter.markEffect(usageId);
     try {
       const result = await this.options.tools.get(identity.tool).execute(args, { workspace, limits, processes, recordEffect });
+      await this.options.afterCall?.({ tool: identity.tool, args, workspace, result }).catch((error: unknown) => this.log(`after ${identity.tool} in ${workspace.id}`, error));
       const answer = jsonAnswer(200, { result });
       const outcome: CallOutcome = { outcome: 'ok', bytesOut: byteLength(answer.json), durationMs: this.now() - started, ...processUse(identity.action, result) };
       return { answer, outcome, result, effectKey };

@@ -52,6 +52,9 @@ export interface Env {
   TOOLGATE_MAX_PROCESS_OUTPUT_CHARS?: string;
   TOOLGATE_APPROVAL_TTL_MS?: string;
   TOOLGATE_RATE_LIMIT_PER_MINUTE?: string;
+  TOOLGATE_IMPORT_MAX_FILES?: string;
+  TOOLGATE_IMPORT_MAX_BYTES?: string;
+  TOOLGATE_IMPORT_TIMEOUT_MS?: string;
 }
 
 const MiB = 1024 * 1024;
@@ -67,6 +70,12 @@ export function readSettings(env: Env) {
     maxOutputChars: integer(env.TOOLGATE_MAX_PROCESS_OUTPUT_CHARS, 'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS', 1_048_576, 1024, 16 * MiB),
     approvalTtlMs: integer(env.TOOLGATE_APPROVAL_TTL_MS, 'TOOLGATE_APPROVAL_TTL_MS', 3_600_000, 1000, 30 * 24 * 3_600_000),
     rateLimitPerMinute: integer(env.TOOLGATE_RATE_LIMIT_PER_MINUTE, 'TOOLGATE_RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000),
+    // An import holds the fetched pack in the object's memory (128 MB), so its bytes stay well below that.
+    importLimits: {
+      maxFiles: integer(env.TOOLGATE_IMPORT_MAX_FILES, 'TOOLGATE_IMPORT_MAX_FILES', 10_000, 1, 1_000_000),
+      maxBytes: integer(env.TOOLGATE_IMPORT_MAX_BYTES, 'TOOLGATE_IMPORT_MAX_BYTES', 32 * MiB, 1, 48 * MiB),
+      timeoutMs: integer(env.TOOLGATE_IMPORT_TIMEOUT_MS, 'TOOLGATE_IMPORT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    },
   };
 }
 

@@ -4,8 +4,10 @@
 import { Hono } from 'hono';
 import type { Approval } from '../approvals/approval-store.ts';
 import { ToolError } from '../core/errors.ts';
+import { HookStore } from '../hooks/hook-store.ts';
 import { createBaseApp, type AppEnv } from '../http/app.ts';
 import { approvalRoutes, type ApprovalDesk } from '../http/approval-routes.ts';
+import { hookRoutes } from '../http/hook-routes.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { keyRoutes } from '../http/key-routes.ts';
 import { toolListRoutes } from '../http/tool-routes.ts';
@@ -18,6 +20,7 @@ import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { callObject, INTERNAL_PREFIX, internalOnly, readSettings, workspaceObject, type DurableObjectState, type Env } from './bindings.ts';
+import { WorkspaceHookForwarder } from './hook-forwarding.ts';
 
 /** Workspace objects asked at once when a listing spans them. */
 const FAN_OUT = 16;
@@ -66,6 +69,8 @@ export class DirectoryObject {
     app.route('/v1', toolListRoutes({ tools }));
     app.route('/v1', usageRoutes({ usage: spanning }));
     app.route('/v1', approvalRoutes({ approvals: spanning, limits }));
+    // Hooks live here, since a delivery's URL does not name its workspace; a verified one runs in its workspace's object.
+    app.route('/v1', hookRoutes({ hooks: new HookStore(db), deliverer: new WorkspaceHookForwarder(this.env), limits, checkpoints: true }));
 
     // The other objects' calls: each a JSON body in, a JSON answer out.
     const internal = new Hono<AppEnv>();

@@ -4,8 +4,11 @@
 import { Hono } from 'hono';
 import { ApprovalStore, type Approval } from '../approvals/approval-store.ts';
 import { ToolCalls, type CallLimiter, type KeyLookup, type QuotaLedger } from '../calls/tool-calls.ts';
+import { DeliveryRecords } from '../hooks/delivery-records.ts';
+import { HookDeliveries } from '../hooks/hook-deliveries.ts';
 import { createBaseApp, type AppEnv, type KeyAuthority } from '../http/app.ts';
 import { approvalRoutes } from '../http/approval-routes.ts';
+import { historyRoutes } from '../http/history-routes.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { mcpRoutes } from '../http/mcp-routes.ts';
 import { leasedJobBody, runnerRoutes } from '../http/runner-routes.ts';
@@ -14,6 +17,7 @@ import { workspaceRoutes } from '../http/workspace-routes.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import { UsageMeter, type UsageGroup } from '../metering/usage-meter.ts';
 import { ProcessStore } from '../processes/process-store.ts';
+import { WorkspaceHistory } from '../history/workspace-history.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { R2ObjectStore } from '../storage/r2-object-store.ts';
@@ -21,6 +25,7 @@ import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { Workspaces } from '../workspace/workspaces.ts';
 import { callObject, directoryObject, INTERNAL_PREFIX, internalOnly, readSettings, type DurableObjectState, type Env } from './bindings.ts';
+import { HOOK_DELIVERY_PATH, receiveHookDelivery } from './hook-delivery-route.ts';
 
 /** The header the Worker names the workspace in, so the object can enter itself in the directory's index. */
 export const WORKSPACE_HEADER = 'x-toolgate-workspace';
@@ -75,7 +80,9 @@ export class WorkspaceObject {
     const env = this.env;
     const settings = readSettings(env);
     const db = new DurableObjectSqlDatabase(this.state.storage);
-    const workspaces = new Workspaces(db, new R2ObjectStore(env.BLOBS), [], BLOB_CACHE_BYTES);
+    const objects = new R2ObjectStore(env.BLOBS);
+    const workspaces = new Workspaces(db, objects, [], BLOB_CACHE_BYTES);
+    const history = new WorkspaceHistory(db, objects, { limits: { ...settings.importLimits, maxFileBytes: settings.maxFileBytes } }).attach(workspaces);
     const processes = new ProcessStore(db, { leaseMs: settings.leaseMs, maxOutputChars: settings.maxOutputChars });
     const tools = new ToolRegistry(builtinTools);
     const limits = { maxBodyBytes: settings.maxBodyBytes, maxFileBytes: settings.maxFileBytes, defaultReadMaxChars: settings.defaultReadMaxChars };
@@ -95,6 +102,7 @@ export class WorkspaceObject {
       processes,
       approvalTtlMs: settings.approvalTtlMs,
       defaultRateLimitPerMinute: settings.rateLimitPerMinute,
+      afterCall: history.afterCall,
     });
     calls.start();
     const deps = { workspaces, keys: directory, tools, calls, meter, limits, processes };
@@ -104,6 +112,7 @@ export class WorkspaceObject {
     app.route('/v1', toolRoutes(deps));
     app.route('/v1', approvalRoutes({ approvals: calls, limits }));
     app.route('/v1', mcpRoutes(deps));
+    app.route('/v1', historyRoutes({ ...deps, history }));
     app.route('/v1', runnerRoutes(deps));
 
     const internal = new Hono<AppEnv>();
@@ -119,6 +128,9 @@ export class WorkspaceObject {
       const job = processes.leaseJob(jobId, runnerId);
       return job ? c.json({ job: leasedJobBody(job, deps) }) : c.body(null, 204);
     });
+    // Webhook deliveries the directory verified: run here, as the hook's owner key, once per delivery id.
+    const hookDeliveries = new HookDeliveries({ calls, keys: directory, records: new DeliveryRecords(db), workspaces, history });
+    internal.post(`/${HOOK_DELIVERY_PATH}`, (c) => receiveHookDelivery(hookDeliveries, c.req.raw, settings.maxBodyBytes));
     app.route(INTERNAL_PREFIX.slice(0, -1), internal);
 
     this.app = app;

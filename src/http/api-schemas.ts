@@ -216,3 +216,15 @@ export const syncAnswerSchema = z.looseObject({
 });
 
 export const exitAnswerSchema = z.looseObject({ status: processStatus });
+
+export const hookSchema = z
+  .looseObject({ id: z.string(), workspace: z.string(), checkpoint: z.boolean(), createdAt: time })
+  .describe('A webhook: never its secret. Deliveries run as the admin key that configured it.');
+
+export const hookDeliveryAnswerSchema = z
+  .looseObject({
+    result: toolResultSchemas.apply_patch!.describe("apply_patch's result."),
+    checkpoint: z.looseObject({ id: z.string(), createdAt: time }).optional().describe('Hooks with checkpoint: the checkpoint made after the patch.'),
+    checkpointError: z.looseObject({ code: z.string(), message: z.string() }).optional().describe('The patch is applied, but the checkpoint after it failed.'),
+  })
+  .describe("The delivery's patch was applied: apply_patch's answer.");

@@ -5,6 +5,7 @@ import { ToolError } from '../core/errors.ts';
 import type { ApiKey, KeyStore } from '../keys/key-store.ts';
 import type { UsageMeter } from '../metering/usage-meter.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
+import type { WorkspaceHistory } from '../history/workspace-history.ts';
 import type { ToolLimits } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
@@ -12,6 +13,8 @@ import { approvalRoutes } from './approval-routes.ts';
 import { authenticate } from './auth.ts';
 import { docsRoutes } from './docs-routes.ts';
 import { errorResponse } from './error-response.ts';
+import { historyRoutes } from './history-routes.ts';
+import { hookRoutes, type HookRouteDeps } from './hook-routes.ts';
 import { keyRoutes } from './key-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { runnerRoutes } from './runner-routes.ts';
@@ -39,6 +42,10 @@ export interface AppDeps {
   limits: AppLimits;
   /** Durable bash processes and their job queue; without them bash is unavailable and no runner routes exist. */
   processes?: ProcessStore;
+  /** Checkpoints, diff, restore and import (API.md History); without it no history routes exist. */
+  history?: WorkspaceHistory;
+  /** Webhooks: their configurations and how a verified delivery runs; without them no hook routes exist. */
+  hooks?: Omit<HookRouteDeps, 'limits'>;
   /** Called with unexpected failures (the client sees only `internal`). */
   onInternalError?: (error: unknown) => void;
 }
@@ -55,7 +62,9 @@ export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {
   app.route('/v1', keyRoutes(deps));
   app.route('/v1', usageRoutes({ usage: deps.meter }));
   app.route('/v1', mcpRoutes(deps));
+  if (deps.history) app.route('/v1', historyRoutes({ ...deps, history: deps.history }));
   if (deps.processes) app.route('/v1', runnerRoutes({ ...deps, processes: deps.processes }));
+  if (deps.hooks) app.route('/v1', hookRoutes({ ...deps.hooks, limits: deps.limits }));
   return app;
 }
 

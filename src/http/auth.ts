@@ -1,4 +1,4 @@
-// Bearer-key authentication for every /v1 route.
+// Bearer-key authentication for every /v1 route but webhook deliveries.
 import type { MiddlewareHandler } from 'hono';
 import { ToolError } from '../core/errors.ts';
 import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
@@ -6,6 +6,7 @@ import type { AppEnv, KeyAuthority } from './app.ts';
 
 export function authenticate(keys: KeyAuthority): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    if (isHookDelivery(c.req.method, c.req.path)) return next();
     const header = c.req.header('authorization');
     const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new ToolError('unauthorized', 'Send your API key as "Authorization: Bearer <key>".');
@@ -14,6 +15,11 @@ export function authenticate(keys: KeyAuthority): MiddlewareHandler<AppEnv> {
     c.set('key', key);
     await next();
   };
+}
+
+/** Webhook deliveries (exactly POST /v1/hooks/{hookId}) are authenticated by their signature alone. */
+function isHookDelivery(method: string, path: string): boolean {
+  return method === 'POST' && /^\/v1\/hooks\/[^/]+$/.test(path);
 }
 
 /** A workspace outside the key's scope answers exactly as an absent one does. */

@@ -195,6 +195,7 @@ async function send(form, path, method, parameters) {
   const headers = {};
   const key = keyInput.value.trim();
   if (key) headers.authorization = 'Bearer ' + key;
+  for (const p of parameters) if (p.in === 'header' && value(p.name) !== '') headers[p.name] = value(p.name);
   const init = { method: method.toUpperCase(), headers };
   const body = value('body');
   if (form.elements.namedItem('body') && body.trim() !== '') {

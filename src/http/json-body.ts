@@ -10,12 +10,16 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export async function readJsonBody(request: Request, maxBytes: number, options: { optional?: boolean; onBytes?: (bytes: number) => void } = {}): Promise<unknown> {
   const bytes = await readBodyBytes(request, maxBytes);
   options.onBytes?.(bytes.byteLength);
+  if (bytes.byteLength === 0 && options.optional) return undefined;
+  return parseJsonBytes(bytes, request.headers.get('content-type'));
+}
+
+/** A body already read, parsed as JSON: it must be non-empty UTF-8 JSON sent as application/json. */
+export function parseJsonBytes(bytes: Uint8Array, contentType: string | null): unknown {
   if (bytes.byteLength === 0) {
-    if (options.optional) return undefined;
     throw new ToolError('invalid_argument', 'The request body is empty; send a JSON object with Content-Type: application/json.');
   }
-  const contentType = request.headers.get('content-type') ?? '';
-  if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType)) {
+  if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType ?? '')) {
     throw new ToolError('invalid_argument', 'The request body must be JSON sent with Content-Type: application/json.', {
       contentType: contentType || null,
     });

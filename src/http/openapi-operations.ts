@@ -5,7 +5,9 @@ import { errorStatus, type ErrorCode } from '../core/errors.ts';
 import { inputJsonSchema, toolFormats } from '../tools/tool-formats.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { toolResultSchemas } from './api-schemas.ts';
+import { hookOperations } from './hook-operations.ts';
 import { approvalStatuses, decisionInput } from './approval-routes.ts';
+import { historyOperations } from './history-operations.ts';
 import { keyInput } from './key-routes.ts';
 import { blobBatchInput, exitInput, heartbeatInput, leaseInput, outputInput, outputQuery, startedInput, syncInput } from './runner-routes.ts';
 import { usageGroups } from './usage-routes.ts';
@@ -36,6 +38,8 @@ export interface Operation {
   /** Descriptions of the path parameters other than `ws`. */
   pathParams?: Record<string, string>;
   query?: Parameter[];
+  /** Request headers the operation reads (other than Authorization). */
+  headers?: Parameter[];
   body?: { content: Record<string, JsonSchema>; required: boolean };
   answers: Record<number, Answer>;
   /** The codes it may fail with; authenticated operations also get `unauthorized`, and every one `internal`. */
@@ -62,7 +66,7 @@ const waitMs: Parameter = {
 
 /** Every operation, in the order the document lists them; the runner protocol only where the app serves it. */
 export function contractOperations(tools: readonly ToolDefinition[], runnerProtocol: boolean): Operation[] {
-  return [...serviceOperations(), ...workspaceOperations(), ...toolOperations(tools), ...accountOperations(), mcpOperation(), ...(runnerProtocol ? runnerOperations() : [])];
+  return [...serviceOperations(), ...workspaceOperations(), ...historyOperations(), ...toolOperations(tools), ...accountOperations(), mcpOperation(), ...hookOperations(), ...(runnerProtocol ? runnerOperations() : [])];
 }
 
 /** A request schema as the document states it: what a caller sends, as `inputJsonSchema` states a tool's. */

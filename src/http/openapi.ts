@@ -17,11 +17,13 @@ export interface OpenApiOptions {
 const tags = [
   { name: 'service', description: 'Health, this document and the docs page; no key needed.' },
   { name: 'workspaces', description: 'Create, describe, delete and list workspaces.' },
+  { name: 'history', description: 'Checkpoints as git commits, the diff from one to now, restore, and import from a git remote.' },
   { name: 'tools', description: 'Call read_file, write_file, apply_patch and bash, and list the tools for function calling.' },
   { name: 'approvals', description: 'Calls that wait for a person: list, read and decide them.' },
   { name: 'keys', description: 'API keys (admin), their scope, policy and quota.' },
   { name: 'usage', description: 'Metered calls, grouped.' },
   { name: 'mcp', description: 'The Model Context Protocol endpoint of a workspace.' },
+  { name: 'hooks', description: 'Webhooks: signed deliveries of patches, applied as the admin key that configured the hook.' },
   { name: 'runner', description: 'The runner protocol: runners lease bash jobs and report back (keys of role runner or admin).' },
 ];
 
@@ -60,6 +62,8 @@ function componentSchemas(tools: readonly ToolDefinition[]): Record<string, Json
     KeyCreated: answers.keyCreatedSchema,
     KeyList: answers.keyListSchema,
     Usage: answers.usageSchema,
+    Hook: answers.hookSchema,
+    HookDeliveryAnswer: answers.hookDeliveryAnswerSchema,
     JsonRpcMessage: answers.jsonRpcMessageSchema,
     Lease: answers.leaseAnswerSchema,
     Manifest: answers.manifestSchema,
@@ -80,6 +84,7 @@ function pathOperation(operation: Operation): Record<string, unknown> {
   const parameters = [
     ...[...operation.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ in: 'path', required: true, ...pathParameter(name!, operation.pathParams) })),
     ...(operation.query ?? []).map((parameter) => ({ in: 'query', required: false, ...parameter })),
+    ...(operation.headers ?? []).map((parameter) => ({ in: 'header', required: false, ...parameter })),
   ];
   const responses: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(operation.answers)) {

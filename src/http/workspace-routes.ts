@@ -10,6 +10,7 @@ import { readJsonBody } from './json-body.ts';
 
 export const workspaceSettings = z.strictObject({
   excludedPaths: z.array(z.string()).max(1000).optional(),
+  autoCheckpoint: z.boolean().optional().describe('Take a history checkpoint after each successful apply_patch.'),
 });
 
 

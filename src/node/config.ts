@@ -24,6 +24,8 @@ export interface NodeConfig {
   approvalTtlMs: number;
   /** Tool calls a minute per key, for keys without their own limit; 0 = unlimited. */
   rateLimitPerMinute: number;
+  /** Bounds of one git import: files, bytes of content (and of the pack), and time (TOOLGATE_IMPORT_*). */
+  importLimits: { maxFiles: number; maxBytes: number; timeoutMs: number };
   /** Variables the S3 driver reads (TOOLGATE_S3_*, AWS_*), passed through. */
   env: Record<string, string | undefined>;
 }
@@ -47,6 +49,11 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
     runnerOverlay: onOff(env, 'TOOLGATE_RUNNER_OVERLAY', true),
     approvalTtlMs: integer(env, 'TOOLGATE_APPROVAL_TTL_MS', 3_600_000, 1000, 30 * 24 * 3_600_000),
     rateLimitPerMinute: integer(env, 'TOOLGATE_RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000),
+    importLimits: {
+      maxFiles: integer(env, 'TOOLGATE_IMPORT_MAX_FILES', 10_000, 1, 1_000_000),
+      maxBytes: integer(env, 'TOOLGATE_IMPORT_MAX_BYTES', 32 * MiB, 1, 2 ** 31),
+      timeoutMs: integer(env, 'TOOLGATE_IMPORT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    },
     env,
   };
 }

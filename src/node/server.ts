@@ -5,12 +5,17 @@ import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createApp, type AppEnv } from '../http/app.ts';
+import { localDeliverer } from '../http/hook-routes.ts';
+import { DeliveryRecords } from '../hooks/delivery-records.ts';
+import { HookDeliveries } from '../hooks/hook-deliveries.ts';
+import { HookStore } from '../hooks/hook-store.ts';
 import { createCallServices } from '../calls/call-services.ts';
 import { FsObjectStore } from '../storage/node/fs-object-store.ts';
 import { SqliteDatabase } from '../storage/node/sqlite-database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { s3ObjectStoreFromEnv } from '../storage/s3-object-store.ts';
 import { ProcessStore } from '../processes/process-store.ts';
+import { WorkspaceHistory } from '../history/workspace-history.ts';
 import { Runner } from '../runner/node/runner.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
@@ -42,10 +47,14 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   const processes = new ProcessStore(db, { leaseMs: config.leaseMs, maxOutputChars: config.maxProcessOutputChars });
   const tools = new ToolRegistry(builtinTools);
   const limits = { maxBodyBytes: config.maxBodyBytes, maxFileBytes: config.maxFileBytes, defaultReadMaxChars: config.defaultReadMaxChars };
-  const services = createCallServices({ db, tools, workspaces, limits, processes, approvalTtlMs: config.approvalTtlMs, rateLimitPerMinute: config.rateLimitPerMinute });
+  const history = new WorkspaceHistory(db, objects, { limits: { ...config.importLimits, maxFileBytes: config.maxFileBytes } }).attach(workspaces);
+  const services = createCallServices({ db, tools, workspaces, limits, processes, approvalTtlMs: config.approvalTtlMs, rateLimitPerMinute: config.rateLimitPerMinute, afterCall: history.afterCall });
   const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
   await services.keys.ensureBootstrapAdmin(adminKey.secret);
-  const app = createApp({ workspaces, processes, tools, limits, ...services });
+  // Deliveries run as their hook's owner key through the same calls as the tool routes.
+  const hookDeliveries = new HookDeliveries({ calls: services.calls, keys: services.keys, records: new DeliveryRecords(db), workspaces, history });
+  const hooks = { hooks: new HookStore(db), deliverer: localDeliverer(hookDeliveries), checkpoints: true };
+  const app = createApp({ workspaces, processes, tools, limits, ...services, hooks, history });
   // Jobs whose runner stopped renewing its lease become lost within the lease plus one sweep interval.
   const sweeper = setInterval(() => processes.sweep(), Math.min(processes.sweepIntervalMs, 5_000));
   sweeper.unref();

@@ -8,6 +8,9 @@ import { z } from 'zod';
 import { errorStatus } from '../../src/core/errors.ts';
 import * as answers from '../../src/http/api-schemas.ts';
 import { decisionInput } from '../../src/http/approval-routes.ts';
+import { checkpointInput, importInput, restoreInput } from '../../src/http/history-routes.ts';
+import { hookDeliveryInput } from '../../src/hooks/hook-deliveries.ts';
+import { hookInput } from '../../src/http/hook-routes.ts';
 import { keyInput } from '../../src/http/key-routes.ts';
 import { blobBatchInput, exitInput, heartbeatInput, leaseInput, outputInput, outputQuery, startedInput, syncInput } from '../../src/http/runner-routes.ts';
 import { workspaceSettings } from '../../src/http/workspace-routes.ts';
@@ -40,8 +43,13 @@ const asRequest = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'draft
 /** The zod schema each documented JSON request body must be generated from. */
 const routeBodies: [string, string, z.ZodType][] = [
   ['put', '/v1/workspaces/{ws}', workspaceSettings],
+  ['post', '/v1/workspaces/{ws}/checkpoints', checkpointInput],
+  ['post', '/v1/workspaces/{ws}/restore', restoreInput],
+  ['post', '/v1/workspaces/{ws}/import', importInput],
   ['post', '/v1/approvals/{id}/decision', decisionInput],
   ['post', '/v1/keys', keyInput],
+  ['put', '/v1/hooks/{hookId}', hookInput],
+  ['post', '/v1/hooks/{hookId}', hookDeliveryInput],
   ['post', '/v1/runner/lease', leaseInput],
   ['post', '/v1/runner/workspaces/{ws}/blobs', blobBatchInput],
   ['post', '/v1/runner/workspaces/{ws}/processes/{id}/started', startedInput],
@@ -114,7 +122,10 @@ describe('GET /openapi.json', () => {
       const where = `${method} ${path}`;
       const errors = Object.entries(op.responses as Record<string, any>).filter(([status]) => Number(status) >= 400);
       expect({ where, has500: op.responses['500'] !== undefined }).toEqual({ where, has500: true });
-      if (path.startsWith('/v1/')) {
+      if (where === 'post /v1/hooks/{hookId}') {
+        // A webhook delivery is authenticated by its signature alone: no key, and 401 for a bad signature.
+        expect({ where, has401: op.responses['401'] !== undefined, security: op.security }).toEqual({ where, has401: true, security: [] });
+      } else if (path.startsWith('/v1/')) {
         expect({ where, has401: op.responses['401'] !== undefined, security: op.security }).toEqual({ where, has401: true, security: undefined });
       } else {
         expect({ where, security: op.security }).toEqual({ where, security: [] });

@@ -1,0 +1,73 @@
+// Webhook configurations: the secret that verifies a hook's deliveries, the workspace they patch,
+// and the admin key they run as.
+import type { SqlDatabase } from '../storage/sql-database.ts';
+
+/** A hook as its deliveries need it, without its secret: what may travel between a home's parts. */
+export interface HookTarget {
+  id: string;
+  workspace: string;
+  /** The admin key that configured the hook: deliveries run as this key. */
+  ownerKeyId: string;
+  /** Make a checkpoint after each applied delivery. */
+  checkpoint: boolean;
+}
+
+export interface Hook extends HookTarget {
+  /** Kept as given, since verifying an HMAC needs the secret itself; never part of an answer. */
+  secret: string;
+  createdAt: string;
+}
+
+type HookRow = { id: string; workspace: string; secret: string; owner_key_id: string; checkpoint: number; created_at: string };
+
+export class HookStore {
+  constructor(private readonly db: SqlDatabase) {
+    db.script(`
+      CREATE TABLE IF NOT EXISTS hooks (
+        id TEXT PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        owner_key_id TEXT NOT NULL,
+        checkpoint INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+    `);
+  }
+
+  /** Creates the hook or replaces its configuration; a replaced hook keeps its `createdAt`. */
+  put(input: Omit<Hook, 'createdAt'>): { hook: Hook; created: boolean } {
+    const now = new Date().toISOString();
+    return this.db.transaction(() => {
+      const created = this.get(input.id) === undefined;
+      this.db.query(
+        `INSERT INTO hooks (id, workspace, secret, owner_key_id, checkpoint, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET workspace = excluded.workspace, secret = excluded.secret, owner_key_id = excluded.owner_key_id,
+           checkpoint = excluded.checkpoint, updated_at = excluded.updated_at`,
+        input.id,
+        input.workspace,
+        input.secret,
+        input.ownerKeyId,
+        input.checkpoint ? 1 : 0,
+        now,
+        now,
+      );
+      return { hook: this.get(input.id)!, created };
+    });
+  }
+
+  get(id: string): Hook | undefined {
+    const row = this.db.query<HookRow>('SELECT id, workspace, secret, owner_key_id, checkpoint, created_at FROM hooks WHERE id = ?', id)[0];
+    return row && { id: row.id, workspace: row.workspace, secret: row.secret, ownerKeyId: row.owner_key_id, checkpoint: row.checkpoint === 1, createdAt: row.created_at };
+  }
+}
+
+/** A hook as answers show it: never its secret. */
+export function publicHook(hook: Hook): { id: string; workspace: string; checkpoint: boolean; createdAt: string } {
+  return { id: hook.id, workspace: hook.workspace, checkpoint: hook.checkpoint, createdAt: hook.createdAt };
+}
+
+/** The hook without its secret. */
+export function hookTarget(hook: Hook): HookTarget {
+  return { id: hook.id, workspace: hook.workspace, ownerKeyId: hook.ownerKeyId, checkpoint: hook.checkpoint };
+}

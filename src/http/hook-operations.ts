@@ -1,0 +1,82 @@
+// The webhook routes as the OpenAPI document lists them, their schemas taken from the routes.
+import { z } from 'zod';
+import type { ErrorCode } from '../core/errors.ts';
+import { hookDeliveryInput } from '../hooks/hook-deliveries.ts';
+import { SIGNATURE_HEADERS, TIMESTAMP_HEADER, TIMESTAMP_WINDOW_SECONDS } from '../hooks/hook-signature.ts';
+import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
+import { DELIVERY_ID_HEADERS, hookInput } from './hook-routes.ts';
+import type { Operation, Parameter } from './openapi-operations.ts';
+
+const hookId = { hookId: `The hook id (${WORKSPACE_ID_PATTERN.source}).` };
+
+/** What a delivery may fail with: apply_patch's codes, as the hook's owner key calls it. */
+const deliveryErrors: ErrorCode[] = [
+  'unauthorized',
+  'invalid_argument',
+  'forbidden',
+  'tool_not_allowed',
+  'not_found',
+  'payload_too_large',
+  'rate_limited',
+  'quota_exceeded',
+  'approval_rejected',
+  'unavailable',
+  'path_outside_workspace',
+  'path_denied',
+  'symlink_loop',
+  'is_directory',
+  'binary_file',
+  'conflict',
+  'patch_invalid',
+  'patch_conflict',
+];
+
+function body(schema: z.ZodType): NonNullable<Operation['body']> {
+  return { content: { 'application/json': z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown> }, required: true };
+}
+
+const signature = (name: string): Parameter => ({
+  name,
+  description: `sha256= and the 64 lowercase hex digits of the HMAC-SHA256 (key: the hook secret) of the raw body, or of "<timestamp>.<raw body>" with ${TIMESTAMP_HEADER}. One of the signature headers is required; each one sent must verify.`,
+  schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
+});
+
+export function hookOperations(): Operation[] {
+  return [
+    {
+      method: 'put',
+      path: '/v1/hooks/{hookId}',
+      tag: 'hooks',
+      operationId: 'putHook',
+      summary: 'Configure a webhook (admin): its secret, the workspace its deliveries patch, checkpoints',
+      description: 'Deliveries run as the admin key that configures the hook; configuring it again replaces the secret, the workspace and the owner.',
+      pathParams: hookId,
+      body: body(hookInput),
+      answers: { 200: { description: 'Replaced.', schema: 'Hook' }, 201: { description: 'Created.', schema: 'Hook' } },
+      errors: ['invalid_argument', 'forbidden', 'not_found', 'payload_too_large'],
+    },
+    {
+      method: 'post',
+      path: '/v1/hooks/{hookId}',
+      tag: 'hooks',
+      operationId: 'deliverHook',
+      summary: "A webhook delivery: its patch is applied with apply_patch as the hook's owner key; no API key, the signature authenticates it",
+      description:
+        'An unknown hook answers 401 exactly as a wrong signature does. With a delivery id, a repeated delivery (kept at least 7 days) applies nothing and answers ' +
+        'what the first one answered, with X-Toolgate-Replayed: true; a first answer of 429 or 503, or a refusal because the owner key was revoked, is not kept.',
+      public: true,
+      pathParams: hookId,
+      headers: [
+        ...SIGNATURE_HEADERS.map(signature),
+        { name: TIMESTAMP_HEADER, description: `Optional: seconds since the epoch, signed with the body; must be within ${TIMESTAMP_WINDOW_SECONDS} s of the server's clock.`, schema: { type: 'string', pattern: '^[0-9]{1,12}$' } },
+        ...DELIVERY_ID_HEADERS.map((name) => ({ name, description: 'Optional: the delivery id, its idempotency key (the first of these present).', schema: { type: 'string', maxLength: 200 } })),
+      ],
+      body: body(hookDeliveryInput),
+      answers: {
+        200: { description: 'The patch was applied.', schema: 'HookDeliveryAnswer' },
+        202: { description: "The owner key's policy holds the patch for approval; no checkpoint follows it.", schema: 'ApprovalPending' },
+      },
+      errors: deliveryErrors,
+    },
+  ];
+}

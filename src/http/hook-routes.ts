@@ -1,0 +1,103 @@
+// Webhook routes: configure a hook (admin keys), and take its deliveries, which are authenticated
+// by their signature alone (the key middleware lets exactly POST /v1/hooks/{hookId} through).
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { CallAnswer } from '../calls/tool-calls.ts';
+import { ToolError } from '../core/errors.ts';
+import type { HookDeliveries } from '../hooks/hook-deliveries.ts';
+import { verifySignature } from '../hooks/hook-signature.ts';
+import { hookTarget, publicHook, type Hook, type HookStore, type HookTarget } from '../hooks/hook-store.ts';
+import { parseInput } from '../tools/registry.ts';
+import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
+import type { AppDeps, AppEnv } from './app.ts';
+import { assertRole, assertWorkspaceVisible } from './auth.ts';
+import { parseJsonBytes, readBodyBytes, readJsonBody } from './json-body.ts';
+
+export const hookInput = z.strictObject({
+  secret: z.string().min(16).max(1024).describe('The HMAC-SHA256 key senders sign deliveries with; at least 16 characters. Never shown again.'),
+  workspace: z.string().regex(WORKSPACE_ID_PATTERN, { message: 'must be a workspace id' }).describe('The workspace deliveries patch.'),
+  checkpoint: z.boolean().optional().describe('Make a checkpoint (with the delivery\'s commitMessage) after each applied delivery; default false.'),
+});
+
+/** The delivery headers that name a delivery; the first one present is its idempotency key. */
+export const DELIVERY_ID_HEADERS = ['x-delivery-id', 'x-github-delivery'] as const;
+
+/** A delivery whose signature verified, as it goes to where its hook's workspace is. */
+export interface SignedDelivery {
+  hook: HookTarget;
+  deliveryId: string | undefined;
+  body: Uint8Array;
+  contentType: string | null;
+}
+
+/** Runs a verified delivery: in this process, or in the part of a home that holds the workspace. */
+export interface HookDeliverer {
+  deliver(delivery: SignedDelivery): Promise<CallAnswer>;
+}
+
+export interface HookRouteDeps extends Pick<AppDeps, 'limits'> {
+  hooks: Pick<HookStore, 'get' | 'put'>;
+  deliverer: HookDeliverer;
+  /** Whether deliveries can make checkpoints here; without, `checkpoint: true` is refused. */
+  checkpoints: boolean;
+  now?: () => number;
+}
+
+export function hookRoutes(deps: HookRouteDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const now = deps.now ?? Date.now;
+
+  routes.put('/hooks/:hookId', async (c) => {
+    const key = c.get('key');
+    assertRole(key, ['admin']);
+    const id = c.req.param('hookId');
+    if (!WORKSPACE_ID_PATTERN.test(id)) {
+      throw new ToolError('invalid_argument', `The hook id must match ${WORKSPACE_ID_PATTERN.source}.`, { hookId: id });
+    }
+    const input = parseInput(hookInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'hook');
+    assertWorkspaceVisible(key, input.workspace);
+    if (input.checkpoint && !deps.checkpoints) {
+      throw new ToolError('invalid_argument', 'checkpoint: this server keeps no workspace history, so it cannot make checkpoints; configure the hook without it.', { field: 'checkpoint' });
+    }
+    const { hook, created } = deps.hooks.put({ id, workspace: input.workspace, secret: input.secret, ownerKeyId: key.id, checkpoint: input.checkpoint ?? false });
+    return c.json(publicHook(hook), created ? 201 : 200);
+  });
+
+  routes.post('/hooks/:hookId', async (c) => {
+    const bytes = await readBodyBytes(c.req.raw, deps.limits.maxBodyBytes);
+    const id = c.req.param('hookId');
+    // An unknown id fails exactly as a wrong signature does, so ids cannot be probed.
+    const hook: Hook | undefined = WORKSPACE_ID_PATTERN.test(id) ? deps.hooks.get(id) : undefined;
+    await verifySignature(hook?.secret, { body: bytes, headers: c.req.raw.headers }, now());
+    // Past the check, the hook exists: an absent one never verifies.
+    const answer = await deps.deliverer.deliver({ hook: hookTarget(hook!), deliveryId: readDeliveryId(c.req.raw.headers), body: bytes, contentType: c.req.header('content-type') ?? null });
+    return answerResponse(answer);
+  });
+
+  return routes;
+}
+
+/** Runs deliveries in this process, parsing the body as every JSON route does. */
+export function localDeliverer(deliveries: Pick<HookDeliveries, 'deliver'>): HookDeliverer {
+  return {
+    deliver: ({ hook, deliveryId, body, contentType }) =>
+      deliveries.deliver({ hook, deliveryId, readBody: async () => ({ value: parseJsonBytes(body, contentType), bytes: body.byteLength }) }),
+  };
+}
+
+/** A delivery's answer as an HTTP response. */
+export function answerResponse(answer: CallAnswer): Response {
+  return new Response(answer.json, { status: answer.status, headers: { 'content-type': 'application/json', ...answer.headers } });
+}
+
+function readDeliveryId(headers: Headers): string | undefined {
+  for (const name of DELIVERY_ID_HEADERS) {
+    const value = headers.get(name);
+    if (value === null) continue;
+    if (!/^[\x21-\x7e]{1,200}$/.test(value)) {
+      throw new ToolError('invalid_argument', `The ${name} header must be 1 to 200 printable ASCII characters without spaces.`, { header: name });
+    }
+    return value;
+  }
+  return undefined;
+}
