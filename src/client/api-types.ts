@@ -12,6 +12,8 @@ export type { ApprovalMode, ApprovalRule, ApprovalStatus, ErrorCode, KeyRole, Qu
 
 export interface WorkspaceSettings {
   excludedPaths?: string[];
+  /** A checkpoint after every successful apply_patch. */
+  autoCheckpoint?: boolean;
 }
 
 /** PUT /v1/workspaces/{ws}: `created` tells a new workspace (201) from an existing one (200). */
@@ -122,4 +124,52 @@ export interface ToolDefinitions {
 
 export interface ToolListing<Format extends ToolFormat> {
   tools: ToolDefinitions[Format][];
+}
+
+/** A checkpoint: a git commit of the workspace kept beside it. */
+export interface Checkpoint {
+  id: string;
+  createdAt: string;
+}
+
+export interface CheckpointList {
+  checkpoints: (Checkpoint & { message: string })[];
+}
+
+export interface RestoreAnswer {
+  restored: string;
+  version: number | null;
+}
+
+/** POST /v1/workspaces/{ws}/import: where to fetch from (smart HTTP); depth 1 unless given. */
+export interface GitImportSource {
+  url: string;
+  ref?: string;
+  depth?: number;
+}
+
+export interface ImportAnswer {
+  url: string;
+  ref: string;
+  commit: string;
+  files: number;
+  symlinks: number;
+  bytes: number;
+  version: number | null;
+  skipped: { path: string; reason: string }[];
+  checkpoint: Checkpoint;
+}
+
+/** PUT /v1/hooks/{id}: the secret deliveries are signed with, and where their patches go. */
+export interface HookSettings {
+  secret: string;
+  workspace: string;
+  checkpoint?: boolean;
+}
+
+export interface Hook {
+  id: string;
+  workspace: string;
+  checkpoint: boolean;
+  createdAt: string;
 }

@@ -4,12 +4,19 @@ import type {
   ApprovalList,
   ApprovalQuery,
   Approval,
+  Checkpoint,
+  CheckpointList,
   CreatedKey,
   FileListing,
+  GitImportSource,
+  Hook,
+  HookSettings,
+  ImportAnswer,
   KeyList,
   ListFilesQuery,
   NewKeyBody,
   PutWorkspaceAnswer,
+  RestoreAnswer,
   ToolFormat,
   ToolListing,
   UsageQuery,
@@ -117,6 +124,36 @@ export class ToolgateClient {
 
   async listFiles(workspace: string, query: ListFilesQuery = {}): Promise<FileListing> {
     return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}/files`, { query: { prefix: query.prefix, recursive: query.recursive } }), [200]);
+  }
+
+  // History: checkpoints, diff, restore, import.
+
+  async createCheckpoint(workspace: string, message?: string): Promise<Checkpoint> {
+    return expectJson(await this.#send('POST', `/v1/workspaces/${segment(workspace)}/checkpoints`, { body: message === undefined ? {} : { message } }), [201]);
+  }
+
+  async listCheckpoints(workspace: string): Promise<CheckpointList> {
+    return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}/checkpoints`), [200]);
+  }
+
+  /** The unified diff from a checkpoint to the workspace as it is now. */
+  async diff(workspace: string, from: string): Promise<{ diff: string }> {
+    return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}/diff`, { query: { from } }), [200]);
+  }
+
+  async restore(workspace: string, checkpoint: string): Promise<RestoreAnswer> {
+    return expectJson(await this.#send('POST', `/v1/workspaces/${segment(workspace)}/restore`, { body: { checkpoint } }), [200]);
+  }
+
+  /** Fills an empty workspace from a git remote. */
+  async importGit(workspace: string, git: GitImportSource): Promise<ImportAnswer> {
+    return expectJson(await this.#send('POST', `/v1/workspaces/${segment(workspace)}/import`, { body: { git } }), [201]);
+  }
+
+  // Webhooks (configuring one needs an admin key; deliveries are signed, not sent with a key).
+
+  async putHook(id: string, settings: HookSettings): Promise<Hook> {
+    return expectJson(await this.#send('PUT', `/v1/hooks/${segment(id)}`, { body: settings }), [200, 201]);
   }
 
   // Keys (creating and revoking them needs an admin key).

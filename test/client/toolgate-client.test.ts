@@ -189,3 +189,22 @@ async function eventually<T>(find: () => Promise<T | undefined>): Promise<T> {
   }
   throw new Error('not found in time');
 }
+
+describe('history and hooks', () => {
+  it('checkpoints, diffs and restores a workspace, and configures a hook', async () => {
+    await server.client.putWorkspace('client-history', { autoCheckpoint: false });
+    resultOf(await server.client.writeFile('client-history', { path: 'a.txt', content: 'one\n' }));
+    const checkpoint = await server.client.createCheckpoint('client-history', 'first');
+    expect(checkpoint.id).toMatch(/^[0-9a-f]{40}$/);
+    resultOf(await server.client.writeFile('client-history', { path: 'a.txt', content: 'two\n', mode: 'overwrite' }));
+    const { diff } = await server.client.diff('client-history', checkpoint.id);
+    expect(diff).toContain('-one\n+two');
+    expect((await server.client.listCheckpoints('client-history')).checkpoints).toEqual([{ id: checkpoint.id, message: 'first', createdAt: checkpoint.createdAt }]);
+    expect((await server.client.restore('client-history', checkpoint.id)).restored).toBe(checkpoint.id);
+    expect(resultOf(await server.client.readFile('client-history', { path: 'a.txt' })).content).toBe('one\n');
+    expect(await failure(server.client.diff('client-history', '0'.repeat(40)))).toMatchObject({ status: 404, code: 'not_found' });
+    const hook = await server.client.putHook('client-hook', { secret: 'a secret of sixteen+ characters', workspace: 'client-history', checkpoint: true });
+    expect(hook).toMatchObject({ id: 'client-hook', workspace: 'client-history', checkpoint: true });
+    expect(JSON.stringify(hook)).not.toContain('sixteen');
+  });
+});
