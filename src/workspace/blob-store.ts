@@ -26,6 +26,11 @@ export class BlobStore {
     return hash;
   }
 
+  /** The blob's bytes when the cache holds them, without waiting; callers must not modify them. */
+  cached(workspaceUid: string, hash: string): Uint8Array | undefined {
+    return this.cache.get(blobKey(workspaceUid, hash));
+  }
+
   /** The blob's bytes; callers must not modify them (they may be shared through the cache). */
   async get(workspaceUid: string, hash: string): Promise<Uint8Array> {
     const key = blobKey(workspaceUid, hash);

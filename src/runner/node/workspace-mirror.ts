@@ -369,7 +369,7 @@ export class WorkspaceMirror {
     }
     if (threaded.length === 0) return;
     for (const { placement } of threaded) this.known.delete(placement.entry.path);
-    const results = await this.writers!.create(threaded.map((file) => ({ host: join(this.root, file.placement.entry.path), ...('bytes' in file ? { bytes: file.bytes } : { source: file.source }) }))).catch(
+    const results = await this.writers!.create(threaded.map((file) => ({ host: `${this.root}/${file.placement.entry.path}`, ...('bytes' in file ? { bytes: file.bytes } : { source: file.source }) }))).catch(
       // The threads failed (what they made is unknown): every file is put here, replacing what is there.
       () => threaded.map(() => ({ code: 'EEXIST', message: 'retried without the writer threads' })),
     );
