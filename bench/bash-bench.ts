@@ -74,19 +74,25 @@ export async function benchBash(url: string, key: string, workspaces: Workspaces
   console.log(`exec true (HTTP)  : p50 ${median(viaHttp).toFixed(2)} ms`);
   console.log(`exec / direct: ${(median(viaHttp) / median(direct)).toFixed(2)}x; target <= 2x + 10 ms = ${budget.toFixed(1)} ms: ${median(viaHttp) <= budget ? 'met' : 'NOT met'}`);
 
-  console.log('\n# bash: exec in a warm 5,000-file workspace vs an empty one; the cold first exec vs `cp -r`');
-  workspaces.create('bench-tree');
-  const tree = workspaces.open('bench-tree');
-  const files = Array.from({ length: 5000 }, (_, i) => ({ op: 'write' as const, path: `src/d${i % 50}/f${i}.ts`, content: new TextEncoder().encode(`export const v${i} = ${i};\n`.repeat(20)) }));
-  await tree.commit(files);
-  // Both sides start from a settled disk: the server's own commit of 5,000 blobs (each fsynced)
-  // leaves the journal busy for a while, which would be measured as the runner's time otherwise.
-  await settleDisk();
-  const cold = await timeExec(url, key, 'bench-tree', 'true');
+  console.log('\n# bash: exec in a warm 5,000-file workspace vs an empty one; the cold first exec (3 workspaces) vs `cp -r` (5 copies)');
+  // Three workspaces of 5,000 files each, with contents of their own (nothing in the runner's blob
+  // cache): one cold exec each, and the median is compared, as the median of five `cp -r` is.
+  const treeFiles = (tree: number) =>
+    Array.from({ length: 5000 }, (_, i) => ({ op: 'write' as const, path: `src/d${i % 50}/f${i}.ts`, content: new TextEncoder().encode(`export const v${i} = ${i}; // ${tree}\n`.repeat(20)) }));
+  const colds: number[] = [];
+  for (let tree = 0; tree < 3; tree += 1) {
+    workspaces.create(`bench-tree-${tree}`);
+    await workspaces.open(`bench-tree-${tree}`).commit(treeFiles(tree));
+    // Each timing starts from a settled disk: the server's own commit of 5,000 blobs (each fsynced)
+    // leaves the journal busy for a while, which would be measured as the runner's time otherwise.
+    await settleDisk();
+    colds.push(await timeExec(url, key, `bench-tree-${tree}`, 'true'));
+  }
+  const files = treeFiles(0);
   const warm: number[] = [];
   const empty: number[] = [];
   for (let run = 0; run < 10; run += 1) {
-    warm.push(await timeExec(url, key, 'bench-tree', 'true'));
+    warm.push(await timeExec(url, key, 'bench-tree-0', 'true'));
     empty.push(await timeExec(url, key, 'bench-empty', 'true'));
   }
   const source = await mkdtemp(join(tmpdir(), 'toolgate-bench-tree-'));
@@ -107,10 +113,11 @@ export async function benchBash(url: string, key: string, workspaces: Workspaces
   for (let run = 0; run < 5; run += 1) await rm(`${source}-copy-${run}`, { recursive: true, force: true });
   await rm(source, { recursive: true, force: true });
   const warmRatio = median(warm) / median(empty);
+  const cold = median(colds);
   const coldRatio = cold / median(copies);
   console.log(`empty workspace   : p50 ${median(empty).toFixed(2)} ms`);
   console.log(`warm, 5,000 files : p50 ${median(warm).toFixed(2)} ms -> ${warmRatio.toFixed(2)}x (target <= 1.2x: ${warmRatio <= 1.2 ? 'met' : 'NOT met'})`);
-  console.log(`cold first exec   : ${cold.toFixed(1)} ms vs cp -r ${median(copies).toFixed(1)} ms -> ${coldRatio.toFixed(2)}x (target <= 2x: ${coldRatio <= 2 ? 'met' : 'NOT met'})`);
+  console.log(`cold first exec   : median ${cold.toFixed(1)} ms (${colds.map((value) => value.toFixed(0)).join(', ')}) vs cp -r ${median(copies).toFixed(1)} ms -> ${coldRatio.toFixed(2)}x (target <= 2x: ${coldRatio <= 2 ? 'met' : 'NOT met'})`);
 
   console.log('\n# bash: a process writing 100 MB of output');
   const rssBefore = process.memoryUsage().rss;
