@@ -25,8 +25,16 @@ export async function dumpDom(url: string): Promise<string> {
     });
     return stdout;
   } finally {
-    rmSync(profile, { recursive: true, force: true });
+    removeProfile(profile);
   }
+}
+
+/**
+ * Chromium's helper processes may still be writing into the profile for a moment after the
+ * browser exits, so the removal retries while the directory is not yet empty.
+ */
+function removeProfile(profile: string): void {
+  rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 
 export interface BrowserPage {
@@ -83,10 +91,16 @@ export async function openPage(url: string): Promise<BrowserPage> {
       pending.set(id, { resolve, reject });
       toBrowser.write(`${JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) })}\0`);
     });
+  // A write after the browser exited fails on the pipe; that failure is the exit's, reported there.
+  toBrowser.on('error', () => undefined);
   const close = async () => {
+    // Asked to close first, the browser stops its helper processes itself; killed, it may leave them writing.
+    if (child.exitCode === null && child.signalCode === null) {
+      await Promise.race([send('Browser.close').catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000))]);
+    }
     child.kill('SIGKILL');
     await exited;
-    rmSync(profile, { recursive: true, force: true });
+    removeProfile(profile);
   };
 
   try {
