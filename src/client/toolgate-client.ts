@@ -156,6 +156,18 @@ export class ToolgateClient {
     return expectJson(await this.#send('PUT', `/v1/hooks/${segment(id)}`, { body: settings }), [200, 201]);
   }
 
+  async listHooks(): Promise<{ hooks: Hook[] }> {
+    return expectJson(await this.#send('GET', '/v1/hooks'), [200]);
+  }
+
+  async getHook(id: string): Promise<Hook> {
+    return expectJson(await this.#send('GET', `/v1/hooks/${segment(id)}`), [200]);
+  }
+
+  async deleteHook(id: string): Promise<void> {
+    await expectEmpty(await this.#send('DELETE', `/v1/hooks/${segment(id)}`));
+  }
+
   // Keys (creating and revoking them needs an admin key).
 
   async createKey(body: NewKeyBody): Promise<CreatedKey> {

@@ -58,8 +58,22 @@ export class HookStore {
 
   get(id: string): Hook | undefined {
     const row = this.db.query<HookRow>('SELECT id, workspace, secret, owner_key_id, checkpoint, created_at FROM hooks WHERE id = ?', id)[0];
-    return row && { id: row.id, workspace: row.workspace, secret: row.secret, ownerKeyId: row.owner_key_id, checkpoint: row.checkpoint === 1, createdAt: row.created_at };
+    return row && toHook(row);
   }
+
+  /** Every hook, by id. */
+  list(): Hook[] {
+    return this.db.query<HookRow>('SELECT id, workspace, secret, owner_key_id, checkpoint, created_at FROM hooks ORDER BY id').map(toHook);
+  }
+
+  /** Removes a hook: its deliveries are then refused as a wrong signature is. False when there was none. */
+  delete(id: string): boolean {
+    return this.db.query<{ id: string }>('DELETE FROM hooks WHERE id = ? RETURNING id', id).length > 0;
+  }
+}
+
+function toHook(row: HookRow): Hook {
+  return { id: row.id, workspace: row.workspace, secret: row.secret, ownerKeyId: row.owner_key_id, checkpoint: row.checkpoint === 1, createdAt: row.created_at };
 }
 
 /** A hook as answers show it: never its secret. */

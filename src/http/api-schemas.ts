@@ -221,6 +221,8 @@ export const hookSchema = z
   .looseObject({ id: z.string(), workspace: z.string(), checkpoint: z.boolean(), createdAt: time })
   .describe('A webhook: never its secret. Deliveries run as the admin key that configured it.');
 
+export const hookListSchema = z.looseObject({ hooks: z.array(hookSchema) }).describe('Webhooks, by id.');
+
 export const hookDeliveryAnswerSchema = z
   .looseObject({
     result: toolResultSchemas.apply_patch!.describe("apply_patch's result."),

@@ -7,6 +7,7 @@ import { ToolError } from '../core/errors.ts';
 import type { HookDeliveries } from '../hooks/hook-deliveries.ts';
 import { verifySignature } from '../hooks/hook-signature.ts';
 import { hookTarget, publicHook, type Hook, type HookStore, type HookTarget } from '../hooks/hook-store.ts';
+import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
 import { parseInput } from '../tools/registry.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
 import type { AppDeps, AppEnv } from './app.ts';
@@ -36,7 +37,7 @@ export interface HookDeliverer {
 }
 
 export interface HookRouteDeps extends Pick<AppDeps, 'limits'> {
-  hooks: Pick<HookStore, 'get' | 'put'>;
+  hooks: Pick<HookStore, 'get' | 'put' | 'list' | 'delete'>;
   deliverer: HookDeliverer;
   /** Whether deliveries can make checkpoints here; without, `checkpoint: true` is refused. */
   checkpoints: boolean;
@@ -63,6 +64,25 @@ export function hookRoutes(deps: HookRouteDeps): Hono<AppEnv> {
     return c.json(publicHook(hook), created ? 201 : 200);
   });
 
+  routes.get('/hooks', (c) => {
+    const key = c.get('key');
+    assertRole(key, ['admin']);
+    return c.json({ hooks: deps.hooks.list().filter((hook) => canSeeWorkspace(key, hook.workspace)).map(publicHook) });
+  });
+
+  routes.get('/hooks/:hookId', (c) => {
+    const key = c.get('key');
+    assertRole(key, ['admin']);
+    return c.json(publicHook(visibleHook(deps, key, c.req.param('hookId'))));
+  });
+
+  routes.delete('/hooks/:hookId', (c) => {
+    const key = c.get('key');
+    assertRole(key, ['admin']);
+    deps.hooks.delete(visibleHook(deps, key, c.req.param('hookId')).id);
+    return c.body(null, 204);
+  });
+
   routes.post('/hooks/:hookId', async (c) => {
     const bytes = await readBodyBytes(c.req.raw, deps.limits.maxBodyBytes);
     const id = c.req.param('hookId');
@@ -75,6 +95,13 @@ export function hookRoutes(deps: HookRouteDeps): Hono<AppEnv> {
   });
 
   return routes;
+}
+
+/** A hook an admin key may manage: one whose workspace it sees; any other answers as absent. */
+function visibleHook(deps: HookRouteDeps, key: ApiKey, id: string): Hook {
+  const hook = WORKSPACE_ID_PATTERN.test(id) ? deps.hooks.get(id) : undefined;
+  if (!hook || !canSeeWorkspace(key, hook.workspace)) throw new ToolError('not_found', `Hook ${id} does not exist; configure it with PUT /v1/hooks/${id}.`, { hookId: id });
+  return hook;
 }
 
 /** Runs deliveries in this process, parsing the body as every JSON route does. */

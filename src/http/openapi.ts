@@ -63,6 +63,7 @@ function componentSchemas(tools: readonly ToolDefinition[]): Record<string, Json
     KeyList: answers.keyListSchema,
     Usage: answers.usageSchema,
     Hook: answers.hookSchema,
+    HookList: answers.hookListSchema,
     HookDeliveryAnswer: answers.hookDeliveryAnswerSchema,
     JsonRpcMessage: answers.jsonRpcMessageSchema,
     Lease: answers.leaseAnswerSchema,

@@ -206,5 +206,9 @@ describe('history and hooks', () => {
     const hook = await server.client.putHook('client-hook', { secret: 'a secret of sixteen+ characters', workspace: 'client-history', checkpoint: true });
     expect(hook).toMatchObject({ id: 'client-hook', workspace: 'client-history', checkpoint: true });
     expect(JSON.stringify(hook)).not.toContain('sixteen');
+    expect(await server.client.getHook('client-hook')).toEqual(hook);
+    expect((await server.client.listHooks()).hooks).toContainEqual(hook);
+    await server.client.deleteHook('client-hook');
+    expect(await failure(server.client.getHook('client-hook'))).toMatchObject({ status: 404, code: 'not_found' });
   });
 });

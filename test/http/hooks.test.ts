@@ -70,6 +70,32 @@ describe('PUT /v1/hooks/{hookId}', () => {
   });
 });
 
+describe('GET and DELETE /v1/hooks', () => {
+  it('lists and reads hooks without their secrets, only those of workspaces the admin key sees; deleting one refuses its deliveries', async () => {
+    expect((await owner.call('PUT', '/v1/hooks/gone', { secret: SECRET, workspace: WS })).status).toBe(201);
+    const listed = await owner.call('GET', '/v1/hooks');
+    expect(listed.status).toBe(200);
+    expect(listed.body.hooks).toContainEqual({ id: 'gone', workspace: WS, checkpoint: false, createdAt: expect.any(String) });
+    expect(JSON.stringify(listed.body)).not.toContain(SECRET);
+    expect((await owner.call('GET', '/v1/hooks/gone')).body).toMatchObject({ id: 'gone', workspace: WS });
+    // An admin key limited to other workspaces sees none of this workspace's hooks.
+    const narrow = await createKey(server, { role: 'admin', workspaces: ['elsewhere'] });
+    expect((await narrow.call('GET', '/v1/hooks')).body.hooks.map((hook: { id: string }) => hook.id)).not.toContain('gone');
+    expect((await narrow.call('GET', '/v1/hooks/gone')).status).toBe(404);
+    expect((await narrow.call('DELETE', '/v1/hooks/gone')).status).toBe(404);
+    const agent = await createKey(server, { role: 'agent', workspaces: ['*'], approvalMode: 'auto' });
+    expect((await agent.call('GET', '/v1/hooks')).status).toBe(403);
+
+    expect((await signed('gone', { patch: envelope('*** Add File: gone-before.txt', '+x') })).status).toBe(200);
+    expect((await owner.call('DELETE', '/v1/hooks/gone')).status).toBe(204);
+    expect((await owner.call('GET', '/v1/hooks/gone')).status).toBe(404);
+    expect((await owner.call('DELETE', '/v1/hooks/gone')).status).toBe(404);
+    const after = await signed('gone', { patch: envelope('*** Add File: gone-after.txt', '+x') });
+    expect(after.status).toBe(401);
+    expect((await read('gone-after.txt')).error.code).toBe('not_found');
+  });
+});
+
 describe('POST /v1/hooks/{hookId}', () => {
   it("applies a signed patch as apply_patch does, metered under the owner key, with GitHub's header or ours", async () => {
     const before = await usageOf(owner.id);
