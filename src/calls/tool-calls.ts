@@ -2,8 +2,8 @@
 // quota, execution, and exactly one usage record, whatever the outcome.
 import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
 import { deliverNotice } from '../approvals/approval-notifier.ts';
-import { publicApproval, STOP_REASON, type Approval, type ApprovalStore } from '../approvals/approval-store.ts';
-import { errorBody, errorStatus, INTERNAL_MESSAGE, isToolError, ToolError, type ErrorCode } from '../core/errors.ts';
+import { publicApproval, type Approval, type ApprovalStore } from '../approvals/approval-store.ts';
+import { INTERNAL_MESSAGE, isToolError, ToolError } from '../core/errors.ts';
 import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
 import type { CallIdentity, CallOutcome, UsageMeter } from '../metering/usage-meter.ts';
 import { waitFor } from '../processes/process-events.ts';
@@ -12,6 +12,9 @@ import type { ToolRegistry } from '../tools/registry.ts';
 import type { ToolLimits } from '../tools/tool.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
+import { byteLength, errorAnswer, finalAnswer, jsonAnswer, type CallAnswer } from './call-answers.ts';
+
+export { finalAnswer, type CallAnswer } from './call-answers.ts';
 
 /** Keys as calls need them after admission: an approved call's key may have been revoked meanwhile. */
 export interface KeyLookup {
@@ -67,12 +70,6 @@ export interface CallRequest {
   waitMs?: number;
 }
 
-/** An answer ready to send: the status, the JSON text and extra headers. */
-export interface CallAnswer {
-  status: number;
-  json: string;
-  headers: Record<string, string>;
-}
 
 /** The longest a caller may wait for an approval decision. */
 export const MAX_WAIT_MS = 60_000;
@@ -358,40 +355,10 @@ function concluded(approval: Approval | undefined): boolean {
   return approval !== undefined && (approval.status === 'rejected' || (approval.status === 'approved' && (approval.result !== undefined || approval.error !== undefined)));
 }
 
-/** What the call answers once its approval concluded: the result, the call's error, or the rejection. */
-export function finalAnswer(approval: Approval): CallAnswer {
-  if (approval.status === 'rejected') {
-    const error = approval.error!;
-    return jsonAnswer(errorStatus.approval_rejected, {
-      error: { code: 'approval_rejected', message: error.message, details: { approvalId: approval.id, reason: approval.reason ?? null, stopReason: STOP_REASON } },
-      stopReason: STOP_REASON,
-    });
-  }
-  if (approval.error !== undefined) {
-    const code = (approval.error.code in errorStatus ? approval.error.code : 'unavailable') as ErrorCode;
-    return jsonAnswer(errorStatus[code], { error: { code, message: approval.error.message, details: { approvalId: approval.id, ...(approval.error.details as object | undefined) } } });
-  }
-  return jsonAnswer(200, { result: approval.result });
-}
-
-function errorAnswer(error: unknown): CallAnswer {
-  if (!isToolError(error)) return jsonAnswer(500, errorBody('internal', INTERNAL_MESSAGE));
-  const headers: Record<string, string> = {};
-  if (error.code === 'rate_limited' && typeof error.details?.retryAfterSeconds === 'number') headers['retry-after'] = String(error.details.retryAfterSeconds);
-  return { ...jsonAnswer(errorStatus[error.code], errorBody(error.code, error.message, error.details)), headers };
-}
-
-function jsonAnswer(status: number, body: unknown): CallAnswer {
-  return { status, json: JSON.stringify(body), headers: {} };
-}
-
 function outcomeOf(error: unknown): string {
   return isToolError(error) ? error.code : 'internal';
 }
 
-function byteLength(text: string): number {
-  return new TextEncoder().encode(text).byteLength;
-}
 
 function runSeconds(startedAt: string | null, endedAt: string | null): number {
   if (startedAt === null || endedAt === null) return 0;
