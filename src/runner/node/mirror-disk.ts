@@ -1,8 +1,8 @@
 // How a workspace copy sits on disk: link targets translated both ways, the order of a walk,
 // and the stamps that tell whether a file changed.
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readdirSync, writeFileSync, type Dirent, type Stats } from 'node:fs';
-import { lstat } from 'node:fs/promises';
+import { closeSync, constants, copyFileSync, fstatSync, lstatSync, openSync, readdirSync, writeFileSync, type Dirent, type Stats } from 'node:fs';
+import { copyFile, lstat, readdir } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { letEventLoopRun } from './blob-files.ts';
 
@@ -54,6 +54,16 @@ export async function listDisk(root: string, dirs: ReadonlySet<string>): Promise
   return found;
 }
 
+/** Whether a directory is missing or empty. */
+export async function isMissingOrEmpty(dir: string): Promise<boolean> {
+  try {
+    return (await readdir(dir)).length === 0;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw error;
+  }
+}
+
 /** The directories a path lies in, outermost first. */
 export function ancestors(path: string): string[] {
   const parts = path.split('/');
@@ -69,6 +79,29 @@ export function createFile(host: string, bytes: Uint8Array): string {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Files up to this size are copied from the cache with a blocking call (see BlobFiles.fetchMissing). */
+const BLOCKING_COPY_BYTES = 1024 * 1024;
+
+/**
+ * Copies a cache file to a path that must not exist yet (a reflink where the filesystem offers
+ * one; never a link, since commands may edit the copy in place) and answers its stamp. A large
+ * file is copied through the thread pool, not holding the event loop.
+ */
+export async function copyCachedFile(source: string, host: string, size: number | undefined): Promise<string> {
+  const flags = constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE;
+  if ((size ?? Number.MAX_SAFE_INTEGER) <= BLOCKING_COPY_BYTES) copyFileSync(source, host, flags);
+  else await copyFile(source, host, flags);
+  return stampFrom(lstatSync(host));
+}
+
+/** What a new file holds: its bytes, or the cache file holding them. */
+export type FileContent = { bytes: Uint8Array } | { source: string };
+
+/** Creates a file that must not exist yet, from its bytes or a cache copy of `size` bytes, and answers its stamp. */
+export function createFrom(content: FileContent, host: string, size: number | undefined): string | Promise<string> {
+  return 'bytes' in content ? createFile(host, content.bytes) : copyCachedFile(content.source, host, size);
 }
 
 export function sha256(bytes: Uint8Array): string {

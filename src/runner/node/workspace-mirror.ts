@@ -1,6 +1,6 @@
 // A runner-local copy of one workspace: materialised from the manifest, and what a command changed in it, by a scan or an overlay's upper layer.
-import { constants, copyFileSync, lstatSync, mkdirSync, rmSync, symlinkSync, type Stats } from 'node:fs';
-import { copyFile, lstat, mkdir, readdir, readFile, readlink, rename, rm } from 'node:fs/promises';
+import { lstatSync, mkdirSync, rmSync, symlinkSync, type Stats } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, readlink, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseVirtualPath } from '../../core/virtual-path.ts';
 import type { RunnerChange } from '../../workspace/sync-changes.ts';
@@ -8,7 +8,7 @@ import { inParallel, letEventLoopRun, type BlobFiles } from './blob-files.ts';
 import type { FileWriters } from './file-writers.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
 import { applyUpper, readUpper, type UpperNode } from './overlay-upper.ts';
-import { ancestors, bySegments, createFile, fromDiskTarget, listDisk, sha256, stampFrom, stampOf, toDiskTarget, withinAny, type DiskType } from './mirror-disk.ts';
+import { ancestors, bySegments, createFrom, isMissingOrEmpty, fromDiskTarget, listDisk, sha256, stampFrom, stampOf, toDiskTarget, withinAny, type DiskType, type FileContent } from './mirror-disk.ts';
 
 export interface MirrorEntry {
   path: string;
@@ -222,13 +222,8 @@ export class WorkspaceMirror {
   }
 
   /** Whether the directory is missing or empty. */
-  async holdsNothing(): Promise<boolean> {
-    try {
-      return (await readdir(this.root)).length === 0;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
-      throw error;
-    }
+  holdsNothing(): Promise<boolean> {
+    return isMissingOrEmpty(this.root);
   }
 
   /** Whether a known link is missing on disk because its target would leave the workspace (materialise never creates those). */
@@ -365,7 +360,7 @@ export class WorkspaceMirror {
     for (const file of files) {
       if (byThreads.has(file)) continue;
       await letEventLoopRun();
-      await this.place(file.placement, (host) => createOrCopy(file, host));
+      await this.place(file.placement, (host) => createFrom(file, host, file.placement.entry.size));
     }
     if (threaded.length === 0) return;
     for (const { placement } of threaded) this.known.delete(placement.entry.path);
@@ -379,7 +374,7 @@ export class WorkspaceMirror {
         this.known.set(file.placement.entry.path, { entry: file.placement.entry, stamp: result.stamp });
       } else if (result.code === 'EEXIST') {
         await letEventLoopRun();
-        await this.place({ ...file.placement, occupied: true }, (host) => createOrCopy(file, host));
+        await this.place({ ...file.placement, occupied: true }, (host) => createFrom(file, host, file.placement.entry.size));
       } else {
         throw Object.assign(new Error(`could not create ${file.placement.entry.path}: ${result.message}`), { code: result.code });
       }
@@ -388,22 +383,10 @@ export class WorkspaceMirror {
 }
 
 /** A file to put on disk: its bytes, or the cache file holding them. */
-type FileToPut = { placement: Placement; bytes: Uint8Array } | { placement: Placement; source: string };
-
-/** Creates a file that must not exist yet, from its bytes or a cache copy, and answers its stamp. */
-async function createOrCopy(file: FileToPut, host: string): Promise<string> {
-  if ('bytes' in file) return createFile(host, file.bytes);
-  const flags = constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE;
-  // A large file is copied through the thread pool, not holding the event loop.
-  if ((file.placement.entry.size ?? Number.MAX_SAFE_INTEGER) <= BLOCKING_COPY_BYTES) copyFileSync(file.source, host, flags);
-  else await copyFile(file.source, host, flags);
-  return stampFrom(lstatSync(host));
-}
+type FileToPut = { placement: Placement } & FileContent;
 
 /** Single-blob fetches in flight at once. */
 const BLOB_FETCHES = 16;
-/** Files up to this size are copied from the cache with a blocking call (see BlobFiles.fetchMissing). */
-const BLOCKING_COPY_BYTES = 1024 * 1024;
 
 /** A file or link to put on disk, and whether the listing found something at its path. */
 interface Placement {
