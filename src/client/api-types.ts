@@ -1,4 +1,5 @@
 // The contract's bodies beyond the tools: workspaces, keys, approvals, usage and tool listings.
+import type { ImportResult } from '../history/git-import.ts';
 import type { ApprovalStatus } from '../approvals/approval-store.ts';
 import type { ErrorCode } from '../core/errors.ts';
 import type { ApprovalMode, ApprovalRule, KeyRole, NewKey, Quota } from '../keys/key-store.ts';
@@ -148,17 +149,8 @@ export interface GitImportSource {
   depth?: number;
 }
 
-export interface ImportAnswer {
-  url: string;
-  ref: string;
-  commit: string;
-  files: number;
-  symlinks: number;
-  bytes: number;
-  version: number | null;
-  skipped: { path: string; reason: string }[];
-  checkpoint: Checkpoint;
-}
+/** The import's outcome, as the server's history reports it, and the checkpoint made of it. */
+export type ImportAnswer = ImportResult & { checkpoint: Checkpoint };
 
 /** PUT /v1/hooks/{id}: the secret deliveries are signed with, and where their patches go. */
 export interface HookSettings {

@@ -1,7 +1,7 @@
 // The toolgate command as a user runs it (node bin/toolgate.js) against a real server: output, errors, exit codes.
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/runner-process.ts';
 import { repoRoot, useServer } from '../support/server-process.ts';
 import { failure } from '../support/tool-outcome.ts';
 
@@ -121,7 +121,7 @@ describe('call', () => {
   });
 
   it('exits 1 with a message naming the URL when the server cannot be reached', async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
+    const url = `http://127.0.0.1:${await freePort()}`;
     const run = await toolgate(['call', WS, 'read_file', '--json', '{"path": "a"}'], { env: { TOOLGATE_URL: url } });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
@@ -191,11 +191,3 @@ describe('keys', () => {
   });
 });
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}

@@ -1,9 +1,9 @@
 // The typed client against the real server: answers, the error mapping, approvals as values, the package export.
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ToolgateClient, ToolgateConnectionError, ToolgateError, type Approval } from '../../src/client/index.ts';
+import { freePort } from '../support/runner-process.ts';
 import { repoRoot, useServer } from '../support/server-process.ts';
 import { failure, resultOf } from '../support/tool-outcome.ts';
 
@@ -72,7 +72,7 @@ describe('errors', () => {
   });
 
   it('throws ToolgateConnectionError naming the URL when nothing listens there', async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
+    const url = `http://127.0.0.1:${await freePort()}`;
     const error = await new ToolgateClient({ url, key: server.key }).getWorkspace(WS).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(ToolgateConnectionError);
     expect((error as ToolgateConnectionError).url).toBe(url);
@@ -172,14 +172,6 @@ describe('the package export', () => {
   });
 });
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function eventually<T>(find: () => Promise<T | undefined>): Promise<T> {
   for (let attempt = 0; attempt < 100; attempt += 1) {
