@@ -38,6 +38,12 @@ function verdict(ratio: number, target: string, ok: boolean): string {
   return `${ratio.toFixed(2)}x (target ${target}: ${ok ? 'met' : 'NOT met'})`;
 }
 
+/** The sections to run: all, or those named as arguments (`npm run bench -- bash`). */
+const SECTIONS = ['read', 'worker', 'patch', 'bash'] as const;
+const chosen = process.argv.slice(2);
+for (const name of chosen) if (!(SECTIONS as readonly string[]).includes(name)) throw new Error(`unknown bench section ${JSON.stringify(name)}; the sections are ${SECTIONS.join(', ')}`);
+const runs = (section: (typeof SECTIONS)[number]) => chosen.length === 0 || chosen.includes(section);
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
   const config = readNodeConfig({ TOOLGATE_DATA: dataDir, TOOLGATE_API_KEY: KEY, PORT: '0' });
@@ -51,46 +57,50 @@ async function main(): Promise<void> {
   const durationMs = Number(process.env.BENCH_DURATION_MS ?? 5000);
 
   try {
-    home.workspaces.create('small');
-    const small = home.workspaces.open('small');
-    const files = Array.from({ length: 10 }, (_, i) => ({ op: 'write' as const, path: `src/f${i}.txt`, content: new TextEncoder().encode(FOUR_KB) }));
-    await small.commit(files);
-
-    console.log('\n# read_file of a 4 KB file vs a bare Hono route returning 4 KB (same server, 16 connections)');
-    const readSpec = { url: `${server.url}/v1/workspaces/small/tools/read_file`, method: 'POST' as const, headers, body: JSON.stringify({ path: 'src/f3.txt' }), connections: 16, durationMs };
-    await load({ ...readSpec, durationMs: 1000 });
-    const bare = await load({ url: `${server.url}/bench/bare`, method: 'GET', headers: {}, connections: 16, durationMs });
-    const read = await load(readSpec);
-    console.log(`bare route : ${describe(bare)}`);
-    console.log(`read_file  : ${describe(read)}`);
-    const ratio = read.requests / read.seconds / (bare.requests / bare.seconds);
-    console.log(`read_file / bare req/s: ${verdict(ratio, '>= 0.6x', ratio >= 0.6)}`);
-
-    console.log('\n# read_file latency: a workspace of 10 files vs one of 100,000 files (1 connection)');
-    home.workspaces.create('large');
-    const large = home.workspaces.open('large');
-    for (let batch = 0; batch < 100; batch += 1) {
-      await large.commit(
-        Array.from({ length: 1000 }, (_, i) => ({ op: 'write' as const, path: `src/d${batch}/f${i}.txt`, content: new TextEncoder().encode(`${batch}/${i}\n${FOUR_KB}`) })),
-      );
-    }
-    console.log(`large workspace: ${home.workspaces.info('large')?.files} files`);
-    const latencySpec = (ws: string, path: string) => ({ url: `${server.url}/v1/workspaces/${ws}/tools/read_file`, method: 'POST' as const, headers, body: JSON.stringify({ path }), connections: 1, durationMs });
-    await load({ ...latencySpec('large', 'src/d50/f500.txt'), durationMs: 1000 });
-    const tenFiles = await load(latencySpec('small', 'src/f3.txt'));
-    const manyFiles = await load(latencySpec('large', 'src/d50/f500.txt'));
-    console.log(`10 files      : ${describe(tenFiles)}`);
-    console.log(`100,000 files : ${describe(manyFiles)}`);
-    const latencyRatio = percentile(manyFiles.latenciesMs, 50) / percentile(tenFiles.latenciesMs, 50);
-    console.log(`p50 latency 100,000 / 10 files: ${verdict(latencyRatio, '<= 1.2x', latencyRatio <= 1.2)}`);
-
-    await benchWorkerHome(server.url, KEY, load, describe, durationMs);
-    await benchApplyPatch(server.url, KEY, home.workspaces);
-    await benchBash(server.url, KEY, home.workspaces, home.processes);
+    if (runs('read')) await benchRead(home, server.url, headers, durationMs);
+    if (runs('worker')) await benchWorkerHome(server.url, KEY, load, describe, durationMs);
+    if (runs('patch')) await benchApplyPatch(server.url, KEY, home.workspaces);
+    if (runs('bash')) await benchBash(server.url, KEY, home.workspaces, home.processes);
   } finally {
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** read_file against a bare route, and its latency in a large workspace. */
+async function benchRead(home: Awaited<ReturnType<typeof createNodeHome>>, url: string, headers: Record<string, string>, durationMs: number): Promise<void> {
+  home.workspaces.create('small');
+  const small = home.workspaces.open('small');
+  const files = Array.from({ length: 10 }, (_, i) => ({ op: 'write' as const, path: `src/f${i}.txt`, content: new TextEncoder().encode(FOUR_KB) }));
+  await small.commit(files);
+
+  console.log('\n# read_file of a 4 KB file vs a bare Hono route returning 4 KB (same server, 16 connections)');
+  const readSpec = { url: `${url}/v1/workspaces/small/tools/read_file`, method: 'POST' as const, headers, body: JSON.stringify({ path: 'src/f3.txt' }), connections: 16, durationMs };
+  await load({ ...readSpec, durationMs: 1000 });
+  const bare = await load({ url: `${url}/bench/bare`, method: 'GET', headers: {}, connections: 16, durationMs });
+  const read = await load(readSpec);
+  console.log(`bare route : ${describe(bare)}`);
+  console.log(`read_file  : ${describe(read)}`);
+  const ratio = read.requests / read.seconds / (bare.requests / bare.seconds);
+  console.log(`read_file / bare req/s: ${verdict(ratio, '>= 0.6x', ratio >= 0.6)}`);
+
+  console.log('\n# read_file latency: a workspace of 10 files vs one of 100,000 files (1 connection)');
+  home.workspaces.create('large');
+  const large = home.workspaces.open('large');
+  for (let batch = 0; batch < 100; batch += 1) {
+    await large.commit(
+      Array.from({ length: 1000 }, (_, i) => ({ op: 'write' as const, path: `src/d${batch}/f${i}.txt`, content: new TextEncoder().encode(`${batch}/${i}\n${FOUR_KB}`) })),
+    );
+  }
+  console.log(`large workspace: ${home.workspaces.info('large')?.files} files`);
+  const latencySpec = (ws: string, path: string) => ({ url: `${url}/v1/workspaces/${ws}/tools/read_file`, method: 'POST' as const, headers, body: JSON.stringify({ path }), connections: 1, durationMs });
+  await load({ ...latencySpec('large', 'src/d50/f500.txt'), durationMs: 1000 });
+  const tenFiles = await load(latencySpec('small', 'src/f3.txt'));
+  const manyFiles = await load(latencySpec('large', 'src/d50/f500.txt'));
+  console.log(`10 files      : ${describe(tenFiles)}`);
+  console.log(`100,000 files : ${describe(manyFiles)}`);
+  const latencyRatio = percentile(manyFiles.latenciesMs, 50) / percentile(tenFiles.latenciesMs, 50);
+  console.log(`p50 latency 100,000 / 10 files: ${verdict(latencyRatio, '<= 1.2x', latencyRatio <= 1.2)}`);
 }
 
 await main();

@@ -85,10 +85,15 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     const input = await body(c, leaseInput);
     let job = processes.lease(input.runnerId);
     if (!job && input.waitMs) {
-      await processes.waitForJob(input.waitMs);
+      const woken = (await processes.waitForJob(input.waitMs)) === 'woken';
       // A runner that hung up while waiting must not be handed a job it will never run.
-      if (c.req.raw.signal.aborted) return c.body(null, 204);
+      if (c.req.raw.signal.aborted) {
+        if (woken) processes.passOnJob();
+        return c.body(null, 204);
+      }
       job = processes.lease(input.runnerId);
+      // More jobs queued than waiters woken for them (a burst, a requeue): the next waiter is woken.
+      if (woken) processes.passOnJob();
     }
     if (!job) return c.body(null, 204);
     return c.json({ job: leasedJobBody(job, deps) });

@@ -36,6 +36,8 @@ class Listeners<T extends unknown[]> {
 export class ProcessEvents {
   readonly #changed = new Listeners<[string]>();
   readonly #queued = new Listeners<[]>();
+  /** Runners' lease requests waiting for a job, oldest first: a queued job wakes one, not all. */
+  readonly #jobWaiters: (() => void)[] = [];
 
   onChange(listener: (id: string) => void): () => void {
     return this.#changed.add(listener);
@@ -51,6 +53,32 @@ export class ProcessEvents {
 
   queued(): void {
     this.#queued.emit();
+    this.wakeJobWaiter();
+  }
+
+  /**
+   * Waits until `wakeJobWaiter` picks this waiter ('woken'), or `timeoutMs`. Waiters are woken one at a
+   * time, oldest first: a job wakes the lease request that will take it, not every idle runner's
+   * (whose answers and new requests would all be served while the job starts).
+   */
+  waitForJob(timeoutMs: number): Promise<'woken' | 'timed-out'> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve('woken');
+      };
+      const timer = setTimeout(() => {
+        const index = this.#jobWaiters.indexOf(wake);
+        if (index !== -1) this.#jobWaiters.splice(index, 1);
+        resolve('timed-out');
+      }, Math.min(Math.max(timeoutMs, 0), MAX_TIMER_MS));
+      this.#jobWaiters.push(wake);
+    });
+  }
+
+  /** Wakes the oldest waiting lease request, if any. */
+  wakeJobWaiter(): void {
+    this.#jobWaiters.shift()?.();
   }
 }
 

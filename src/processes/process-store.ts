@@ -315,10 +315,19 @@ export class ProcessStore {
     return waitFor(subscribe, isDone, current, timeoutMs);
   }
 
-  /** Resolves at once when a job waits, else when one is queued or after timeoutMs. */
-  waitForJob(timeoutMs: number): Promise<void> {
-    if (this.#jobs.next() !== undefined) return Promise.resolve();
-    return waitFor((notice) => this.onQueued(notice), () => true, () => undefined, timeoutMs);
+  /**
+   * Resolves at once when a job waits, else when a queued job picks this waiter (one waiter per
+   * notice, oldest first) or after timeoutMs. A waiter answered 'woken' that does not take the job
+   * must call `passOnJob`, so a job is never left waiting while other waiters sleep.
+   */
+  waitForJob(timeoutMs: number): Promise<'woken' | 'timed-out'> {
+    if (this.#jobs.next() !== undefined) return Promise.resolve('woken');
+    return this.#events.waitForJob(timeoutMs);
+  }
+
+  /** After a woken waiter's lease attempt: while a job still waits, the next waiting lease request is woken for it. */
+  passOnJob(): void {
+    if (this.#jobs.next() !== undefined) this.#events.wakeJobWaiter();
   }
 
   // ---- rows ----

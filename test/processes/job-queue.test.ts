@@ -235,6 +235,30 @@ describe('waiting for a job', () => {
     store.create(newProcess());
     await queuedLater;
   });
+
+  it('wakes one waiter per queued job, oldest first, and a waiter that passes on wakes the next', async () => {
+    const { store } = memoryStore();
+    const settled: string[] = [];
+    const waiters = ['a', 'b', 'c'].map((name) => store.waitForJob(60_000).then((how) => settled.push(`${name}:${how}`)));
+    store.create(newProcess());
+    await waiters[0];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toEqual(['a:woken']);
+    // a did not take the job (its runner hung up): passing it on wakes b, and only b.
+    store.passOnJob();
+    await waiters[1];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toEqual(['a:woken', 'b:woken']);
+    // b took it: nothing waits, so passing on wakes no one.
+    store.lease('runner-b');
+    store.passOnJob();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toEqual(['a:woken', 'b:woken']);
+    // A job queued again (a lost lease) is a notice too.
+    store.create(newProcess());
+    await waiters[2];
+    expect(settled).toEqual(['a:woken', 'b:woken', 'c:woken']);
+  });
 });
 
 /** A database that throws when a statement matching `pattern` runs: a crash at that point. */
