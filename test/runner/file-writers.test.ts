@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BlobFiles } from '../../src/runner/node/blob-files.ts';
 import { FileWriters } from '../../src/runner/node/file-writers.ts';
-import { sha256, stampFrom } from '../../src/runner/node/mirror-disk.ts';
+import { sha256 } from '../../src/runner/node/blob-files.ts';
+import { stampFrom } from '../../src/runner/node/mirror-disk.ts';
 import { WorkspaceMirror, type MirrorEntry } from '../../src/runner/node/workspace-mirror.ts';
 
 const cleanup: (() => unknown)[] = [];

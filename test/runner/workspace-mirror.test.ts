@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BlobFiles } from '../../src/runner/node/blob-files.ts';
 import { FileWriters } from '../../src/runner/node/file-writers.ts';
-import { fromDiskTarget, sha256, toDiskTarget } from '../../src/runner/node/mirror-disk.ts';
+import { sha256 } from '../../src/runner/node/blob-files.ts';
+import { fromDiskTarget, toDiskTarget } from '../../src/runner/node/mirror-disk.ts';
 import { WorkspaceMirror, type MirrorEntry } from '../../src/runner/node/workspace-mirror.ts';
 
 const dirs: string[] = [];

@@ -1,5 +1,5 @@
 // The runner's content-addressed blob cache on disk: a blob is fetched once, checked, then copied from here.
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { accessSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -212,8 +212,13 @@ function temporaryName(file: string): string {
   return `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
 }
 
+/** The SHA-256 of bytes as hex: one call, without a Hash object (a cold copy checks thousands of small blobs). */
+export function sha256(bytes: Uint8Array): string {
+  return digest('sha256', bytes, 'hex');
+}
+
 function checkContent(hash: string, bytes: Uint8Array): void {
-  const actual = createHash('sha256').update(bytes).digest('hex');
+  const actual = sha256(bytes);
   if (actual !== hash) throw new Error(`blob ${hash} arrived with the content of ${actual}; refusing it`);
 }
 

@@ -1,6 +1,5 @@
 // How a workspace copy sits on disk: link targets translated both ways, the order of a walk,
 // and the stamps that tell whether a file changed.
-import { createHash } from 'node:crypto';
 import { closeSync, constants, copyFileSync, fstatSync, lstatSync, openSync, readdirSync, writeFileSync, type Dirent, type Stats } from 'node:fs';
 import { copyFile, lstat, readdir } from 'node:fs/promises';
 import { join, posix } from 'node:path';
@@ -102,10 +101,6 @@ export type FileContent = { bytes: Uint8Array } | { source: string };
 /** Creates a file that must not exist yet, from its bytes or a cache copy of `size` bytes, and answers its stamp. */
 export function createFrom(content: FileContent, host: string, size: number | undefined): string | Promise<string> {
   return 'bytes' in content ? createFile(host, content.bytes) : copyCachedFile(content.source, host, size);
-}
-
-export function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 export async function stampOf(host: string): Promise<string> {

@@ -4,11 +4,11 @@ import { lstat, mkdir, readdir, readFile, readlink, rename, rm } from 'node:fs/p
 import { join } from 'node:path';
 import { parseVirtualPath } from '../../core/virtual-path.ts';
 import type { RunnerChange } from '../../workspace/sync-changes.ts';
-import { inParallel, letEventLoopRun, type BlobFiles } from './blob-files.ts';
+import { inParallel, letEventLoopRun, sha256, type BlobFiles } from './blob-files.ts';
 import type { FileWriters } from './file-writers.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
 import { applyUpper, readUpper, type UpperNode } from './overlay-upper.ts';
-import { ancestors, bySegments, createFrom, isMissingOrEmpty, fromDiskTarget, listDisk, sha256, stampFrom, stampOf, toDiskTarget, withinAny, type DiskType, type FileContent } from './mirror-disk.ts';
+import { ancestors, bySegments, createFrom, isMissingOrEmpty, fromDiskTarget, listDisk, stampFrom, stampOf, toDiskTarget, withinAny, type DiskType, type FileContent } from './mirror-disk.ts';
 
 export interface MirrorEntry {
   path: string;

@@ -12,7 +12,7 @@
 // from the header alone. Size and mtime would be cheaper but can repeat for different bytes
 // written within one timestamp tick.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
@@ -75,7 +75,7 @@ export class FsObjectStore implements ObjectStore {
     // write waits for the key lock.
     const image = Buffer.allocUnsafe(HEADER_SIZE + body.byteLength);
     image.set(body, HEADER_SIZE);
-    const etag = createHash('sha256').update(image.subarray(HEADER_SIZE)).digest('hex');
+    const etag = hash('sha256', image.subarray(HEADER_SIZE), 'hex');
     image.write(`${HEADER_PREFIX}${etag}\n`, 0, 'latin1');
     return this.#withKeyLock(key, async () => {
       if (options.ifMatch !== undefined || options.ifNoneMatch !== undefined) {
