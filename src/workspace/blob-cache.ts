@@ -1,29 +1,56 @@
-// A bounded least-recently-used cache of blob bytes; blobs are immutable, so it is never stale.
+// A bounded cache of blob bytes that keeps what is read again; blobs are immutable, so it is never stale.
+//
+// Eviction is "second chance" (CLOCK), which approximates least-recently-used: a read only marks
+// its entry, and the eviction pass moves a marked entry to the back instead of dropping it. A
+// read is one map lookup; a runner's batch reads thousands of blobs at a time, and moving each to
+// the back of the map on every read cost more than the batch's other work.
+
+interface Entry {
+  bytes: Uint8Array;
+  /** Read since the eviction pass last reached it. */
+  used: boolean;
+}
 
 export class BlobCache {
-  private readonly entries = new Map<string, Uint8Array>();
+  private readonly entries = new Map<string, Entry>();
   private bytes = 0;
 
   constructor(private readonly maxBytes: number) {}
 
   get(key: string): Uint8Array | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    entry.used = true;
+    return entry.bytes;
   }
 
   set(key: string, value: Uint8Array): void {
     // A blob over an eighth of the budget would evict too much for one reader's benefit.
     if (value.byteLength > this.maxBytes / 8 || this.entries.has(key)) return;
-    this.entries.set(key, value);
+    this.entries.set(key, { bytes: value, used: false });
     this.bytes += value.byteLength;
-    for (const [oldest, bytes] of this.entries) {
+    if (this.bytes <= this.maxBytes) return;
+    // Oldest first: an entry read since it was last passed goes to the back, unmarked, once; an
+    // unread one is dropped. Every entry is passed at most twice, so the pass always ends.
+    for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);
-      this.bytes -= bytes.byteLength;
+      if (entry.used) {
+        entry.used = false;
+        this.entries.set(oldest, entry);
+      } else {
+        this.bytes -= entry.bytes.byteLength;
+      }
     }
+  }
+
+  /** Whether the blob is held; unlike `get`, not a read. */
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** How many blobs and bytes are held. */
+  get size(): { blobs: number; bytes: number } {
+    return { blobs: this.entries.size, bytes: this.bytes };
   }
 }
