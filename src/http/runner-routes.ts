@@ -6,6 +6,7 @@ import type { ProcessStore } from '../processes/process-store.ts';
 import type { LeasedJob } from '../processes/runner-reports.ts';
 import { parseInput } from '../tools/registry.ts';
 import type { ManifestEntry } from '../workspace/manifest.ts';
+import { blobFrameStream } from '../runner/blob-frames.ts';
 import { sha256Hex } from '../workspace/content-hash.ts';
 import { syncChanges, type RunnerChange, type SyncResult } from '../workspace/sync-changes.ts';
 import type { AppDeps, AppEnv } from './app.ts';
@@ -114,9 +115,9 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/octet-stream' });
   });
 
-  // The answer is binary: for each distinct id asked for, in the order asked, the 64 hex digits of
-  // the id, the blob's length as 8 bytes big-endian, then its bytes. Every blob is read before the
-  // answer starts, so a missing one is an error status, never a short body.
+  // The answer is binary (see blob-frames.ts): for each distinct id asked for, in the order asked,
+  // the 64 hex digits of the id, the blob's length as 8 bytes big-endian, then its bytes. Every
+  // blob is read before the answer starts, so a missing one is an error status, never a short body.
   routes.post('/runner/workspaces/:ws/blobs', async (c) => {
     const input = await body(c, blobBatchInput);
     const workspace = deps.workspaces.open(c.req.param('ws'));
@@ -134,18 +135,8 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
         }
       }),
     );
-    const answer = new Uint8Array(contents.reduce((total, bytes) => total + 72 + bytes!.byteLength, 0));
-    const view = new DataView(answer.buffer);
-    const ascii = new TextEncoder();
-    let offset = 0;
-    for (const [index, hash] of hashes.entries()) {
-      const bytes = contents[index]!;
-      ascii.encodeInto(hash, answer.subarray(offset, offset + 64));
-      view.setBigUint64(offset + 64, BigInt(bytes.byteLength));
-      answer.set(bytes, offset + 72);
-      offset += 72 + bytes.byteLength;
-    }
-    return c.body(answer, 200, { 'content-type': 'application/octet-stream' });
+    const frames = blobFrameStream(hashes.map((hash, index) => ({ hash, bytes: contents[index]! })));
+    return c.body(frames, 200, { 'content-type': 'application/octet-stream' });
   });
 
   routes.post('/runner/workspaces/:ws/processes/:id/started', async (c) => {

@@ -17,6 +17,7 @@ import { s3ObjectStoreFromEnv } from '../storage/s3-object-store.ts';
 import { ProcessStore } from '../processes/process-store.ts';
 import { WorkspaceHistory } from '../history/workspace-history.ts';
 import { Runner } from '../runner/node/runner.ts';
+import { inProcessTransport } from '../runner/runner-client.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { Workspaces } from '../workspace/workspaces.ts';
@@ -79,7 +80,15 @@ export async function startNodeServer(config: NodeConfig, home?: NodeHome): Prom
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   const runner = config.inProcessRunner
-    ? new Runner({ url, key: built.adminKey.secret, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork, overlay: config.runnerOverlay })
+    ? new Runner({
+        url,
+        key: built.adminKey.secret,
+        dataDir: join(config.dataDir, 'runner'),
+        network: config.runnerNetwork,
+        overlay: config.runnerOverlay,
+        // In this process, the runner's requests go straight to the app: no socket, no HTTP parse.
+        transport: inProcessTransport(built.app.fetch),
+      })
     : undefined;
   runner?.start();
   return {

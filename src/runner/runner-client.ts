@@ -1,5 +1,6 @@
 // The runner side of the runner protocol: typed calls to a toolgate server (Node or Worker) over HTTP.
 import type { ProcessRequest } from '../processes/process-record.ts';
+import { readBlobFrames } from './blob-frames.ts';
 
 export interface LeasedJob extends ProcessRequest {
   processId: string;
@@ -68,11 +69,36 @@ export class StaleLeaseError extends Error {
 /** How long a report is retried while the server is unreachable (a restart, say) before it is given up. */
 const RETRY_FOR_MS = 120_000;
 
+/** How a runner's requests reach its server: `fetch` over the network, or the app itself for a runner in the server's process. */
+export type RunnerTransport = (request: Request) => Promise<Response>;
+
+/**
+ * A transport that hands each request to the server's own fetch handler, in this process: the
+ * same routes, keys and checks as over HTTP, without a socket or an HTTP parse either side. An
+ * aborted request rejects at once, as fetch does; the handler still runs to its end and sees the
+ * abort on `request.signal` (a lease long-poll then hands its job on).
+ */
+export function inProcessTransport(handler: (request: Request) => Response | Promise<Response>): RunnerTransport {
+  return (request) => {
+    const { signal } = request;
+    if (signal.aborted) return Promise.reject(signal.reason as Error);
+    return new Promise<Response>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason as Error);
+      signal.addEventListener('abort', onAbort, { once: true });
+      Promise.resolve()
+        .then(() => handler(request))
+        .then(resolve, reject)
+        .finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  };
+}
+
 export class RunnerClient {
   constructor(
     private readonly url: string,
     private readonly key: string,
     private readonly retryForMs = RETRY_FOR_MS,
+    private readonly transport: RunnerTransport = (request) => fetch(request),
   ) {}
 
   /** The next job, waiting up to `waitMs` for one; undefined when none came. */
@@ -104,7 +130,8 @@ export class RunnerClient {
       await response.body?.cancel();
       throw new Error(`POST ${path} answered ${JSON.stringify(type)}, not a binary blob batch`);
     }
-    return readBlobBatch(new Uint8Array(await response.arrayBuffer()), hashes, `POST ${path}`);
+    if (!response.body) throw new Error(`POST ${path} answered an empty body, not a binary blob batch`);
+    return readBlobFrames(response.body, hashes, `POST ${path}`);
   }
 
   async started(job: JobRef, token: number, pid: number): Promise<void> {
@@ -153,7 +180,7 @@ export class RunnerClient {
     let response: Response;
     for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
       try {
-        response = await fetch(this.url + path, init);
+        response = await this.transport(new Request(this.url + path, init));
         if (!retrying || ![502, 503, 504].includes(response.status) || Date.now() + delay > deadline) break;
         await response.body?.cancel();
       } catch (error) {
@@ -173,24 +200,4 @@ export class RunnerClient {
     if (response.status === 409 && code === 'conflict') throw new StaleLeaseError(text);
     throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
   }
-}
-
-/** A blob batch answer: per blob, its id as 64 hex digits, its length as 8 bytes big-endian, its bytes. */
-function readBlobBatch(body: Uint8Array, hashes: readonly string[], what: string): Map<string, Uint8Array> {
-  const asked = new Set(hashes);
-  const blobs = new Map<string, Uint8Array>();
-  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
-  const ascii = new TextDecoder('latin1');
-  for (let offset = 0; offset < body.byteLength; ) {
-    if (body.byteLength - offset < 72) throw new Error(`${what} answered a truncated blob batch (a frame header is cut short)`);
-    const hash = ascii.decode(body.subarray(offset, offset + 64));
-    if (!asked.has(hash) || blobs.has(hash)) throw new Error(`${what} answered a malformed blob batch (blob ${JSON.stringify(hash)} was not asked for, or came twice)`);
-    const length = view.getBigUint64(offset + 64);
-    const start = offset + 72;
-    if (length > BigInt(body.byteLength - start)) throw new Error(`${what} answered a truncated blob batch (blob ${hash} is cut short)`);
-    offset = start + Number(length);
-    blobs.set(hash, body.subarray(start, offset));
-  }
-  if (blobs.size !== asked.size) throw new Error(`${what} answered a truncated blob batch (${asked.size - blobs.size} of ${asked.size} blobs missing)`);
-  return blobs;
 }

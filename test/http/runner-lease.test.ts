@@ -64,6 +64,9 @@ describe('lease long-polls', () => {
     // The oldest waiter hangs up: the server learns it only when the job wakes it.
     gone.abort.abort();
     await expect(gone.answer).rejects.toThrow();
+    // The server notices the closed connection when its event loop next turns; a job queued
+    // before that would be handed to the closed request (and come back only when its lease expires).
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     await server.call('POST', '/v1/workspaces/lease-gone/tools/bash', { action: 'start', command: 'true' });
     const answer = await next.answer;
     expect(answer.status).toBe(200);

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { KeyedLock } from '../../workspace/keyed-lock.ts';
-import { RunnerClient, StaleLeaseError, type LeasedJob, type SyncChange } from '../runner-client.ts';
+import { RunnerClient, StaleLeaseError, type LeasedJob, type RunnerTransport, type SyncChange } from '../runner-client.ts';
 import { BlobFiles } from './blob-files.ts';
 import { FileWriters } from './file-writers.ts';
 import { OutputPump } from './output-pump.ts';
@@ -26,6 +26,8 @@ export interface RunnerOptions {
   /** Characters of stdout and of stderr an exec keeps for its answer (default 1,048,576 each). */
   maxExecOutputChars?: number;
   log?: (message: string) => void;
+  /** How requests reach the server (default: fetch over the network; see `inProcessTransport`). */
+  transport?: RunnerTransport;
 }
 
 const LEASE_WAIT_MS = 20_000;
@@ -49,7 +51,7 @@ export class Runner {
 
   constructor(private readonly options: RunnerOptions) {
     this.id = options.runnerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-    this.client = new RunnerClient(options.url, options.key);
+    this.client = new RunnerClient(options.url, options.key, undefined, options.transport);
     this.blobs = new BlobFiles(join(options.dataDir, 'blobs'));
   }
 
