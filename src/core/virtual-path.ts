@@ -50,6 +50,23 @@ export function parseVirtualPath(input: unknown, options: { directory?: boolean 
   return { segments, path: joinPath(segments), trailingSlash };
 }
 
+/** Printable ASCII but `\\`, in `/`-separated segments none of which is empty, `.` or `..`: canonical as it is. */
+const PLAIN_CANONICAL = /^(?!\.\.?(?:\/|$))[\x20-\x2e\x30-\x5b\x5d-\x7e]+(?:\/(?!\.\.?(?:\/|$))[\x20-\x2e\x30-\x5b\x5d-\x7e]+)*$/;
+
+/**
+ * Whether `text` is a canonical path other than the root: exactly what `parseVirtualPath` accepts
+ * and spells the same way. Plain ASCII paths are told by one regular expression (a runner checks
+ * every path of a manifest of thousands); anything else goes through `parseVirtualPath`.
+ */
+export function isCanonicalPath(text: string): boolean {
+  if (text.length <= MAX_PATH_BYTES && PLAIN_CANONICAL.test(text)) return true;
+  try {
+    return text !== '' && parseVirtualPath(text).path === text;
+  } catch {
+    return false;
+  }
+}
+
 export function joinPath(segments: readonly string[]): string {
   return segments.join('/');
 }

@@ -1,7 +1,8 @@
 // Virtual paths: what is refused (and with which code and message), what is canonical, and the path helpers.
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.ts';
-import { baseName, joinPath, MAX_PATH_BYTES, parentPath, parseVirtualPath, utf8ByteLength } from '../../src/core/virtual-path.ts';
+import { readFileSync } from 'node:fs';
+import { baseName, isCanonicalPath, joinPath, MAX_PATH_BYTES, parentPath, parseVirtualPath, utf8ByteLength } from '../../src/core/virtual-path.ts';
 
 function refusal(input: unknown, options?: { directory?: boolean }): ToolError {
   try {
@@ -135,5 +136,37 @@ describe('path helpers', () => {
       expect(utf8ByteLength(text)).toBe(new TextEncoder().encode(text).length);
     }
     expect(utf8ByteLength('a'.repeat(1000), 10)).toBe(11);
+  });
+});
+
+describe('isCanonicalPath', () => {
+  /** The definition it must agree with: parseVirtualPath accepts it and spells it the same, and it is not the root. */
+  const canonical = (text: string) => {
+    try {
+      return text !== '' && parseVirtualPath(text).path === text;
+    } catch {
+      return false;
+    }
+  };
+
+  it('agrees with parseVirtualPath on hand-picked paths and every path of the conformance cases', () => {
+    const picked = ['a', 'a/b', 'src/index.ts', '', '/', '.', './a', 'a/.', 'a/..', '../a', 'a//b', 'a/', '/a', '...', 'a/...', '..a', 'a..', '.a/.b', 'a\\b',
+      'a\u0000b', 'a\u001fb', 'a\u007fb', 'a\u0085b', 'caf\u00e9', 'cafe\u0301', '\ud800', '\u{1f600}', ' ', 'a b', '~/x', 'x'.repeat(MAX_PATH_BYTES), 'x'.repeat(MAX_PATH_BYTES + 1),
+      `${'\u00e9'.repeat(2048)}`, `${'\u00e9'.repeat(2049)}`];
+    const cases = JSON.parse(readFileSync(new URL('../../../shared/conformance/paths/cases.json', import.meta.url), 'utf8')) as { groups: { cases?: { input?: unknown; path?: unknown }[] }[] };
+    const fromConformance = cases.groups.flatMap((group) => (group.cases ?? []).flatMap((entry) => [entry.input, entry.path].filter((value): value is string => typeof value === 'string')));
+    expect(fromConformance.length).toBeGreaterThan(20);
+    for (const text of [...picked, ...fromConformance]) expect(isCanonicalPath(text), JSON.stringify(text)).toBe(canonical(text));
+  });
+
+  it('agrees with parseVirtualPath on 20,000 random strings of path-like characters', () => {
+    const alphabet = ['a', 'b', '/', '/', '.', '.', '\\', ' ', '\u0000', '\u001b', '\u007f', '\u0090', '\u00e9', 'e\u0301', '\ud83d', '\ude00', '\u{1f600}', '~', '%', ':'];
+    let seed = 42;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let run = 0; run < 20_000; run += 1) {
+      let text = '';
+      for (let length = next() % 12; length > 0; length -= 1) text += alphabet[next() % alphabet.length];
+      expect(isCanonicalPath(text), JSON.stringify(text)).toBe(canonical(text));
+    }
   });
 });

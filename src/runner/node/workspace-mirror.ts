@@ -2,7 +2,7 @@
 import { lstatSync, mkdirSync, rmSync, symlinkSync, type Stats } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, readlink, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseVirtualPath } from '../../core/virtual-path.ts';
+import { isCanonicalPath } from '../../core/virtual-path.ts';
 import type { RunnerChange } from '../../workspace/sync-changes.ts';
 import { inParallel, letEventLoopRun, sha256, type BlobFiles } from './blob-files.ts';
 import type { FileWriters } from './file-writers.ts';
@@ -74,7 +74,7 @@ export class WorkspaceMirror {
   ): Promise<void> {
     const wanted = new Map<string, MirrorEntry>();
     for (const entry of entries) {
-      if (parseVirtualPath(entry.path).path !== entry.path || entry.path === '') throw new Error(`manifest path ${JSON.stringify(entry.path)} is not canonical`);
+      if (!isCanonicalPath(entry.path)) throw new Error(`manifest path ${JSON.stringify(entry.path)} is not canonical`);
       if (entry.type === 'file' && (entry.blob === null || !/^[0-9a-f]{64}$/.test(entry.blob))) throw new Error(`file ${entry.path} has no valid blob`);
       wanted.set(entry.path, entry);
     }
@@ -244,13 +244,7 @@ export class WorkspaceMirror {
   private async visit(path: string, stat: Stats | undefined, found: Found): Promise<void> {
     const { changes, skipped, seen } = found;
     const host = join(this.root, path);
-    let valid = true;
-    try {
-      valid = parseVirtualPath(path).path === path;
-    } catch {
-      valid = false;
-    }
-    if (!valid) {
+    if (!isCanonicalPath(path)) {
       skipped.push({ path, reason: 'the name is not a valid workspace path (control characters, backslash or non-NFC)' });
       return;
     }
