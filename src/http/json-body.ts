@@ -1,5 +1,6 @@
 // Reads a JSON request body, counting the bytes actually received against the limit.
 import { ToolError } from '../core/errors.ts';
+import { concatBytes } from '../core/bytes.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -61,14 +62,7 @@ async function readLimited(request: Request, maxBytes: number): Promise<Uint8Arr
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return concatBytes(chunks, total);
 }
 
 /**

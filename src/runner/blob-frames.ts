@@ -1,8 +1,10 @@
 // The runner protocol's blob batch body: for each blob, its id as 64 hex digits, its length as
 // 8 bytes big-endian, then its bytes. Written as a stream of chunks and read as one, so neither
-// side copies a batch into one buffer: small frames are grouped into chunks of a few KiB, large
+// side copies a batch into one buffer: small frames are grouped into chunks of 64 KiB, large
 // blobs go as chunks of their own, and a reader keeps a blob that arrives within one chunk as a
 // view of it. Pure TypeScript: the Worker builds the same answer.
+
+import { concatBytes } from '../core/bytes.ts';
 
 const HEADER_BYTES = 72;
 /** Frames up to this size are copied into shared chunks; larger blobs are sent as they are. */
@@ -119,7 +121,7 @@ export async function readBlobFrames(body: ReadableStream<Uint8Array>, hashes: r
         filled += piece.byteLength;
         at += piece.byteLength;
         if (filled < need) continue;
-        const part = join(pieces, filled);
+        const part = concatBytes(pieces, filled);
         pieces = [];
         filled = 0;
         complete(part);
@@ -131,15 +133,4 @@ export async function readBlobFrames(body: ReadableStream<Uint8Array>, hashes: r
   if (hash !== undefined || filled > 0) throw new Error(`${what} answered a truncated blob batch (${hash === undefined ? 'a frame header' : `blob ${hash}`} is cut short)`);
   if (blobs.size !== asked.size) throw new Error(`${what} answered a truncated blob batch (${asked.size - blobs.size} of ${asked.size} blobs missing)`);
   return blobs;
-}
-
-function join(pieces: readonly Uint8Array[], size: number): Uint8Array {
-  if (pieces.length === 1) return pieces[0]!;
-  const joined = new Uint8Array(size);
-  let offset = 0;
-  for (const piece of pieces) {
-    joined.set(piece, offset);
-    offset += piece.byteLength;
-  }
-  return joined;
 }

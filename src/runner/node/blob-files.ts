@@ -6,6 +6,8 @@ import { join } from 'node:path';
 
 const BATCH_BYTES = 4 * 1024 * 1024;
 const BATCH_COUNT = 500;
+/** The first batches are smaller: the writing starts once the first answer is in, so it should come soon. */
+const FIRST_BATCH_COUNTS = [100, 250];
 const BATCHES_IN_FLIGHT = 4;
 /** Batches being written where they are wanted at once (they may go to threads side by side). */
 const WRITES_IN_FLIGHT = 2;
@@ -68,7 +70,7 @@ export class BlobFiles {
       if (eventLoopTurnDue()) await letEventLoopRun();
       // Large blobs are left to the single-blob route: a batch answer is held in memory whole.
       if (blob.size > BATCH_BYTES || this.unstored.has(blob.hash) || this.listing(blob.hash).has(blob.hash)) continue;
-      if (batch.length === BATCH_COUNT || bytes + blob.size > BATCH_BYTES) {
+      if (batch.length === (FIRST_BATCH_COUNTS[batches.length] ?? BATCH_COUNT) || bytes + blob.size > BATCH_BYTES) {
         batches.push(batch);
         batch = [];
         bytes = 0;
