@@ -127,6 +127,10 @@ export async function readBlobFrames(body: ReadableStream<Uint8Array>, hashes: r
         complete(part);
       }
     }
+  } catch (error) {
+    // What is left of a refused answer is not read: cancelling frees its connection at once.
+    await reader.cancel(error).catch(() => undefined);
+    throw error;
   } finally {
     reader.releaseLock();
   }

@@ -1,4 +1,5 @@
-// The runner side of the runner protocol: typed calls to a toolgate server (Node or Worker) over HTTP.
+// The runner side of the runner protocol: typed calls to a toolgate server (Node or Worker) over HTTP,
+// or straight to the app's handler for the runner inside the server's process.
 import type { ProcessRequest } from '../processes/process-record.ts';
 import { readBlobFrames } from './blob-frames.ts';
 
