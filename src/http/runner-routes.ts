@@ -88,12 +88,9 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     if (!job && input.waitMs) {
       const woken = (await processes.waitForJob(input.waitMs)) === 'woken';
       // A runner that hung up while waiting must not be handed a job it will never run.
-      if (c.req.raw.signal.aborted) {
-        if (woken) processes.passOnJob();
-        return c.body(null, 204);
-      }
-      job = processes.lease(input.runnerId);
-      // More jobs queued than waiters woken for them (a burst, a requeue): the next waiter is woken.
+      if (!c.req.raw.signal.aborted) job = processes.lease(input.runnerId);
+      // A job this request was woken for and did not take, or more jobs queued than waiters woken
+      // (a burst, a requeue): the next waiter is woken.
       if (woken) processes.passOnJob();
     }
     if (!job) return c.body(null, 204);
