@@ -168,6 +168,19 @@ describe.each([
       expect((await mirror.scan()).changes).toEqual([]);
     });
 
+    it('never reports as deleted a link kept off the disk because it leaves the workspace', async () => {
+      const mirror = newMirror(tempDir(), new BlobFiles(tempDir()));
+      const { entries, fetchBlob } = source({ 'a.txt': 'a' });
+      await mirror.materialise([...entries, { path: 'escape', type: 'symlink', blob: null, target: '../../outside', version: 9 }], fetchBlob);
+      expect(existsSync(join(mirror.root, 'escape'))).toBe(false);
+      expect((await mirror.scan()).changes).toEqual([]);
+      // A command that puts a file of its own there replaces the link, as any write would.
+      writeFileSync(join(mirror.root, 'escape'), 'mine');
+      const { changes } = await mirror.scan();
+      expect(changes).toMatchObject([{ op: 'write', path: 'escape', baseVersion: 9 }]);
+      expect(Buffer.from((changes[0] as { content: Uint8Array }).content).toString()).toBe('mine');
+    });
+
     it('skips names a workspace cannot hold', async () => {
       const mirror = newMirror(tempDir(), new BlobFiles(tempDir()));
       await mirror.materialise([], async () => new Uint8Array());

@@ -228,7 +228,7 @@ export class WorkspaceMirror {
 
   /** Whether a known link is missing on disk because its target would leave the workspace (materialise never creates those). */
   hasUnwrittenLinks(): boolean {
-    for (const { entry } of this.known.values()) if (entry.type === 'symlink' && toDiskTarget(entry.path, entry.target ?? '') === undefined) return true;
+    for (const { entry } of this.known.values()) if (isUnwrittenLink(entry)) return true;
     return false;
   }
 
@@ -275,11 +275,12 @@ export class WorkspaceMirror {
 
   /**
    * The changes found, then deletions: known entries not seen, children before parents; with
-   * `within`, only those at or below one of its paths.
+   * `within`, only those at or below one of its paths. A link kept off the disk (its target leaves
+   * the workspace) is never seen, and is no deletion: no command can have removed it.
    */
   private result(found: Found, within?: ReadonlySet<string>): ScanResult {
     const candidates = within === undefined ? [...this.known] : within.size === 0 ? [] : [...this.known].filter(([path]) => withinAny(path, within));
-    const deleted = candidates.filter(([path]) => !found.seen.has(path)).sort(([a], [b]) => (a < b ? 1 : -1));
+    const deleted = candidates.filter(([path, known]) => !found.seen.has(path) && !isUnwrittenLink(known.entry)).sort(([a], [b]) => (a < b ? 1 : -1));
     for (const [path, known] of deleted) found.changes.push({ op: 'delete', path, baseVersion: known.entry.version });
     return { changes: found.changes, skipped: found.skipped };
   }
@@ -388,3 +389,7 @@ interface Placement {
   occupied: boolean;
 }
 
+/** A link whose target would leave the workspace: materialise never creates it on disk. */
+function isUnwrittenLink(entry: MirrorEntry): boolean {
+  return entry.type === 'symlink' && toDiskTarget(entry.path, entry.target ?? '') === undefined;
+}
