@@ -1,4 +1,5 @@
 // Signed notices to a key's notify URL when one of its calls waits for approval.
+import { isToolError } from '../core/errors.ts';
 
 export interface ApprovalNotice {
   url: string;
@@ -18,6 +19,7 @@ const TIMEOUT_MS = 5_000;
  * Delivers a notice: `X-Toolgate-Signature-256: sha256=<hex HMAC of timestamp + "." + body>`,
  * with the timestamp in `X-Toolgate-Timestamp`, so a receiver can refuse replays. A few retries
  * with backoff; a notice that still fails is reported to `onFailure` and never affects the call.
+ * A URL the egress rule refuses is reported at once: asking again would be refused again.
  */
 export async function deliverNotice(notice: ApprovalNotice, options: { fetch?: FetchLike; onFailure?: (message: string) => void } = {}): Promise<boolean> {
   const send = options.fetch ?? ((url, init) => fetch(url, init));
@@ -40,7 +42,11 @@ export async function deliverNotice(notice: ApprovalNotice, options: { fetch?: F
       await response.body?.cancel();
       if (response.ok) return true;
       if (response.status < 500 && response.status !== 429) break;
-    } catch {
+    } catch (error) {
+      if (isToolError(error) && error.code === 'forbidden') {
+        options.onFailure?.(`the approval notice ${notice.deliveryId} was not sent: ${error.message}`);
+        return false;
+      }
       // Retried below.
     }
     if (attempt < ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, 250 * 4 ** (attempt - 1)));

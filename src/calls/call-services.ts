@@ -21,6 +21,8 @@ export interface CallServicesOptions {
   log?: (message: string, error?: unknown) => void;
   /** See ToolCallsOptions.afterCall. */
   afterCall?: ToolCallsOptions['afterCall'];
+  /** See ToolCallsOptions.egress. */
+  egress?: ToolCallsOptions['egress'];
 }
 
 export interface CallServices {
@@ -48,6 +50,7 @@ export function createCallServices(options: CallServicesOptions): CallServices {
     defaultRateLimitPerMinute: options.rateLimitPerMinute ?? 0,
     log: options.log,
     afterCall: options.afterCall,
+    egress: options.egress,
   });
   calls.start();
   return { keys, meter, approvals, calls };

@@ -2,6 +2,7 @@
 // quota, execution, and exactly one usage record, whatever the outcome.
 import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
 import { deliverNotice } from '../approvals/approval-notifier.ts';
+import { noEgress, type EgressFetch } from '../core/egress-fetch.ts';
 import { publicApproval, type Approval, type ApprovalStore } from '../approvals/approval-store.ts';
 import { INTERNAL_MESSAGE, isToolError, ToolError } from '../core/errors.ts';
 import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
@@ -58,6 +59,8 @@ export interface ToolCallsOptions {
   log?: (message: string, error?: unknown) => void;
   /** Runs after a call's effect landed, before it answers (an automatic checkpoint); a failure is logged, never the call's. */
   afterCall?: (call: { tool: string; args: unknown; workspace: Workspace; result: unknown }) => Promise<void>;
+  /** What approval notices go out through: the home's egress guard (without one, no notice is sent). */
+  egress?: EgressFetch;
 }
 
 export interface CallRequest {
@@ -301,7 +304,7 @@ export class ToolCalls {
       const secret = await this.options.keys.notifySecret(key.id);
       if (secret === undefined) return;
       const body = JSON.stringify({ type: 'approval.created', approval: publicApproval(approval) });
-      await deliverNotice({ url, secret, body, deliveryId: approval.id }, { onFailure: (message) => this.log(message) });
+      await deliverNotice({ url, secret, body, deliveryId: approval.id }, { fetch: this.options.egress ?? noEgress, onFailure: (message) => this.log(message) });
     })().catch((error: unknown) => this.log(`could not notify ${url} of approval ${approval.id}`, error));
   }
 

@@ -1,5 +1,6 @@
 // Import: fetches a git remote into memory, checks it against the limits, then fills an empty workspace in one commit.
 import { fetch as fetchRemote, readBlob } from 'isomorphic-git';
+import type { EgressFetch } from '../core/egress-fetch.ts';
 import { ToolError } from '../core/errors.ts';
 import { parentPath } from '../core/virtual-path.ts';
 import type { FileChange, Workspace } from '../workspace/workspace.ts';
@@ -48,7 +49,15 @@ const PARALLEL = 8;
 /** A pack is compressed, but its framing and an incompressible file may make it slightly larger than the content. */
 const PACK_SLACK_BYTES = 1024 * 1024;
 
-export async function importRepository(target: GitObjects, records: HistoryRecords, workspace: Workspace, source: GitSource, limits: ImportLimits): Promise<ImportResult> {
+/** Fetches through `egress`, so every host the import connects to, redirects included, passed the egress rule. */
+export async function importRepository(
+  target: GitObjects,
+  records: HistoryRecords,
+  workspace: Workspace,
+  source: GitSource,
+  limits: ImportLimits,
+  egress: EgressFetch,
+): Promise<ImportResult> {
   const remote = parseRemoteUrl(source.url);
   assertEmpty(workspace);
   // The fetch lands in memory: nothing reaches the store until the repository fits the limits.
@@ -60,7 +69,7 @@ export async function importRepository(target: GitObjects, records: HistoryRecor
   try {
     fetched = await fetchRemote({
       fs: scratch.fs,
-      http: boundedHttp(limits.maxBytes + PACK_SLACK_BYTES, 'TOOLGATE_IMPORT_MAX_BYTES', AbortSignal.timeout(limits.timeoutMs)),
+      http: boundedHttp(egress, limits.maxBytes + PACK_SLACK_BYTES, 'TOOLGATE_IMPORT_MAX_BYTES', AbortSignal.timeout(limits.timeoutMs)),
       gitdir: scratch.gitdir,
       cache: scratch.cache,
       url: remote.fetch,

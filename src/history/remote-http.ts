@@ -1,6 +1,7 @@
-// The http client an import gives isomorphic-git: its fetch-based web client, bounded in bytes and time, with the remote's failures as contract errors.
+// The http client an import gives isomorphic-git: its web client's shape over the egress fetch, bounded in bytes and time, with the remote's failures as contract errors.
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
-import web from 'isomorphic-git/http/web';
+import { concatBytes } from '../core/bytes.ts';
+import type { EgressFetch } from '../core/egress-fetch.ts';
 import { isToolError, ToolError } from '../core/errors.ts';
 
 /** A remote as the caller named it: the URL fetched (credentials included) and the URL shown in answers and logs (without them). */
@@ -26,14 +27,57 @@ export function parseRemoteUrl(raw: string): RemoteUrl {
   return { fetch: url.href, shown: shown.href };
 }
 
-/** Fails the response body once more than `maxBytes` arrived, and every request once `signal` fires. */
-export function boundedHttp(maxBytes: number, limitName: string, signal: AbortSignal): HttpClient {
+/**
+ * Sends every request through `egress` (so each host and redirect is checked) as
+ * isomorphic-git's web client does; fails the response body once more than `maxBytes` arrived,
+ * and every request once `signal` fires.
+ */
+export function boundedHttp(egress: EgressFetch, maxBytes: number, limitName: string, signal: AbortSignal): HttpClient {
   return {
-    async request(request: GitHttpRequest): Promise<GitHttpResponse> {
-      const response = await web.request({ ...request, signal } as GitHttpRequest);
-      return { ...response, body: bounded(response.body, maxBytes, limitName) };
+    async request({ url, method = 'GET', headers = {}, body }: GitHttpRequest): Promise<GitHttpResponse> {
+      const response = await egress(url, { method, headers, body: body === undefined ? undefined : await collect(body), signal });
+      const answered: Record<string, string> = {};
+      response.headers.forEach((value, name) => (answered[name] = value));
+      return {
+        url: response.url || url,
+        method,
+        statusCode: response.status,
+        statusMessage: response.statusText,
+        headers: answered,
+        body: bounded(chunks(response.body), maxBytes, limitName),
+      };
     },
   };
+}
+
+/** The request body in one piece: the requests git sends are small (wants and haves). */
+async function collect(body: AsyncIterableIterator<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const part of body) {
+    parts.push(part);
+    size += part.byteLength;
+  }
+  return concatBytes(parts, size);
+}
+
+/** The stream's chunks; a reader that stops early cancels the stream, so the connection closes. */
+async function* chunks(stream: ReadableStream<Uint8Array> | null): AsyncIterableIterator<Uint8Array> {
+  if (stream === null) return;
+  const reader = stream.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) {
+        done = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    if (!done) await reader.cancel().catch(() => undefined);
+  }
 }
 
 async function* bounded(body: AsyncIterableIterator<Uint8Array> | undefined, maxBytes: number, limitName: string): AsyncIterableIterator<Uint8Array> {
@@ -50,7 +94,14 @@ async function* bounded(body: AsyncIterableIterator<Uint8Array> | undefined, max
 
 /** What went wrong talking to the remote, said without its credentials. */
 export function remoteError(error: unknown, remote: RemoteUrl, ref: string, timeoutMs: number): ToolError {
-  if (isToolError(error)) return error;
+  if (isToolError(error)) {
+    // The egress rule refused a host (perhaps one a redirect named): the answer names the remote as the caller gave it, as every import error does.
+    if (error.code === 'forbidden' && error.details?.remoteStatus === undefined) {
+      const { address } = error.details ?? {};
+      return new ToolError('forbidden', error.message, address === undefined ? { url: remote.shown } : { url: remote.shown, address });
+    }
+    return error;
+  }
   const failure = error as { code?: unknown; name?: unknown; message?: unknown; data?: { statusCode?: number }; cause?: unknown };
   const url = remote.shown;
   if (failure.code === 'HttpError') {

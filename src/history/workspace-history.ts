@@ -1,5 +1,6 @@
 // Workspace history: checkpoints as git commits beside the workspace, the diff from one to now, restore, and import from a git remote.
 import { writeCommit } from 'isomorphic-git';
+import { noEgress, type EgressFetch } from '../core/egress-fetch.ts';
 import { isToolError, ToolError } from '../core/errors.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
@@ -20,6 +21,8 @@ export interface Checkpoint {
 
 export interface HistoryOptions {
   limits: ImportLimits;
+  /** What imports fetch through: the home's egress guard (without one, every import is refused). */
+  egress?: EgressFetch;
   /** Where failures nobody waits for (an automatic checkpoint's) are reported. */
   log?: (message: string, error?: unknown) => void;
 }
@@ -106,7 +109,7 @@ export class WorkspaceHistory {
 
   /** Fills an empty workspace from a git remote, then checkpoints it as "import <url>@<ref>". */
   async import(workspace: Workspace, source: GitSource): Promise<ImportResult & { checkpoint: Checkpoint }> {
-    const imported = await importRepository(this.directory(workspace), this.records, workspace, source, this.options.limits);
+    const imported = await importRepository(this.directory(workspace), this.records, workspace, source, this.options.limits, this.options.egress ?? noEgress);
     const checkpoint = await this.checkpoint(workspace, `import ${imported.url}@${imported.ref}`);
     return { ...imported, checkpoint };
   }

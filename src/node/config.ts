@@ -1,5 +1,6 @@
 // Configuration of the Node home, read from environment variables with clear errors.
 import { resolve } from 'node:path';
+import { parseEgressAllowList, type EgressAllowList } from '../core/egress-policy.ts';
 import type { ReadOnlyRoot } from '../workspace/workspaces.ts';
 
 export interface NodeConfig {
@@ -26,6 +27,8 @@ export interface NodeConfig {
   rateLimitPerMinute: number;
   /** Bounds of one git import: files, bytes of content (and of the pack), and time (TOOLGATE_IMPORT_*). */
   importLimits: { maxFiles: number; maxBytes: number; timeoutMs: number };
+  /** Hosts, addresses and ranges imports and notices may reach although the egress rule refuses them (TOOLGATE_EGRESS_ALLOW_HOSTS). */
+  egressAllowHosts: EgressAllowList;
   /** Variables the S3 driver reads (TOOLGATE_S3_*, AWS_*), passed through. */
   env: Record<string, string | undefined>;
 }
@@ -54,6 +57,7 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
       maxBytes: integer(env, 'TOOLGATE_IMPORT_MAX_BYTES', 32 * MiB, 1, 2 ** 31),
       timeoutMs: integer(env, 'TOOLGATE_IMPORT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     },
+    egressAllowHosts: parseEgressAllowList(env.TOOLGATE_EGRESS_ALLOW_HOSTS),
     env,
   };
 }

@@ -7,8 +7,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createKey, type TestKey } from '../support/keys.ts';
 import { useServer } from '../support/server-process.ts';
 
-// Approvals pending longer than 5 s expire, so the expiry test need not wait an hour.
-const server = useServer({ env: { TOOLGATE_APPROVAL_TTL_MS: '5000' } });
+// Approvals pending longer than 5 s expire, so the expiry test need not wait an hour; the notice
+// receiver runs on loopback, which the egress rule refuses unless it is listed.
+const server = useServer({ env: { TOOLGATE_APPROVAL_TTL_MS: '5000', TOOLGATE_EGRESS_ALLOW_HOSTS: '127.0.0.1' } });
 
 const WS = 'appr';
 let agent: TestKey;
