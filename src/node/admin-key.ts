@@ -1,7 +1,8 @@
 // The bootstrap admin secret of the Node home: from TOOLGATE_API_KEY, or generated once and kept.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateSecret } from '../keys/key-store.ts';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../storage/node/private-files.ts';
 
 export interface AdminSecret {
   secret: string;
@@ -18,8 +19,9 @@ export function loadAdminSecret(dataDir: string, configured: string | undefined)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   const secret = generateSecret();
-  writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+  // Created with its final mode: 'wx' refuses a file that already exists, whose mode it could not set.
+  writeFileSync(file, `${secret}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
   return { secret, generated: true, file };
 }

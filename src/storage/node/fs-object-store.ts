@@ -25,6 +25,7 @@ import {
   type PutOptions,
   type StoredObject,
 } from '../object-store.ts';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 
 const OBJECT_SUFFIX = '.obj';
 const DIRECTORY_SUFFIX = '.d';
@@ -225,15 +226,16 @@ async function* walkKeys(
 /**
  * Writes to a temp file beside the target, flushes it to disk, then renames it over the target:
  * readers see the old object or the new one, never a part, even if the process is killed
- * mid-write; the flush keeps a power cut from leaving a renamed but empty file.
+ * mid-write; the flush keeps a power cut from leaving a renamed but empty file. Objects are
+ * tenants' content, so directories and files are created for their owner only.
  */
 async function writeFileAtomically(file: string, bytes: Uint8Array): Promise<void> {
   const dir = dirname(file);
   const temp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
   // A concurrent delete may prune a directory between mkdir and open, so retry a few times.
   for (let attempt = 0; ; attempt += 1) {
-    const handle = await mkdir(dir, { recursive: true })
-      .then(() => open(temp, 'wx'))
+    const handle = await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })
+      .then(() => open(temp, 'wx', PRIVATE_FILE_MODE))
       .catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT' && attempt < 5) return null;
         throw error;

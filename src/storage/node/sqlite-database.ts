@@ -1,9 +1,10 @@
 // The SQLite SqlDatabase driver on better-sqlite3: metadata of the embedded and Node-with-S3 homes.
 
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SqlDatabase, SqlRow, SqlValue } from '../sql-database.ts';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 
 /** Enough for every distinct statement the app prepares, small enough to bound memory. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -19,9 +20,12 @@ export class SqliteDatabase implements SqlDatabase {
     this.raw.pragma('foreign_keys = ON');
   }
 
-  /** Opens (creating it and its parent directories) a database file. */
+  /** Opens (creating it 0600, and missing parent directories 0700) a database file. */
   static open(file: string): SqliteDatabase {
-    mkdirSync(dirname(file), { recursive: true });
+    mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+    // The database holds secrets (key hashes, hook secrets). SQLite would create it 0644, so it is
+    // created here (empty is a valid database), and SQLite gives its -wal and -shm the same mode.
+    closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
     const database = new SqliteDatabase(new Database(file));
     try {
       // A process that is still closing the file gets a few seconds to let go of it.
