@@ -12,7 +12,7 @@ async function main(): Promise<void> {
     if (isolation === 'bwrap') console.log(`toolgate: in-process runner: ${describeIsolation(isolation, config.runnerOverlay)}`);
     else console.warn(`toolgate: WARNING: ${describeIsolation(isolation)}`);
   } else {
-    console.log('toolgate: no in-process runner (TOOLGATE_RUNNER=off); start runners with `npx toolgate runner --url ... --key ...`');
+    console.log('toolgate: no in-process runner (TOOLGATE_RUNNER=off); start runners with `TOOLGATE_RUNNER_KEY=... npx toolgate runner --url ...`');
   }
   if (server.adminKey.generated) {
     console.log(`toolgate generated the first admin key (shown once; kept in ${server.adminKey.file}):`);

@@ -1,15 +1,21 @@
-// Composition root of a separate runner: `toolgate runner --url <server> --key <runner key>`.
+// Composition root of a separate runner: `TOOLGATE_RUNNER_KEY=<runner key> toolgate runner --url <server>`.
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { Runner } from '../src/runner/node/runner.ts';
+import { readRunnerKey, RunnerKeyError } from '../src/runner/node/runner-key.ts';
 import { describeIsolation, detectIsolation } from '../src/runner/node/sandbox.ts';
 
-const usage = `Usage: toolgate runner --url <server url> --key <key with role runner> [--data <dir>] [--concurrency <n>] [--network]
+const usage = `Usage: toolgate runner --url <server url> [--key-file <path>] [--data <dir>] [--concurrency <n>] [--network]
 
 Leases bash jobs from a toolgate server (Node or Cloudflare home) and runs them in bubblewrap.
+Its key, an API key with the role runner, is read from TOOLGATE_RUNNER_KEY or --key-file.
   --url          the server, e.g. http://127.0.0.1:8787
-  --key          an API key with the role runner (or admin); also TOOLGATE_RUNNER_KEY
-  --data         runner-local directory for workspace copies and the blob cache (default ./.toolgate-runner)
+  --key-file     a file holding the key (surrounding whitespace ignored); refused unless only its owner
+                 may read it (chmod 600)
+  --key          the key itself: works, with a warning, since other users of the host can read a
+                 process's command line
+  --data         runner-local directory for workspace copies and the blob cache, kept 0700
+                 (default ./.toolgate-runner)
   --concurrency  jobs run at once (default 8)
   --network      let commands use the network (off by default)
   --full-scan    find what an exec changed by scanning the workspace copy, not from an overlay
@@ -24,6 +30,7 @@ function main(): void {
     options: {
       url: { type: 'string' },
       key: { type: 'string' },
+      'key-file': { type: 'string' },
       data: { type: 'string' },
       concurrency: { type: 'string' },
       network: { type: 'boolean' },
@@ -35,11 +42,22 @@ function main(): void {
     process.stdout.write(usage);
     return;
   }
-  const key = values.key ?? process.env.TOOLGATE_RUNNER_KEY;
-  if (!values.url || !key) {
-    process.stderr.write(`toolgate runner: --url and --key are required\n\n${usage}`);
+  if (!values.url) {
+    process.stderr.write(`toolgate runner: --url is required\n\n${usage}`);
     process.exit(2);
   }
+  let key: string;
+  try {
+    const read = readRunnerKey({ flag: values.key, file: values['key-file'], env: process.env.TOOLGATE_RUNNER_KEY });
+    if (read.warning) process.stderr.write(`toolgate runner: WARNING: ${read.warning}\n`);
+    key = read.key;
+  } catch (error) {
+    if (!(error instanceof RunnerKeyError)) throw error;
+    process.stderr.write(`toolgate runner: ${error.message}\n\n${usage}`);
+    process.exit(2);
+  }
+  // Read once; no process the runner starts needs to inherit it.
+  delete process.env.TOOLGATE_RUNNER_KEY;
   const concurrency = values.concurrency === undefined ? 8 : Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     process.stderr.write('toolgate runner: --concurrency must be a positive integer\n');
@@ -49,7 +67,11 @@ function main(): void {
   const overlay = !values['full-scan'];
   if (isolation === 'bwrap') console.log(`toolgate runner: ${describeIsolation(isolation, overlay)}`);
   else console.warn(`toolgate runner: WARNING: ${describeIsolation(isolation, overlay)}`);
-  const runner = new Runner({ url: values.url.replace(/\/+$/, ''), key, dataDir: resolve(values.data ?? '.toolgate-runner'), concurrency, network: values.network ?? false, overlay });
+  const onKeyRefused = (message: string) => {
+    process.stderr.write(`toolgate runner: the server refuses this key for the runner protocol (${message.slice(0, 300)}); use a key with the role runner.\n`);
+    void runner.stop().then(() => process.exit(1));
+  };
+  const runner = new Runner({ url: values.url.replace(/\/+$/, ''), key, dataDir: resolve(values.data ?? '.toolgate-runner'), concurrency, network: values.network ?? false, overlay, onKeyRefused });
   runner.start();
   console.log(`toolgate runner ${runner.id} serving ${values.url} (${isolation})`);
   const shutdown = () => void runner.stop().then(() => process.exit(0));

@@ -9,7 +9,8 @@ export const usage = `Usage: toolgate <command> [options]
 
 Commands:
   serve                    run the toolgate server (the default command)
-  runner                   run a runner against a server: toolgate runner --url <url> --key <key>
+  runner                   run a runner against a server: toolgate runner --url <url> --key-file <file>
+                           (or the key in TOOLGATE_RUNNER_KEY)
   keys create|list|revoke  manage API keys
   call <workspace> <tool>  call a tool: toolgate call demo read_file --json '{"path": "a.txt"}'
   help                     show this help

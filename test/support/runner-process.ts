@@ -10,10 +10,14 @@ export interface RunnerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function startRunner(url: string, key: string, dataDir: string): Promise<RunnerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/toolgate.js', 'runner', '--url', url, '--key', key, '--data', dataDir, '--concurrency', '2'], {
+/** How the key reaches the runner: TOOLGATE_RUNNER_KEY (the default), a key file, or --key on its command line. */
+export type RunnerKeyVia = 'env' | { keyFile: string } | 'argv';
+
+export async function startRunner(url: string, key: string, dataDir: string, via: RunnerKeyVia = 'env'): Promise<RunnerProcess> {
+  const keyArgs = via === 'argv' ? ['--key', key] : typeof via === 'object' ? ['--key-file', via.keyFile] : [];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/toolgate.js', 'runner', '--url', url, ...keyArgs, '--data', dataDir, '--concurrency', '2'], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...(via === 'env' ? { TOOLGATE_RUNNER_KEY: key } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
