@@ -157,11 +157,14 @@ export interface HookSettings {
   secret: string;
   workspace: string;
   checkpoint?: boolean;
+  /** Deliveries must carry X-Toolgate-Timestamp (within 300 s) and sign "<timestamp>.<raw body>". */
+  requireTimestamp?: boolean;
 }
 
 export interface Hook {
   id: string;
   workspace: string;
   checkpoint: boolean;
+  requireTimestamp: boolean;
   createdAt: string;
 }

@@ -126,12 +126,18 @@ export async function resolvePath(view: ManifestView, input: unknown, policy: Gu
   return result;
 }
 
-/** True for `.ssh` or `.aws` at any depth, and `.git/hooks` or below at any depth, in any letter case. */
+/**
+ * True for `.ssh` or `.aws` at any depth, and for a `hooks` segment anywhere below a `.git`
+ * segment, in any letter case: git runs a submodule's hooks from `.git/modules/<name>/hooks`
+ * as it runs the repository's own from `.git/hooks`.
+ */
 export function isDeniedForWrite(segments: readonly string[]): boolean {
-  for (let i = 0; i < segments.length; i++) {
-    const name = fold(segments[i]!);
+  let belowGit = false;
+  for (const segment of segments) {
+    const name = fold(segment);
     if (name === '.ssh' || name === '.aws') return true;
-    if (name === '.git' && i + 1 < segments.length && fold(segments[i + 1]!) === 'hooks') return true;
+    if (belowGit && name === 'hooks') return true;
+    if (name === '.git') belowGit = true;
   }
   return false;
 }
@@ -145,7 +151,7 @@ export function isExcluded(segments: readonly string[], excludedPaths: readonly 
 export function assertWritable(segments: readonly string[], policy: GuardPolicy, shownPath: string): void {
   const as = joinPath(segments) === shownPath ? '' : ` (as ${quote(joinPath(segments))})`;
   if (isDeniedForWrite(segments)) {
-    throw new ToolError('path_denied', `The path ${quote(shownPath)}${as} is inside .ssh, .aws or .git/hooks, which tools may not write; choose another path.`, { path: shownPath });
+    throw new ToolError('path_denied', `The path ${quote(shownPath)}${as} is inside .ssh, .aws or a hooks directory under .git, which tools may not write; choose another path.`, { path: shownPath });
   }
   const excluded = (policy.excludedPaths ?? []).find((path) => isExcluded(segments, [path]));
   if (excluded !== undefined) {

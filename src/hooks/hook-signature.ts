@@ -3,7 +3,7 @@ import { ToolError } from '../core/errors.ts';
 
 /** GitHub's header and ours; both carry `sha256=<hex>`, and each one present must verify. */
 export const SIGNATURE_HEADERS = ['x-hub-signature-256', 'x-toolgate-signature-256'] as const;
-/** Optional: seconds since the epoch; when present it is signed too and must be within the window. */
+/** Seconds since the epoch; when present it is signed too and must be within the window; a hook may require it. */
 export const TIMESTAMP_HEADER = 'x-toolgate-timestamp';
 export const TIMESTAMP_WINDOW_SECONDS = 300;
 
@@ -42,12 +42,18 @@ export function signatureValue(mac: Uint8Array): string {
   return `sha256=${hex}`;
 }
 
+export interface SignaturePolicy {
+  /** A delivery without a timestamp header is refused, even when its signature verifies. */
+  requireTimestamp?: boolean;
+}
+
 /**
  * Throws `unauthorized` unless the request carries a signature header, every signature header
- * present verifies with `secret`, and a timestamp header, when present, is within 300 s of now.
- * `secret` is undefined for an unknown hook: that fails exactly as a wrong signature does.
+ * present verifies with `secret`, and a timestamp header, when present (or required), is within
+ * 300 s of now. `secret` is undefined for an unknown hook: that fails exactly as a wrong
+ * signature does.
  */
-export async function verifySignature(secret: string | undefined, request: SignedRequest, nowMs: number): Promise<void> {
+export async function verifySignature(secret: string | undefined, request: SignedRequest, nowMs: number, policy: SignaturePolicy = {}): Promise<void> {
   const presented = SIGNATURE_HEADERS.flatMap((name) => {
     const value = request.headers.get(name);
     return value === null ? [] : [{ name, value }];
@@ -67,6 +73,12 @@ export async function verifySignature(secret: string | undefined, request: Signe
   for (const mac of macs) valid = constantTimeEqual(mac, expected) && valid;
   if (!valid) {
     throw new ToolError('unauthorized', "The delivery's signature does not verify for this hook; sign the exact raw body with the hook's secret.");
+  }
+  // Checked once the signature verified, so only a sender holding the secret learns the hook wants a timestamp.
+  if (policy.requireTimestamp && timestamp === undefined) {
+    throw new ToolError('unauthorized', 'This hook requires X-Toolgate-Timestamp: send the current time in seconds since the epoch and sign "<timestamp>.<raw body>".', {
+      header: TIMESTAMP_HEADER,
+    });
   }
 }
 

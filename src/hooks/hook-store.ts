@@ -15,10 +15,14 @@ export interface HookTarget {
 export interface Hook extends HookTarget {
   /** Kept as given, since verifying an HMAC needs the secret itself; never part of an answer. */
   secret: string;
+  /** Deliveries must carry a fresh signed timestamp, so a captured one cannot be replayed later. */
+  requireTimestamp: boolean;
   createdAt: string;
 }
 
-type HookRow = { id: string; workspace: string; secret: string; owner_key_id: string; checkpoint: number; created_at: string };
+type HookRow = { id: string; workspace: string; secret: string; owner_key_id: string; checkpoint: number; require_timestamp: number; created_at: string };
+
+const HOOK_COLUMNS = 'id, workspace, secret, owner_key_id, checkpoint, require_timestamp, created_at';
 
 export class HookStore {
   constructor(private readonly db: SqlDatabase) {
@@ -33,6 +37,12 @@ export class HookStore {
         updated_at TEXT NOT NULL
       );
     `);
+    // A column added after the first release; a data dir from before gains it here.
+    try {
+      db.script('ALTER TABLE hooks ADD COLUMN require_timestamp INTEGER NOT NULL DEFAULT 0');
+    } catch (error) {
+      if (!/duplicate column/i.test((error as Error).message)) throw error;
+    }
   }
 
   /** Creates the hook or replaces its configuration; a replaced hook keeps its `createdAt`. */
@@ -41,14 +51,15 @@ export class HookStore {
     return this.db.transaction(() => {
       const created = this.get(input.id) === undefined;
       this.db.query(
-        `INSERT INTO hooks (id, workspace, secret, owner_key_id, checkpoint, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO hooks (id, workspace, secret, owner_key_id, checkpoint, require_timestamp, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET workspace = excluded.workspace, secret = excluded.secret, owner_key_id = excluded.owner_key_id,
-           checkpoint = excluded.checkpoint, updated_at = excluded.updated_at`,
+           checkpoint = excluded.checkpoint, require_timestamp = excluded.require_timestamp, updated_at = excluded.updated_at`,
         input.id,
         input.workspace,
         input.secret,
         input.ownerKeyId,
         input.checkpoint ? 1 : 0,
+        input.requireTimestamp ? 1 : 0,
         now,
         now,
       );
@@ -57,13 +68,13 @@ export class HookStore {
   }
 
   get(id: string): Hook | undefined {
-    const row = this.db.query<HookRow>('SELECT id, workspace, secret, owner_key_id, checkpoint, created_at FROM hooks WHERE id = ?', id)[0];
+    const row = this.db.query<HookRow>(`SELECT ${HOOK_COLUMNS} FROM hooks WHERE id = ?`, id)[0];
     return row && toHook(row);
   }
 
   /** Every hook, by id. */
   list(): Hook[] {
-    return this.db.query<HookRow>('SELECT id, workspace, secret, owner_key_id, checkpoint, created_at FROM hooks ORDER BY id').map(toHook);
+    return this.db.query<HookRow>(`SELECT ${HOOK_COLUMNS} FROM hooks ORDER BY id`).map(toHook);
   }
 
   /** Removes a hook: its deliveries are then refused as a wrong signature is. False when there was none. */
@@ -73,12 +84,20 @@ export class HookStore {
 }
 
 function toHook(row: HookRow): Hook {
-  return { id: row.id, workspace: row.workspace, secret: row.secret, ownerKeyId: row.owner_key_id, checkpoint: row.checkpoint === 1, createdAt: row.created_at };
+  return {
+    id: row.id,
+    workspace: row.workspace,
+    secret: row.secret,
+    ownerKeyId: row.owner_key_id,
+    checkpoint: row.checkpoint === 1,
+    requireTimestamp: row.require_timestamp === 1,
+    createdAt: row.created_at,
+  };
 }
 
 /** A hook as answers show it: never its secret. */
-export function publicHook(hook: Hook): { id: string; workspace: string; checkpoint: boolean; createdAt: string } {
-  return { id: hook.id, workspace: hook.workspace, checkpoint: hook.checkpoint, createdAt: hook.createdAt };
+export function publicHook(hook: Hook): { id: string; workspace: string; checkpoint: boolean; requireTimestamp: boolean; createdAt: string } {
+  return { id: hook.id, workspace: hook.workspace, checkpoint: hook.checkpoint, requireTimestamp: hook.requireTimestamp, createdAt: hook.createdAt };
 }
 
 /** The hook without its secret. */

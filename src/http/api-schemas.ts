@@ -218,7 +218,7 @@ export const syncAnswerSchema = z.looseObject({
 export const exitAnswerSchema = z.looseObject({ status: processStatus });
 
 export const hookSchema = z
-  .looseObject({ id: z.string(), workspace: z.string(), checkpoint: z.boolean(), createdAt: time })
+  .looseObject({ id: z.string(), workspace: z.string(), checkpoint: z.boolean(), requireTimestamp: z.boolean(), createdAt: time })
   .describe('A webhook: never its secret. Deliveries run as the admin key that configured it.');
 
 export const hookListSchema = z.looseObject({ hooks: z.array(hookSchema) }).describe('Webhooks, by id.');

@@ -48,8 +48,10 @@ export function hookOperations(): Operation[] {
       path: '/v1/hooks/{hookId}',
       tag: 'hooks',
       operationId: 'putHook',
-      summary: 'Configure a webhook (admin): its secret, the workspace its deliveries patch, checkpoints',
-      description: 'Deliveries run as the admin key that configures the hook; configuring it again replaces the secret, the workspace and the owner.',
+      summary: 'Configure a webhook (admin): its secret, the workspace its deliveries patch, checkpoints, whether deliveries must be timestamped',
+      description:
+        'Deliveries run as the admin key that configures the hook; configuring it again replaces the secret, the workspace, the owner and the settings. ' +
+        `With requireTimestamp, a delivery without ${TIMESTAMP_HEADER} (within ${TIMESTAMP_WINDOW_SECONDS} s, signed with the body) answers 401 and applies nothing.`,
       pathParams: hookId,
       body: body(hookInput),
       answers: { 200: { description: 'Replaced.', schema: 'Hook' }, 201: { description: 'Created.', schema: 'Hook' } },
@@ -97,7 +99,11 @@ export function hookOperations(): Operation[] {
       pathParams: hookId,
       headers: [
         ...SIGNATURE_HEADERS.map(signature),
-        { name: TIMESTAMP_HEADER, description: `Optional: seconds since the epoch, signed with the body; must be within ${TIMESTAMP_WINDOW_SECONDS} s of the server's clock.`, schema: { type: 'string', pattern: '^[0-9]{1,12}$' } },
+        {
+          name: TIMESTAMP_HEADER,
+          description: `Seconds since the epoch, signed with the body; must be within ${TIMESTAMP_WINDOW_SECONDS} s of the server's clock. Optional, unless the hook was configured with requireTimestamp.`,
+          schema: { type: 'string', pattern: '^[0-9]{1,12}$' },
+        },
         ...DELIVERY_ID_HEADERS.map((name) => ({ name, description: 'Optional: the delivery id, its idempotency key (the first of these present).', schema: { type: 'string', maxLength: 200 } })),
       ],
       body: body(hookDeliveryInput),

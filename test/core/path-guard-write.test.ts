@@ -28,8 +28,13 @@ describe('the write denylist', () => {
     'a/.aws/x', 'x/.git/hooks/y', 'deep/er/.ssh/id_rsa',
     '.SSH/k', '.Ssh/k', '.AWS/config', '.Git/Hooks/x', '.GIT/HOOKS/pre-commit', 'a/.gIt/hOoKs',
     '.\u017fsh/k', // a long s, which folding disks treat as s
+    // A submodule's hooks, and any hooks segment deeper below .git.
+    '.git/modules/x/hooks/y', '.git/modules/x/hooks', 'a/.git/modules/b/hooks', '.GIT/Modules/x/HOOKS/y', '.git/modules/a/modules/b/hooks/post-checkout',
   ];
-  const allowed = ['.gitignore', '.git/config', '.git/HEAD', '.github/workflows/ci.yml', '.git/hooksx', '.git/hook', 'hooks/x', '.git', 'ssh', '.sshx/a', 'x.ssh', '.awsome', 'git/hooks/x'];
+  const allowed = [
+    '.gitignore', '.git/config', '.git/HEAD', '.github/workflows/ci.yml', '.git/hooksx', '.git/hook', 'hooks/x', '.git', 'ssh', '.sshx/a', 'x.ssh', '.awsome', 'git/hooks/x',
+    'src/hooks/a.ts', '.github/hooks/x', 'hooks/.git', 'a/hooks/b/.git/config', '.git/modules/x/hooksx', '.git/modules/x/config', '.gitmodules',
+  ];
 
   it.each(refused)('refuses writing %j, and lets it be read', async (path) => {
     expect(isDeniedForWrite(segments(path))).toBe(true);
@@ -45,10 +50,12 @@ describe('the write denylist', () => {
   });
 
   it('refuses a write that reaches a denied place through a symlink, naming where it resolved', async () => {
-    const entries = { safe: link('.ssh'), 'a/abs': link('/.git/hooks'), 'cfg/aws': link('../x/.AWS') };
+    const entries = { safe: link('.ssh'), 'a/abs': link('/.git/hooks'), 'cfg/aws': link('../x/.AWS'), sub: link('.git/modules/lib') };
     const error = await denied(write(entries, 'safe/k'));
     expect(error.message).toContain('"safe/k" (as ".ssh/k")');
     await denied(write(entries, 'a/abs/pre-commit'));
+    await denied(write(entries, 'sub/hooks/post-checkout'));
+    expect(await write(entries, 'sub/config')).toMatchObject({ path: '.git/modules/lib/config' });
     await denied(write(entries, 'cfg/aws/credentials'));
     expect(await read(entries, 'safe/k')).toMatchObject({ path: '.ssh/k', hops: 1 });
   });

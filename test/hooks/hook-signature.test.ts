@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isToolError } from '../../src/core/errors.ts';
-import { hmacSha256, signatureValue, signedBytes, verifySignature } from '../../src/hooks/hook-signature.ts';
+import { hmacSha256, signatureValue, signedBytes, verifySignature, type SignaturePolicy } from '../../src/hooks/hook-signature.ts';
 
 // GitHub docs, "Validating webhook deliveries".
 const GITHUB_SECRET = "It's a Secret to Everybody";
@@ -18,9 +18,9 @@ function request(body: Uint8Array, headers: Record<string, string>) {
 }
 
 /** The code a verification fails with, or 'ok'. */
-async function outcome(secret: string | undefined, body: Uint8Array, headers: Record<string, string>, now = NOW): Promise<string> {
+async function outcome(secret: string | undefined, body: Uint8Array, headers: Record<string, string>, now = NOW, policy: SignaturePolicy = {}): Promise<string> {
   try {
-    await verifySignature(secret, request(body, headers), now);
+    await verifySignature(secret, request(body, headers), now, policy);
     return 'ok';
   } catch (error) {
     if (!isToolError(error)) throw error;
@@ -77,6 +77,29 @@ describe('verifySignature', () => {
     for (const value of ['', 'now', '1.5', '-1', '1234567890123']) {
       expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': value, 'X-Toolgate-Signature-256': await signed(value) })).toBe('unauthorized');
     }
+  });
+
+  it('with requireTimestamp, refuses a delivery without a timestamp even when it verifies, and says so only once it verifies', async () => {
+    const secret = 'a hook secret of some length';
+    const body = encoder.encode('{"patch":"x"}');
+    const at = String(Math.floor(NOW / 1000));
+    const required = { requireTimestamp: true };
+    const bodyOnly = signatureValue(await hmacSha256(secret, body));
+    const timed = signatureValue(await hmacSha256(secret, signedBytes(body, at)));
+    expect(await outcome(secret, body, { 'X-Hub-Signature-256': bodyOnly })).toBe('ok');
+    expect(await outcome(secret, body, { 'X-Hub-Signature-256': bodyOnly }, NOW, required)).toBe('unauthorized');
+    expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': at, 'X-Hub-Signature-256': timed }, NOW, required)).toBe('ok');
+    // Outside the window, or the captured timestamped signature without its timestamp.
+    expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': at, 'X-Hub-Signature-256': timed }, NOW + 301_000, required)).toBe('unauthorized');
+    expect(await outcome(secret, body, { 'X-Hub-Signature-256': timed }, NOW, required)).toBe('unauthorized');
+    const message = (secretUsed: string | undefined, signature: string) =>
+      verifySignature(secretUsed, request(body, { 'X-Hub-Signature-256': signature }), NOW, required).then(
+        () => 'ok',
+        (error: Error) => error.message,
+      );
+    expect(await message(secret, bodyOnly)).toMatch(/requires x-toolgate-timestamp/i);
+    // Without the secret, the answer is that of a wrong signature, as for an unknown hook.
+    expect(await message(secret, `sha256=${'0'.repeat(64)}`)).toBe(await message(undefined, bodyOnly));
   });
 
   it('refuses all of 10,000 random single-byte changes of the body or of the signature', async () => {

@@ -131,6 +131,7 @@ describe('errors a model can correct in one step, and nothing changes', () => {
     ['a path escaping with ..', envelope('*** Add File: ../evil.txt', '+x'), 'path_outside_workspace', 403],
     ['a Move to target escaping', envelope('*** Update File: a.txt', '*** Move to: ../../x.txt', '@@', '-x', '+y'), 'path_outside_workspace', 403],
     ['a patch touching .git/hooks', envelope('*** Add File: .git/hooks/pre-commit', '+#!/bin/sh'), 'path_denied', 403],
+    ["a patch touching a submodule's hooks below .git", envelope('*** Add File: .git/modules/lib/hooks/post-checkout', '+#!/bin/sh'), 'path_denied', 403],
     ['a patch touching .ssh via Move to', envelope('*** Update File: a.txt', '*** Move to: .ssh/authorized_keys', '@@', '-x', '+y'), 'path_denied', 403],
     ['an invalid path', envelope('*** Add File: a\\b.txt', '+x'), 'invalid_argument', 400],
     ['an update of a missing file', envelope('*** Update File: missing.txt', '@@', '-x', '+y'), 'not_found', 404],

@@ -200,6 +200,22 @@ describe('sync-back and availability', () => {
     expect(clean.error).toBeUndefined();
   });
 
+  it("does not sync back what a command wrote in .git/hooks or a submodule's hooks, and names it in the error", async () => {
+    const command = 'mkdir -p .git/hooks .git/modules/x/hooks && echo hook > .git/hooks/pre-commit && echo hook > .git/modules/x/hooks/post-checkout && echo c > .git/modules/x/config && echo kept > kept.txt';
+    const answer = (await bash({ action: 'exec', command })).body.result;
+    expect(answer.exitCode).toBe(0);
+    expect(answer.error).toContain('.git/hooks/pre-commit');
+    expect(answer.error).toContain('.git/modules/x/hooks/post-checkout');
+    const list = (await bash({ action: 'list' })).body.result.processes as { processId: string; command: string }[];
+    const status = (await bash({ action: 'status', processId: list.find((entry) => entry.command === command)!.processId })).body.result;
+    expect(status.error).toContain('.git/modules/x/hooks/post-checkout');
+    expect((await read('.git/hooks/pre-commit')).body.error.code).toBe('not_found');
+    expect((await read('.git/modules/x/hooks/post-checkout')).body.error.code).toBe('not_found');
+    // The rest of what the command did is synced.
+    expect((await read('kept.txt')).body.result.content).toBe('kept\n');
+    expect((await read('.git/modules/x/config')).body.result.content).toBe('c\n');
+  });
+
   it('a deleted workspace takes its processes with it', async () => {
     await server.call('PUT', '/v1/workspaces/gone');
     const started = (await bash({ action: 'start', command: 'sleep 30' }, 'gone')).body.result;

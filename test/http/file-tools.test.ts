@@ -92,6 +92,21 @@ describe('write_file', () => {
     }
   });
 
+  it('refuses a hooks directory anywhere below .git, by write_file and by apply_patch, writing nothing', async () => {
+    const refused = ['.git/modules/x/hooks/post-checkout', 'a/.git/modules/b/hooks', '.GIT/Modules/x/HOOKS/y'];
+    const patch = (path: string) => `*** Begin Patch\n*** Add File: ${path}\n+#!/bin/sh\n*** End Patch\n`;
+    for (const path of refused) {
+      expect({ path, write: await outcome(write({ path, content: '#!/bin/sh\n' })) }).toEqual({ path, write: [403, 'path_denied'] });
+      expect({ path, patch: await outcome(server.client.applyPatch('files', { patch: patch(path) })) }).toEqual({ path, patch: [403, 'path_denied'] });
+      expect({ path, read: await outcome(read({ path })) }).toEqual({ path, read: [404, 'not_found'] });
+    }
+    // A hooks directory elsewhere, and a name that merely starts with hooks, stay writable.
+    for (const path of ['src/hooks/a.ts', '.github/hooks/x', '.git/modules/x/hooksx']) {
+      expect({ path, write: (await outcome(write({ path, content: 'x' })))[0] }).toEqual({ path, write: 200 });
+    }
+    expect((await outcome(server.client.applyPatch('files', { patch: patch('lib/hooks/post.sh') })))[0]).toBe(200);
+  });
+
   it('refuses a file over the configured size, also when an append would make it one', async () => {
     expect(await outcome(write({ path: 'huge.txt', content: 'x'.repeat(1024 * 1024 + 1) }))).toEqual([413, 'payload_too_large']);
     await write({ path: 'grow.txt', content: 'x'.repeat(1024 * 1024 - 1) });

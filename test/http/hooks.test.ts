@@ -1,6 +1,7 @@
 // API.md Webhooks over real HTTP: configuring hooks (admin), signed deliveries applied as the
 // hook's owner key (metered under it, under its approval policy, through the path guard),
-// refusals that apply nothing, replays that apply once, the timestamp window and the body limit.
+// refusals that apply nothing, replays that apply once, the timestamp window (required by
+// requireTimestamp hooks) and the body limit.
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hookDeliveryAnswerSchema, hookSchema } from '../../src/http/api-schemas.ts';
@@ -47,11 +48,11 @@ describe('PUT /v1/hooks/{hookId}', () => {
   it('configures a hook (201), replaces it (200, same createdAt) and never shows the secret', async () => {
     const created = await owner.call('PUT', '/v1/hooks/conf', { secret: SECRET, workspace: WS });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: 'conf', workspace: WS, checkpoint: false, createdAt: expect.any(String) });
+    expect(created.body).toEqual({ id: 'conf', workspace: WS, checkpoint: false, requireTimestamp: false, createdAt: expect.any(String) });
     expect(hookSchema.safeParse(created.body).success).toBe(true);
     const replaced = await owner.call('PUT', '/v1/hooks/conf', { secret: `${SECRET} 2`, workspace: 'elsewhere', checkpoint: false });
     expect(replaced.status).toBe(200);
-    expect(replaced.body).toEqual({ id: 'conf', workspace: 'elsewhere', checkpoint: false, createdAt: created.body.createdAt });
+    expect(replaced.body).toEqual({ id: 'conf', workspace: 'elsewhere', checkpoint: false, requireTimestamp: false, createdAt: created.body.createdAt });
     expect(JSON.stringify(replaced.body)).not.toContain(SECRET);
   });
 
@@ -59,6 +60,7 @@ describe('PUT /v1/hooks/{hookId}', () => {
     expect((await owner.call('PUT', '/v1/hooks/Bad!', { secret: SECRET, workspace: WS })).body.error.code).toBe('invalid_argument');
     expect((await owner.call('PUT', '/v1/hooks/h', { secret: 'short', workspace: WS })).status).toBe(400);
     expect((await owner.call('PUT', '/v1/hooks/h', { secret: SECRET, workspace: WS, events: ['push'] })).status).toBe(400);
+    expect((await owner.call('PUT', '/v1/hooks/h', { secret: SECRET, workspace: WS, requireTimestamp: 'yes' })).status).toBe(400);
     const agent = await createKey(server, { role: 'agent', workspaces: ['*'], approvalMode: 'auto' });
     const refused = await agent.call('PUT', '/v1/hooks/h', { secret: SECRET, workspace: WS });
     expect(refused.status).toBe(403);
@@ -75,7 +77,7 @@ describe('GET and DELETE /v1/hooks', () => {
     expect((await owner.call('PUT', '/v1/hooks/gone', { secret: SECRET, workspace: WS })).status).toBe(201);
     const listed = await owner.call('GET', '/v1/hooks');
     expect(listed.status).toBe(200);
-    expect(listed.body.hooks).toContainEqual({ id: 'gone', workspace: WS, checkpoint: false, createdAt: expect.any(String) });
+    expect(listed.body.hooks).toContainEqual({ id: 'gone', workspace: WS, checkpoint: false, requireTimestamp: false, createdAt: expect.any(String) });
     expect(JSON.stringify(listed.body)).not.toContain(SECRET);
     expect((await owner.call('GET', '/v1/hooks/gone')).body).toMatchObject({ id: 'gone', workspace: WS });
     // An admin key limited to other workspaces sees none of this workspace's hooks.
@@ -235,5 +237,63 @@ describe('POST /v1/hooks/{hookId}', () => {
     const redelivered = await signed('orphan', { patch: envelope('*** Add File: orphan.txt', '+x') }, { 'x-delivery-id': 'orphan-1' });
     expect(redelivered.status).toBe(200);
     expect((await read('orphan.txt')).result.content).toBe('x\n');
+  });
+});
+
+describe('hooks configured with requireTimestamp', () => {
+  const body = (path: string) => JSON.stringify({ patch: envelope(`*** Add File: ${path}`, '+timed') });
+  /** Headers of a delivery signed at `timestamp` over "<timestamp>.<body>", as a sender of such a hook signs it. */
+  const timed = (payload: string, timestamp = now()) => ({ 'x-hub-signature-256': sign(payload, SECRET, timestamp), 'x-toolgate-timestamp': timestamp });
+
+  beforeAll(async () => {
+    const configured = await owner.call('PUT', '/v1/hooks/timed', { secret: SECRET, workspace: WS, requireTimestamp: true });
+    expect(configured.status, JSON.stringify(configured.body)).toBe(201);
+    expect(configured.body).toEqual({ id: 'timed', workspace: WS, checkpoint: false, requireTimestamp: true, createdAt: expect.any(String) });
+    expect(hookSchema.safeParse(configured.body).success).toBe(true);
+  });
+
+  it('shows the setting, keeps it off by default, and configuring again replaces it', async () => {
+    expect((await owner.call('GET', '/v1/hooks/timed')).body).toMatchObject({ id: 'timed', requireTimestamp: true });
+    expect((await owner.call('PUT', '/v1/hooks/timed-toggle', { secret: SECRET, workspace: WS, requireTimestamp: true })).body.requireTimestamp).toBe(true);
+    expect((await owner.call('PUT', '/v1/hooks/timed-toggle', { secret: SECRET, workspace: WS })).body.requireTimestamp).toBe(false);
+    expect((await owner.call('GET', '/v1/hooks')).body.hooks).toContainEqual(expect.objectContaining({ id: 'timed-toggle', requireTimestamp: false }));
+    expect((await server.client.getHook('timed')).requireTimestamp).toBe(true);
+  });
+
+  it('applies a delivery signed over "<timestamp>.<body>" with a fresh timestamp', async () => {
+    const payload = body('timed/fresh.txt');
+    const applied = await deliver('timed', payload, { ...timed(payload), 'x-delivery-id': 'timed-fresh' });
+    expect(applied.status, JSON.stringify(applied.body)).toBe(200);
+    expect((await read('timed/fresh.txt')).result.content).toBe('timed\n');
+  });
+
+  it('refuses with 401, applying nothing, a delivery without a timestamp, a captured one replayed later, and one re-sent under a new delivery id', async () => {
+    const before = await usageOf(owner.id);
+    const payload = body('timed/refused.txt');
+    // Captured six minutes ago: signed then, with its own timestamp and delivery id.
+    const capturedAt = String(Number(now()) - 360);
+    const captured = timed(payload, capturedAt);
+    const answers = {
+      // Signed over the body alone, as a hook without the setting accepts.
+      untimed: await deliver('timed', payload, { 'x-hub-signature-256': sign(payload), 'x-delivery-id': 'timed-untimed' }),
+      replayedLater: await deliver('timed', payload, { ...captured, 'x-delivery-id': 'timed-captured' }),
+      newIdNoTimestamp: await deliver('timed', payload, { 'x-hub-signature-256': captured['x-hub-signature-256'], 'x-delivery-id': 'timed-new-id' }),
+      newIdFreshTimestamp: await deliver('timed', payload, { 'x-hub-signature-256': captured['x-hub-signature-256'], 'x-toolgate-timestamp': now(), 'x-delivery-id': 'timed-new-id-2' }),
+      ourHeaderUntimed: await deliver('timed', payload, { 'x-toolgate-signature-256': sign(payload) }),
+    };
+    for (const [name, answer] of Object.entries(answers)) expect({ name, status: answer.status, code: answer.body.error?.code }).toEqual({ name, status: 401, code: 'unauthorized' });
+    // The sender holding the secret is told what is missing.
+    expect(answers.untimed.body.error.message).toContain('X-Toolgate-Timestamp');
+    expect((await read('timed/refused.txt')).error.code).toBe('not_found');
+    expect(await usageOf(owner.id)).toEqual(before);
+    // A refused delivery id is not kept: sent again properly signed, it applies.
+    const resent = await deliver('timed', payload, { ...timed(payload), 'x-delivery-id': 'timed-untimed' });
+    expect(resent.status, JSON.stringify(resent.body)).toBe(200);
+    expect((await read('timed/refused.txt')).result.content).toBe('timed\n');
+  });
+
+  it('leaves a hook without the setting taking deliveries signed over the body alone', async () => {
+    const applied = await signed('ci', { patch: envelope('*** Add File: timed/untimed-ok.txt', '+ok') });
+    expect(applied.status, JSON.stringify(applied.body)).toBe(200);
   });
 });
