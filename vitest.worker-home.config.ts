@@ -24,7 +24,12 @@ export default defineConfig({
       'test/http/openapi.test.ts',
       'test/http/history.test.ts',
       'test/http/git-import.test.ts',
+      'test/http/egress.test.ts',
       'test/http/hooks.test.ts',
+      'test/http/secrets-at-rest.test.ts',
+      'test/http/tenancy.test.ts',
+      'test/http/tenancy-runner.test.ts',
+      'test/http/tenancy-admin.test.ts',
     ],
     pool: 'forks',
     // wrangler dev and workerd per file, one file at a time: with two at once, durability's 200

@@ -2,13 +2,15 @@
 // and Durable Objects emulated, state under TOOLGATE_DATA), with a runner attached, configured
 // by the same variables as `npm start`.
 import { spawn } from 'node:child_process';
-import { accessSync, chmodSync, constants, mkdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generateSecret } from '../src/keys/key-store.ts';
 import { loadAdminSecret } from '../src/node/admin-key.ts';
 import { readNodeConfig } from '../src/node/config.ts';
 import { Runner } from '../src/runner/node/runner.ts';
+import { makePrivateDir, writePrivateFile } from '../src/storage/node/private-files.ts';
 import { describeIsolation } from '../src/runner/node/sandbox.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -24,6 +26,7 @@ const WORKER_VARIABLES = [
   'TOOLGATE_IMPORT_MAX_FILES',
   'TOOLGATE_IMPORT_MAX_BYTES',
   'TOOLGATE_IMPORT_TIMEOUT_MS',
+  'TOOLGATE_EGRESS_ALLOW_HOSTS',
 ];
 
 async function freePort(): Promise<number> {
@@ -45,15 +48,20 @@ function hasSetpriv(): boolean {
 
 async function main(): Promise<void> {
   const config = readNodeConfig(process.env);
-  mkdirSync(config.dataDir, { recursive: true });
+  // The data dir holds the admin key, the Worker's env file and wrangler's state: its owner's alone.
+  makePrivateDir(config.dataDir);
   const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
   const port = config.port === 0 ? await freePort() : config.port;
   // Variables reach the Worker through an env file kept in the data dir, never on a command line.
   const envFile = join(config.dataDir, 'worker.env');
+  // The attached runner's key: a runner key for every workspace, new at every start.
+  const runnerKey = config.inProcessRunner ? generateSecret() : undefined;
   const lines = [`TOOLGATE_API_KEY=${JSON.stringify(adminKey.secret)}`];
+  if (runnerKey !== undefined) lines.push(`TOOLGATE_RUNNER_KEY=${JSON.stringify(runnerKey)}`);
   for (const name of WORKER_VARIABLES) if (process.env[name]) lines.push(`${name}=${JSON.stringify(process.env[name])}`);
-  writeFileSync(envFile, `${lines.join('\n')}\n`, { mode: 0o600 });
-  chmodSync(envFile, 0o600);
+  writePrivateFile(envFile, `${lines.join('\n')}\n`);
+  // wrangler keeps the Durable Objects' databases (keys, hooks) and the R2 blobs here.
+  makePrivateDir(join(config.dataDir, 'wrangler'));
   const args = [
     join(repoRoot, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'dev',
     '--ip', config.host,
@@ -101,8 +109,8 @@ async function main(): Promise<void> {
     if (attempt > 1200 || closing) throw new Error(`wrangler dev did not serve on ${url}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  if (config.inProcessRunner) {
-    runner = new Runner({ url, key: adminKey.secret, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork, overlay: config.runnerOverlay });
+  if (runnerKey !== undefined) {
+    runner = new Runner({ url, key: runnerKey, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork, overlay: config.runnerOverlay });
     runner.start();
     console.log(`toolgate: runner attached: ${describeIsolation(undefined, config.runnerOverlay)}`);
   }

@@ -1,6 +1,7 @@
 // What the Cloudflare home is given: its bindings and variables, read into typed settings, and
 // the way its objects call one another.
 import type { MiddlewareHandler } from 'hono';
+import { parseEgressAllowList } from '../core/egress-policy.ts';
 import { errorStatus, ToolError, type ErrorBody } from '../core/errors.ts';
 import { errorResponse } from '../http/error-response.ts';
 import type { DurableObjectStorageBinding } from '../storage/durable-object-sql-database.ts';
@@ -45,6 +46,8 @@ export interface Env {
   BLOBS: R2BucketBinding;
   /** The first admin key (a secret: `wrangler secret put TOOLGATE_API_KEY`). */
   TOOLGATE_API_KEY?: string;
+  /** Optional: the secret of a runner key for every workspace (a secret; `npm run start:worker` sets one for the runner it attaches). */
+  TOOLGATE_RUNNER_KEY?: string;
   TOOLGATE_MAX_BODY_BYTES?: string;
   TOOLGATE_MAX_FILE_BYTES?: string;
   TOOLGATE_DEFAULT_READ_MAX_CHARS?: string;
@@ -55,6 +58,7 @@ export interface Env {
   TOOLGATE_IMPORT_MAX_FILES?: string;
   TOOLGATE_IMPORT_MAX_BYTES?: string;
   TOOLGATE_IMPORT_TIMEOUT_MS?: string;
+  TOOLGATE_EGRESS_ALLOW_HOSTS?: string;
 }
 
 const MiB = 1024 * 1024;
@@ -76,6 +80,7 @@ export function readSettings(env: Env) {
       maxBytes: integer(env.TOOLGATE_IMPORT_MAX_BYTES, 'TOOLGATE_IMPORT_MAX_BYTES', 32 * MiB, 1, 48 * MiB),
       timeoutMs: integer(env.TOOLGATE_IMPORT_TIMEOUT_MS, 'TOOLGATE_IMPORT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     },
+    egressAllowHosts: parseEgressAllowList(env.TOOLGATE_EGRESS_ALLOW_HOSTS),
   };
 }
 

@@ -4,17 +4,19 @@
 import { Hono } from 'hono';
 import type { Approval } from '../approvals/approval-store.ts';
 import { ToolError } from '../core/errors.ts';
+import { scopeCovers } from '../core/workspace-scope.ts';
 import { HookStore } from '../hooks/hook-store.ts';
 import { createBaseApp, type AppEnv } from '../http/app.ts';
 import { approvalRoutes, type ApprovalDesk } from '../http/approval-routes.ts';
 import { hookRoutes } from '../http/hook-routes.ts';
+import { assertRoutesGuarded } from '../http/route-access.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { keyRoutes } from '../http/key-routes.ts';
 import { toolListRoutes } from '../http/tool-routes.ts';
 import { usageRoutes } from '../http/usage-routes.ts';
 import { canSeeWorkspace, KeyStore, type ApiKey } from '../keys/key-store.ts';
 import { RateLimiter } from '../metering/rate-limiter.ts';
-import { checkQuota, periodStart, type UsageGroup, type UsageRow } from '../metering/usage-meter.ts';
+import { checkQuota, periodStart, type UsageQuery, type UsageRow } from '../metering/usage-meter.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
@@ -57,6 +59,8 @@ export class DirectoryObject {
     const db = new DurableObjectSqlDatabase(this.state.storage);
     const keys = new KeyStore(db);
     await keys.ensureBootstrapAdmin(secret);
+    // The runner `npm run start:worker` attaches (or one of yours) may use this secret as its runner key.
+    await keys.ensureBootstrapRunner(this.env.TOOLGATE_RUNNER_KEY || undefined);
     const ledger = new QuotaLedgerTable(db);
     const index = new WorkspaceIndex(db);
     const limiter = new RateLimiter();
@@ -99,6 +103,7 @@ export class DirectoryObject {
       return c.body(null, 204);
     });
     app.route(INTERNAL_PREFIX.slice(0, -1), internal);
+    assertRoutesGuarded(app);
     this.app = app;
   }
 }
@@ -167,8 +172,9 @@ class SpanningViews implements ApprovalDesk {
     private readonly index: WorkspaceIndex,
   ) {}
 
-  async summary(options: { from: number; to: number; groupBy: UsageGroup; keyId?: string }): Promise<UsageRow[]> {
-    const parts = await this.ask<UsageRow[]>(this.index.names(), 'usage', options);
+  async summary(query: UsageQuery): Promise<UsageRow[]> {
+    const names = this.index.names().filter((name) => query.workspaces === undefined || scopeCovers(query.workspaces, name));
+    const parts = await this.ask<UsageRow[]>(names, 'usage', query);
     const totals = new Map<string, UsageRow>();
     for (const row of parts.flat()) {
       const total = totals.get(row.group);

@@ -2,11 +2,13 @@
 // hands them to runners that lease. It only offers: the workspace object that holds a job
 // leases it (or answers that it no longer waits), so a job delivered twice runs once.
 import type { Hono } from 'hono';
+import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
 import { createBaseApp, type AppEnv } from '../http/app.ts';
-import { assertRole } from '../http/auth.ts';
 import { readJsonBody } from '../http/json-body.ts';
+import { assertRoutesGuarded } from '../http/route-access.ts';
 import { leaseInput } from '../http/runner-routes.ts';
 import type { ApiKey } from '../keys/key-store.ts';
+import type { LeaseHolder } from '../processes/runner-reports.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
@@ -26,9 +28,9 @@ export class DispatcherObject {
     const keys = { authenticate: async (secret: string) => callObject<ApiKey>(directoryObject(env), 'authenticate', { secret }) };
     const app = createBaseApp({ keys, tools: new ToolRegistry(builtinTools), runnerProtocol: true });
     app.post('/v1/runner/lease', async (c) => {
-      assertRole(c.get('key'), ['runner', 'admin']);
+      const key = c.get('key');
       const input = parseInput(leaseInput, await readJsonBody(c.req.raw, settings.maxBodyBytes), 'runner report');
-      const job = await this.lease(env, input.runnerId, input.waitMs ?? 0, c.req.raw.signal);
+      const job = await this.lease(env, input.runnerId, { keyId: key.id, workspaces: key.workspaces }, input.waitMs ?? 0, c.req.raw.signal);
       return job ? c.json({ job }) : c.body(null, 204);
     });
     app.post(`${INTERNAL_PREFIX}offer`, internalOnly(), async (c) => {
@@ -37,6 +39,7 @@ export class DispatcherObject {
       for (const wake of [...this.waiting]) wake();
       return c.body(null, 204);
     });
+    assertRoutesGuarded(app);
     this.app = app;
   }
 
@@ -45,19 +48,19 @@ export class DispatcherObject {
   }
 
   /**
-   * Asks the workspace object of each offer, oldest first, to lease its job to the runner; an
-   * offer whose job no longer waits (leased, stopped, its workspace deleted) is dropped. With no
-   * offer left, waits up to `waitMs` for one to arrive.
+   * Asks the workspace object of each offer in the runner key's scope, oldest first, to lease its
+   * job to the runner; an offer whose job no longer waits (leased, stopped, its workspace deleted)
+   * is dropped. With no offer left, waits up to `waitMs` for one to arrive.
    */
-  private async lease(env: Env, runnerId: string, waitMs: number, signal: AbortSignal): Promise<unknown> {
+  private async lease(env: Env, runnerId: string, holder: LeaseHolder, waitMs: number, signal: AbortSignal): Promise<unknown> {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      for (const offer of this.offers.oldest(this.claimed)) {
+      for (const offer of this.offers.oldest(this.claimed, holder.workspaces)) {
         // Another lease may have taken it while this one waited on a workspace object.
         if (this.claimed.has(offer.jobId)) continue;
         this.claimed.add(offer.jobId);
         try {
-          const answer = await callObject<{ job: unknown }>(workspaceObject(env, offer.workspace), 'lease-job', { jobId: offer.jobId, runnerId });
+          const answer = await callObject<{ job: unknown }>(workspaceObject(env, offer.workspace), 'lease-job', { jobId: offer.jobId, runnerId, holder });
           this.offers.remove(offer.jobId);
           if (answer) return answer.job;
         } finally {
@@ -93,10 +96,15 @@ class JobOffers {
     );
   }
 
-  /** A few of the oldest offers not being asked about already. */
-  oldest(claimed: ReadonlySet<string>): JobMessage[] {
+  /** A few of the oldest offers of workspaces in `scope` not being asked about already. */
+  oldest(claimed: ReadonlySet<string>, scope: WorkspaceScope): JobMessage[] {
+    const filter = scopeFilter(scope);
     return this.db
-      .query<{ job_id: string; workspace: string }>('SELECT job_id, workspace FROM job_offers ORDER BY seq LIMIT ?', claimed.size + 16)
+      .query<{ job_id: string; workspace: string }>(
+        `SELECT job_id, workspace FROM job_offers ${filter === undefined ? '' : 'WHERE workspace IN (SELECT value FROM json_each(?))'} ORDER BY seq LIMIT ?`,
+        ...(filter === undefined ? [] : [filter]),
+        claimed.size + 16,
+      )
       .filter((row) => !claimed.has(row.job_id))
       .map((row) => ({ jobId: row.job_id, workspace: row.workspace }));
   }

@@ -11,12 +11,14 @@ import { approvalRoutes } from '../http/approval-routes.ts';
 import { historyRoutes } from '../http/history-routes.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { mcpRoutes } from '../http/mcp-routes.ts';
+import { assertRoutesGuarded } from '../http/route-access.ts';
 import { leasedJobBody, runnerRoutes } from '../http/runner-routes.ts';
 import { toolRoutes } from '../http/tool-routes.ts';
 import { workspaceRoutes } from '../http/workspace-routes.ts';
 import type { ApiKey } from '../keys/key-store.ts';
-import { UsageMeter, type UsageGroup } from '../metering/usage-meter.ts';
+import { UsageMeter, type UsageQuery } from '../metering/usage-meter.ts';
 import { ProcessStore } from '../processes/process-store.ts';
+import type { LeaseHolder } from '../processes/runner-reports.ts';
 import { WorkspaceHistory } from '../history/workspace-history.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
@@ -25,9 +27,10 @@ import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { Workspaces } from '../workspace/workspaces.ts';
 import { callObject, directoryObject, INTERNAL_PREFIX, internalOnly, readSettings, type DurableObjectState, type Env } from './bindings.ts';
+import { workerEgressFetch } from './egress-fetch.ts';
 import { HOOK_DELIVERY_PATH, receiveHookDelivery } from './hook-delivery-route.ts';
 
-/** The header the Worker names the workspace in, so the object can enter itself in the directory's index. */
+/** The header the Worker names the workspace in, so the object knows its name and can enter it in the directory's index. */
 export const WORKSPACE_HEADER = 'x-toolgate-workspace';
 /** Jobs of vanished runners are swept this often while any job is queued or running. */
 const SWEEP_MS = 5_000;
@@ -41,6 +44,7 @@ export class WorkspaceObject {
   private calls: ToolCalls | undefined;
   private approvals: ApprovalStore | undefined;
   private dispatch: JobDispatch | undefined;
+  private workspaces: Workspaces | undefined;
   private registered = new Set<string>();
   private failure: string | undefined;
 
@@ -60,8 +64,8 @@ export class WorkspaceObject {
   async fetch(request: Request): Promise<Response> {
     await this.ready;
     if (!this.app) return Response.json({ error: { code: 'unavailable', message: this.failure ?? 'toolgate is not configured.' } }, { status: 503 });
-    await this.register(request.headers.get(WORKSPACE_HEADER));
     const response = await this.app.fetch(request);
+    await this.register(request.headers.get(WORKSPACE_HEADER)).catch((error: unknown) => console.error('toolgate: could not enter the workspace in the directory; the next request retries', error));
     await this.dispatch!.send();
     await this.scheduleAlarm();
     return response;
@@ -82,7 +86,8 @@ export class WorkspaceObject {
     const db = new DurableObjectSqlDatabase(this.state.storage);
     const objects = new R2ObjectStore(env.BLOBS);
     const workspaces = new Workspaces(db, objects, [], BLOB_CACHE_BYTES);
-    const history = new WorkspaceHistory(db, objects, { limits: { ...settings.importLimits, maxFileBytes: settings.maxFileBytes } }).attach(workspaces);
+    const egress = workerEgressFetch(settings.egressAllowHosts);
+    const history = new WorkspaceHistory(db, objects, { limits: { ...settings.importLimits, maxFileBytes: settings.maxFileBytes }, egress }).attach(workspaces);
     const processes = new ProcessStore(db, { leaseMs: settings.leaseMs, maxOutputChars: settings.maxOutputChars });
     const tools = new ToolRegistry(builtinTools);
     const limits = { maxBodyBytes: settings.maxBodyBytes, maxFileBytes: settings.maxFileBytes, defaultReadMaxChars: settings.defaultReadMaxChars };
@@ -103,6 +108,7 @@ export class WorkspaceObject {
       approvalTtlMs: settings.approvalTtlMs,
       defaultRateLimitPerMinute: settings.rateLimitPerMinute,
       afterCall: history.afterCall,
+      egress,
     });
     calls.start();
     const deps = { workspaces, keys: directory, tools, calls, meter, limits, processes };
@@ -118,14 +124,14 @@ export class WorkspaceObject {
     const internal = new Hono<AppEnv>();
     internal.use('*', internalOnly());
     const read = async <T>(request: Request): Promise<T> => (await readJsonBody(request, settings.maxBodyBytes)) as T;
-    internal.post('/usage', async (c) => c.json(meter.summary(await read<{ from: number; to: number; groupBy: UsageGroup; keyId?: string }>(c.req.raw))));
+    internal.post('/usage', async (c) => c.json(meter.summary(await read<UsageQuery>(c.req.raw))));
     internal.post('/approvals', async (c) => {
       const { key, status, limit } = await read<{ key: ApiKey; status?: Approval['status']; limit: number }>(c.req.raw);
       return c.json(calls.listApprovals(key, status, limit));
     });
     internal.post('/lease-job', async (c) => {
-      const { jobId, runnerId } = await read<{ jobId: string; runnerId: string }>(c.req.raw);
-      const job = processes.leaseJob(jobId, runnerId);
+      const { jobId, runnerId, holder } = await read<{ jobId: string; runnerId: string; holder: LeaseHolder }>(c.req.raw);
+      const job = processes.leaseJob(jobId, runnerId, holder);
       return job ? c.json({ job: leasedJobBody(job, deps) }) : c.body(null, 204);
     });
     // Webhook deliveries the directory verified: run here, as the hook's owner key, once per delivery id.
@@ -133,7 +139,9 @@ export class WorkspaceObject {
     internal.post(`/${HOOK_DELIVERY_PATH}`, (c) => receiveHookDelivery(hookDeliveries, c.req.raw, settings.maxBodyBytes));
     app.route(INTERNAL_PREFIX.slice(0, -1), internal);
 
+    assertRoutesGuarded(app);
     this.app = app;
+    this.workspaces = workspaces;
     this.processes = processes;
     this.calls = calls;
     this.approvals = approvals;
@@ -143,9 +151,13 @@ export class WorkspaceObject {
     this.dispatch = dispatch;
   }
 
-  /** Enters the workspace in the directory's index once, so listings that span workspaces ask this object. */
+  /**
+   * Enters the workspace in the directory's index once it exists (an authorised PUT created it),
+   * so listings that span workspaces ask this object; a name merely asked about never enters.
+   * Checked after every request, so an entry that failed once is made by the next one.
+   */
   private async register(workspace: string | null): Promise<void> {
-    if (workspace === null || this.registered.has(workspace)) return;
+    if (workspace === null || this.registered.has(workspace) || this.workspaces?.info(workspace) === undefined) return;
     await callObject(directoryObject(this.env), 'register', { workspace });
     this.registered.add(workspace);
   }

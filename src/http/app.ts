@@ -17,6 +17,7 @@ import { historyRoutes } from './history-routes.ts';
 import { hookRoutes, type HookRouteDeps } from './hook-routes.ts';
 import { keyRoutes } from './key-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
+import { assertRoutesGuarded, guardRouteGroups } from './route-access.ts';
 import { runnerRoutes } from './runner-routes.ts';
 import { toolListRoutes, toolRoutes } from './tool-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
@@ -65,13 +66,15 @@ export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {
   if (deps.history) app.route('/v1', historyRoutes({ ...deps, history: deps.history }));
   if (deps.processes) app.route('/v1', runnerRoutes({ ...deps, processes: deps.processes }));
   if (deps.hooks) app.route('/v1', hookRoutes({ ...deps.hooks, limits: deps.limits }));
+  assertRoutesGuarded(app);
   return app;
 }
 
 /**
  * What every app of the contract starts from: errors as the contract spells them, health, the
- * API docs, and key authentication of every /v1 route. A home that spreads the contract over
- * several objects mounts the route groups each serves on one of these.
+ * API docs, key authentication of every /v1 route, and each route group's role and scope check
+ * (route-access.ts). A home that spreads the contract over several objects mounts the route
+ * groups each serves on one of these, then calls `assertRoutesGuarded`.
  */
 export function createBaseApp(deps: Pick<AppDeps, 'keys' | 'tools' | 'onInternalError' | 'processes'> & { runnerProtocol?: boolean }): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -83,5 +86,6 @@ export function createBaseApp(deps: Pick<AppDeps, 'keys' | 'tools' | 'onInternal
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.route('/', docsRoutes({ tools: deps.tools, runnerProtocol: deps.runnerProtocol ?? deps.processes !== undefined }));
   app.use('/v1/*', authenticate(deps.keys));
+  guardRouteGroups(app);
   return app;
 }

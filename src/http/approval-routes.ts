@@ -6,8 +6,8 @@ import { publicApproval, type Approval } from '../approvals/approval-store.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import { parseInput } from '../tools/registry.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole, userRoles } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
+import { assertRole } from './route-access.ts';
 
 export const approvalStatuses = ['pending', 'approved', 'rejected'] as const;
 
@@ -28,7 +28,6 @@ export function approvalRoutes(deps: Pick<AppDeps, 'limits'> & { approvals: Appr
 
   routes.get('/approvals', async (c) => {
     const key = c.get('key');
-    assertRole(key, userRoles);
     const status = c.req.query('status');
     if (status !== undefined && !(approvalStatuses as readonly string[]).includes(status)) {
       throw new ToolError('invalid_argument', `status must be one of ${approvalStatuses.join(', ')}.`, { status });
@@ -40,13 +39,12 @@ export function approvalRoutes(deps: Pick<AppDeps, 'limits'> & { approvals: Appr
 
   routes.get('/approvals/:id', async (c) => {
     const key = c.get('key');
-    assertRole(key, userRoles);
     return c.json(publicApproval(await deps.approvals.getApproval(key, c.req.param('id'))));
   });
 
   routes.post('/approvals/:id/decision', async (c) => {
     const key = c.get('key');
-    assertRole(key, ['approver', 'admin']);
+    assertRole(key, ['approver', 'admin'], 'Deciding approvals');
     const body = parseInput(decisionInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'decision');
     const approval = await deps.approvals.decide(key, c.req.param('id'), body.decision, body.reason);
     return c.json(publicApproval(approval));

@@ -7,7 +7,6 @@ import type { WorkspaceHistory } from '../history/workspace-history.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import { parseInput } from '../tools/registry.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole, assertWorkspaceVisible, userRoles } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
 
 export const checkpointInput = z.strictObject({
@@ -36,19 +35,19 @@ export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
   routes.post('/workspaces/:ws/checkpoints', async (c) => {
-    const workspace = openFor(deps, c.get('key'), c.req.param('ws'));
+    const workspace = deps.workspaces.open(c.req.param('ws'));
     const body = parseInput(checkpointInput, (await readJsonBody(c.req.raw, deps.limits.maxBodyBytes, { optional: true })) ?? {}, 'checkpoint');
     return c.json(await deps.history.checkpoint(workspace, body.message), 201);
   });
 
   routes.get('/workspaces/:ws/checkpoints', (c) => {
-    const workspace = openFor(deps, c.get('key'), c.req.param('ws'));
+    const workspace = deps.workspaces.open(c.req.param('ws'));
     const query = parseInput(checkpointsQuery, c.req.query(), 'query');
     return c.json({ checkpoints: deps.history.list(workspace, query.limit) });
   });
 
   routes.get('/workspaces/:ws/diff', async (c) => {
-    const workspace = openFor(deps, c.get('key'), c.req.param('ws'));
+    const workspace = deps.workspaces.open(c.req.param('ws'));
     const from = c.req.query('from');
     if (from === undefined) throw new ToolError('invalid_argument', 'Name the checkpoint to diff from: GET .../diff?from=<checkpoint id>.', { field: 'from' });
     return c.json({ diff: await deps.history.diff(workspace, from) });
@@ -56,7 +55,7 @@ export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
 
   routes.post('/workspaces/:ws/restore', async (c) => {
     const key = c.get('key');
-    const workspace = openFor(deps, key, c.req.param('ws'));
+    const workspace = deps.workspaces.open(c.req.param('ws'));
     assertMayRewrite(deps, key, 'restore a checkpoint');
     const body = parseInput(restoreInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'restore');
     const { restored, version } = await deps.history.restore(workspace, body.checkpoint);
@@ -65,19 +64,13 @@ export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
 
   routes.post('/workspaces/:ws/import', async (c) => {
     const key = c.get('key');
-    const workspace = openFor(deps, key, c.req.param('ws'));
+    const workspace = deps.workspaces.open(c.req.param('ws'));
     assertMayRewrite(deps, key, 'import a repository');
     const body = parseInput(importInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'import');
     return c.json(await deps.history.import(workspace, body.git), 201);
   });
 
   return routes;
-}
-
-function openFor(deps: HistoryRouteDeps, key: ApiKey, id: string) {
-  assertRole(key, userRoles);
-  assertWorkspaceVisible(key, id);
-  return deps.workspaces.open(id);
 }
 
 /**

@@ -5,19 +5,25 @@ import { z } from 'zod';
 import type { CallAnswer } from '../calls/tool-calls.ts';
 import { ToolError } from '../core/errors.ts';
 import type { HookDeliveries } from '../hooks/hook-deliveries.ts';
-import { verifySignature } from '../hooks/hook-signature.ts';
+import { TIMESTAMP_HEADER, TIMESTAMP_WINDOW_SECONDS, verifySignature } from '../hooks/hook-signature.ts';
 import { hookTarget, publicHook, type Hook, type HookStore, type HookTarget } from '../hooks/hook-store.ts';
 import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
 import { parseInput } from '../tools/registry.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole, assertWorkspaceVisible } from './auth.ts';
 import { parseJsonBytes, readBodyBytes, readJsonBody } from './json-body.ts';
+import { assertWorkspaceVisible } from './route-access.ts';
 
 export const hookInput = z.strictObject({
   secret: z.string().min(16).max(1024).describe('The HMAC-SHA256 key senders sign deliveries with; at least 16 characters. Never shown again.'),
   workspace: z.string().regex(WORKSPACE_ID_PATTERN, { message: 'must be a workspace id' }).describe('The workspace deliveries patch.'),
   checkpoint: z.boolean().optional().describe('Make a checkpoint (with the delivery\'s commitMessage) after each applied delivery; default false.'),
+  requireTimestamp: z
+    .boolean()
+    .optional()
+    .describe(
+      `Refuse deliveries without ${TIMESTAMP_HEADER} within ${TIMESTAMP_WINDOW_SECONDS} s and a signature over "<timestamp>.<raw body>", so a captured delivery cannot be replayed later; default false.`,
+    ),
 });
 
 /** The delivery headers that name a delivery; the first one present is its idempotency key. */
@@ -50,35 +56,41 @@ export function hookRoutes(deps: HookRouteDeps): Hono<AppEnv> {
 
   routes.put('/hooks/:hookId', async (c) => {
     const key = c.get('key');
-    assertRole(key, ['admin']);
     const id = c.req.param('hookId');
     if (!WORKSPACE_ID_PATTERN.test(id)) {
       throw new ToolError('invalid_argument', `The hook id must match ${WORKSPACE_ID_PATTERN.source}.`, { hookId: id });
     }
     const input = parseInput(hookInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'hook');
+    // A hook of another tenant is absent to this key: it can neither re-point nor take it over.
+    const existing = deps.hooks.get(id);
+    if (existing && !canSeeWorkspace(key, existing.workspace)) throw absentHook(id);
     assertWorkspaceVisible(key, input.workspace);
     if (input.checkpoint && !deps.checkpoints) {
       throw new ToolError('invalid_argument', 'checkpoint: this server keeps no workspace history, so it cannot make checkpoints; configure the hook without it.', { field: 'checkpoint' });
     }
-    const { hook, created } = deps.hooks.put({ id, workspace: input.workspace, secret: input.secret, ownerKeyId: key.id, checkpoint: input.checkpoint ?? false });
+    const { hook, created } = deps.hooks.put({
+      id,
+      workspace: input.workspace,
+      secret: input.secret,
+      ownerKeyId: key.id,
+      checkpoint: input.checkpoint ?? false,
+      requireTimestamp: input.requireTimestamp ?? false,
+    });
     return c.json(publicHook(hook), created ? 201 : 200);
   });
 
   routes.get('/hooks', (c) => {
     const key = c.get('key');
-    assertRole(key, ['admin']);
     return c.json({ hooks: deps.hooks.list().filter((hook) => canSeeWorkspace(key, hook.workspace)).map(publicHook) });
   });
 
   routes.get('/hooks/:hookId', (c) => {
     const key = c.get('key');
-    assertRole(key, ['admin']);
     return c.json(publicHook(visibleHook(deps, key, c.req.param('hookId'))));
   });
 
   routes.delete('/hooks/:hookId', (c) => {
     const key = c.get('key');
-    assertRole(key, ['admin']);
     deps.hooks.delete(visibleHook(deps, key, c.req.param('hookId')).id);
     return c.body(null, 204);
   });
@@ -88,7 +100,7 @@ export function hookRoutes(deps: HookRouteDeps): Hono<AppEnv> {
     const id = c.req.param('hookId');
     // An unknown id fails exactly as a wrong signature does, so ids cannot be probed.
     const hook: Hook | undefined = WORKSPACE_ID_PATTERN.test(id) ? deps.hooks.get(id) : undefined;
-    await verifySignature(hook?.secret, { body: bytes, headers: c.req.raw.headers }, now());
+    await verifySignature(hook?.secret, { body: bytes, headers: c.req.raw.headers }, now(), { requireTimestamp: hook?.requireTimestamp ?? false });
     // Past the check, the hook exists: an absent one never verifies.
     const answer = await deps.deliverer.deliver({ hook: hookTarget(hook!), deliveryId: readDeliveryId(c.req.raw.headers), body: bytes, contentType: c.req.header('content-type') ?? null });
     return answerResponse(answer);
@@ -100,8 +112,12 @@ export function hookRoutes(deps: HookRouteDeps): Hono<AppEnv> {
 /** A hook an admin key may manage: one whose workspace it sees; any other answers as absent. */
 function visibleHook(deps: HookRouteDeps, key: ApiKey, id: string): Hook {
   const hook = WORKSPACE_ID_PATTERN.test(id) ? deps.hooks.get(id) : undefined;
-  if (!hook || !canSeeWorkspace(key, hook.workspace)) throw new ToolError('not_found', `Hook ${id} does not exist; configure it with PUT /v1/hooks/${id}.`, { hookId: id });
+  if (!hook || !canSeeWorkspace(key, hook.workspace)) throw absentHook(id);
   return hook;
+}
+
+function absentHook(id: string): ToolError {
+  return new ToolError('not_found', `Hook ${id} does not exist for this key; configure a hook with an id of your own (PUT /v1/hooks/{id}).`, { hookId: id });
 }
 
 /** Runs deliveries in this process, parsing the body as every JSON route does. */

@@ -2,13 +2,14 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
-import { publicKey, type KeyStore, type NewKey } from '../keys/key-store.ts';
+import { scopeOutside } from '../core/workspace-scope.ts';
+import { mayManageKey, publicKey, type ApiKey, type KeyStore, type NewKey } from '../keys/key-store.ts';
 import { bashActions } from '../tools/bash.ts';
 import { parseInput } from '../tools/registry.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
+import { assertRole } from './route-access.ts';
 
 export const keyInput = z.strictObject({
   name: z.string().trim().min(1).max(200),
@@ -39,8 +40,10 @@ export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyS
   const routes = new Hono<AppEnv>();
 
   routes.post('/keys', async (c) => {
-    assertRole(c.get('key'), ['admin']);
+    const creator = c.get('key');
+    assertRole(creator, ['admin'], 'Creating keys');
     const input = parseInput(keyInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'key');
+    assertWithinScope(creator, input.workspaces);
     checkToolNames(input, deps.tools.list().map((tool) => tool.name));
     const { key, secret, notifySecret } = await deps.keys.create(input as NewKey);
     return c.json({ ...publicKey(key), secret, ...(notifySecret === undefined ? {} : { notifySecret }) }, 201);
@@ -48,18 +51,30 @@ export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyS
 
   routes.get('/keys', (c) => {
     const key = c.get('key');
-    // Everyone may see their own key; an admin sees all.
-    return c.json({ keys: (key.role === 'admin' ? deps.keys.list() : [key]).map(publicKey) });
+    // Everyone sees their own key; an admin also the keys whose scope lies within its own.
+    return c.json({ keys: (key.role === 'admin' ? deps.keys.list().filter((other) => mayManageKey(key, other)) : [key]).map(publicKey) });
   });
 
   routes.delete('/keys/:id', (c) => {
-    assertRole(c.get('key'), ['admin']);
+    const admin = c.get('key');
+    assertRole(admin, ['admin'], 'Revoking keys');
     const id = c.req.param('id');
-    if (!deps.keys.revoke(id)) throw new ToolError('not_found', `Key ${id} does not exist or is already revoked.`, { keyId: id });
+    const target = deps.keys.get(id);
+    if (!target || !mayManageKey(admin, target) || !deps.keys.revoke(id)) {
+      throw new ToolError('not_found', `Key ${id} does not exist or is already revoked.`, { keyId: id });
+    }
     return c.body(null, 204);
   });
 
   return routes;
+}
+
+/** A key is created within its creator's scope: an admin cannot make a key that reaches further than itself. */
+function assertWithinScope(creator: ApiKey, workspaces: readonly string[]): void {
+  const outside = scopeOutside(workspaces, creator.workspaces);
+  if (outside.length === 0) return;
+  const wants = outside.includes('*') ? 'every workspace ("*")' : `workspace${outside.length > 1 ? 's' : ''} ${outside.join(', ')}`;
+  throw new ToolError('forbidden', `This admin key may create keys only within its own scope (${creator.workspaces.join(', ')}), so not for ${wants}.`, { field: 'workspaces' });
 }
 
 /** Tool allowlists and rules must name tools (and bash actions) that exist, so a typo never silently allows or denies. */

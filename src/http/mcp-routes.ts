@@ -10,7 +10,6 @@ import type { ErrorBody } from '../core/errors.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import { formatTools } from '../tools/tool-formats.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole, userRoles } from './auth.ts';
 import { readBodyBytes } from './json-body.ts';
 import { parseWaitMs } from './tool-routes.ts';
 
@@ -32,7 +31,6 @@ export function mcpRoutes(deps: AppDeps): Hono<AppEnv> {
 
   routes.all('/workspaces/:ws/mcp', async (c) => {
     const key = c.get('key');
-    assertRole(key, userRoles);
     // Stateless: no session outlives its POST, so there is no stream to GET and no session to DELETE.
     if (c.req.method !== 'POST') return methodNotAllowed();
     const waitMs = parseWaitMs(c.req.query('waitMs'));

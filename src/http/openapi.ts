@@ -24,7 +24,7 @@ const tags = [
   { name: 'usage', description: 'Metered calls, grouped.' },
   { name: 'mcp', description: 'The Model Context Protocol endpoint of a workspace.' },
   { name: 'hooks', description: 'Webhooks: signed deliveries of patches, applied as the admin key that configured the hook.' },
-  { name: 'runner', description: 'The runner protocol: runners lease bash jobs and report back (keys of role runner or admin).' },
+  { name: 'runner', description: 'The runner protocol: runners lease bash jobs of their scope and report back (keys of role runner only; reads and reports need a live lease of the same key).' },
 ];
 
 export function openApiDocument(options: OpenApiOptions): OpenApiDocument {

@@ -3,18 +3,16 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
-import type { LeasedJob } from '../processes/runner-reports.ts';
+import type { LeasedJob, LeaseFence } from '../processes/runner-reports.ts';
 import { parseInput } from '../tools/registry.ts';
 import type { ManifestEntry } from '../workspace/manifest.ts';
 import { blobFrameStream } from '../runner/blob-frames.ts';
 import { sha256Hex } from '../workspace/content-hash.ts';
 import { syncChanges, type RunnerChange, type SyncResult } from '../workspace/sync-changes.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole } from './auth.ts';
 import { readBodyBytes, readJsonBody } from './json-body.ts';
 
 const MAX_LEASE_WAIT_MS = 30_000;
-const runnerRoles = ['runner', 'admin'] as const;
 
 const token = z.number().int().nonnegative();
 export const leaseInput = z.strictObject({ runnerId: z.string().min(1).max(200), waitMs: z.number().int().min(0).max(MAX_LEASE_WAIT_MS).optional() });
@@ -60,13 +58,22 @@ export const exitInput = z.strictObject({
   truncated: z.boolean().optional(),
 });
 
+/**
+ * The runner protocol. Its route group (route-access.ts) admits runner keys only, and only for
+ * workspaces in their scope; past that, a runner reads a workspace only while its key holds a live
+ * lease on one of the workspace's jobs, and reports on a process only with the lease's token and key.
+ */
 export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   const { processes } = deps;
-  routes.use('/runner/*', async (c, next) => {
-    assertRole(c.get('key'), runnerRoles);
+  const fence = (c: Context<AppEnv>, token: number): LeaseFence => ({ token, keyId: c.get('key').id });
+  const leaseHeld = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    processes.assertLeaseIn(c.req.param('ws')!, c.get('key').id);
     await next();
-  });
+  };
+  routes.use('/runner/workspaces/:ws/manifest', leaseHeld);
+  routes.use('/runner/workspaces/:ws/blobs', leaseHeld);
+  routes.use('/runner/workspaces/:ws/blobs/*', leaseHeld);
   /**
    * The process a report names, which must belong to the workspace in its path; one that does not
    * (deleted with its workspace) refuses every report as a stale lease does, so the runner abandons it.
@@ -84,11 +91,13 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 
   routes.post('/runner/lease', async (c) => {
     const input = await body(c, leaseInput);
-    let job = processes.lease(input.runnerId);
+    const key = c.get('key');
+    const holder = { keyId: key.id, workspaces: key.workspaces };
+    let job = processes.lease(input.runnerId, holder);
     if (!job && input.waitMs) {
-      const woken = (await processes.waitForJob(input.waitMs)) === 'woken';
+      const woken = (await processes.waitForJob(holder.workspaces, input.waitMs)) === 'woken';
       // A runner that hung up while waiting must not be handed a job it will never run.
-      if (!c.req.raw.signal.aborted) job = processes.lease(input.runnerId);
+      if (!c.req.raw.signal.aborted) job = processes.lease(input.runnerId, holder);
       // A job this request was woken for and did not take, or more jobs queued than waiters woken
       // (a burst, a requeue): the next waiter is woken.
       if (woken) processes.passOnJob();
@@ -138,7 +147,7 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 
   routes.post('/runner/workspaces/:ws/processes/:id/started', async (c) => {
     const input = await body(c, startedInput);
-    processes.started(processOf(c), input.token, input.pid);
+    processes.started(processOf(c), fence(c, input.token), input.pid);
     return c.json({ ok: true });
   });
 
@@ -148,19 +157,19 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     const input = TEXT_BODY.test(c.req.header('content-type') ?? '')
       ? { ...parseInput(outputQuery, c.req.query(), 'runner report'), data: await readTextBody(c.req.raw, deps.limits.maxBodyBytes) }
       : await body(c, outputInput);
-    return c.json({ end: processes.appendOutput(processOf(c), input.token, input.data, input.offset, input.skipped) });
+    return c.json({ end: processes.appendOutput(processOf(c), fence(c, input.token), input.data, input.offset, input.skipped) });
   });
 
   routes.post('/runner/workspaces/:ws/processes/:id/heartbeat', async (c) => {
     const input = await body(c, heartbeatInput);
-    return c.json(processes.heartbeat(processOf(c), input.token, input.stdinAck));
+    return c.json(processes.heartbeat(processOf(c), fence(c, input.token), input.stdinAck));
   });
 
   routes.post('/runner/workspaces/:ws/processes/:id/sync', async (c) => {
     const id = processOf(c);
     const input = await body(c, syncInput);
     // Proves the token still holds the job, and renews the lease for the commit.
-    processes.renew(id, input.token);
+    processes.renew(id, fence(c, input.token));
     const record = processes.record(id);
     if (!record) throw new ToolError('not_found', `Process ${id} does not exist.`, { processId: id });
     const changes = input.changes.map((change): RunnerChange =>
@@ -177,8 +186,8 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 
   routes.post('/runner/workspaces/:ws/processes/:id/exit', async (c) => {
     const input = await body(c, exitInput);
-    const { token: fence, ...report } = input;
-    const record = processes.finish(processOf(c), fence, report);
+    const { token, ...report } = input;
+    const record = processes.finish(processOf(c), fence(c, token), report);
     return c.json({ status: record.status });
   });
 
@@ -200,6 +209,8 @@ export function leasedJobBody(job: LeasedJob, deps: Pick<AppDeps, 'workspaces'> 
     timeoutMs: record.timeoutMs,
     // A runner whose copy is at this version need not fetch the manifest again.
     workspaceVersion: deps.workspaces.info(record.workspace)?.version ?? null,
+    // A runner keeps one copy per incarnation: a workspace made again under the name starts afresh.
+    incarnation: deps.workspaces.incarnation(record.workspace) ?? null,
     // Output older than this many characters is never kept: a runner far behind may skip it.
     outputChars: deps.processes.maxOutputChars,
   };

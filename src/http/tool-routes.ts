@@ -4,7 +4,6 @@ import { ToolError } from '../core/errors.ts';
 import { MAX_WAIT_MS } from '../calls/tool-calls.ts';
 import { formatTools } from '../tools/tool-formats.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole, userRoles } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
 
 
@@ -20,7 +19,6 @@ export function toolRoutes(deps: Pick<AppDeps, 'calls' | 'limits'>): Hono<AppEnv
 
   routes.post('/workspaces/:ws/tools/:tool', async (c) => {
     const key = c.get('key');
-    assertRole(key, userRoles);
     const waitMs = parseWaitMs(c.req.query('waitMs'));
     const answer = await deps.calls.call({
       key,

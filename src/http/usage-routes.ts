@@ -1,15 +1,14 @@
-// Usage: totals of the calling key's tool calls (an admin's: everyone's), grouped by tool, workspace or key.
+// Usage: totals of the calling key's tool calls (an admin's: every call on the workspaces in its scope), grouped by tool, workspace or key.
 import { Hono } from 'hono';
 import { ToolError } from '../core/errors.ts';
-import type { UsageGroup, UsageRow } from '../metering/usage-meter.ts';
+import type { UsageGroup, UsageQuery, UsageRow } from '../metering/usage-meter.ts';
 import type { AppEnv } from './app.ts';
-import { assertRole } from './auth.ts';
 
 export const usageGroups: readonly UsageGroup[] = ['tool', 'workspace', 'key'];
 
 /** Where usage totals come from: the meter, or a home's sum over the meters of several objects. */
 export interface UsageSource {
-  summary(options: { from: number; to: number; groupBy: UsageGroup; keyId?: string }): UsageRow[] | Promise<UsageRow[]>;
+  summary(query: UsageQuery): UsageRow[] | Promise<UsageRow[]>;
 }
 
 export function usageRoutes(deps: { usage: UsageSource }): Hono<AppEnv> {
@@ -17,7 +16,6 @@ export function usageRoutes(deps: { usage: UsageSource }): Hono<AppEnv> {
 
   routes.get('/usage', async (c) => {
     const key = c.get('key');
-    assertRole(key, ['agent', 'approver', 'admin']);
     const groupBy = c.req.query('groupBy') ?? 'tool';
     if (!(usageGroups as readonly string[]).includes(groupBy)) throw new ToolError('invalid_argument', `groupBy must be one of ${usageGroups.join(', ')}.`, { groupBy });
     const from = parseTime(c.req.query('from'), 'from') ?? 0;
@@ -28,7 +26,9 @@ export function usageRoutes(deps: { usage: UsageSource }): Hono<AppEnv> {
       throw new ToolError('forbidden', "Only an admin key may read another key's usage.", { keyId: keyFilter });
     }
     const keyId = key.role === 'admin' ? keyFilter : key.id;
-    return c.json({ from: new Date(from).toISOString(), to: to === Number.MAX_SAFE_INTEGER ? null : new Date(to).toISOString(), rows: await deps.usage.summary({ from, to, groupBy: groupBy as UsageGroup, keyId }) });
+    // Calls on workspaces outside the key's scope are never counted, whoever made them.
+    const rows = await deps.usage.summary({ from, to, groupBy: groupBy as UsageGroup, keyId, workspaces: key.workspaces });
+    return c.json({ from: new Date(from).toISOString(), to: to === Number.MAX_SAFE_INTEGER ? null : new Date(to).toISOString(), rows });
   });
 
   return routes;

@@ -5,8 +5,8 @@ import { ToolError } from '../core/errors.ts';
 import { parseInput } from '../tools/registry.ts';
 import { assertWorkspaceId } from '../workspace/workspaces.ts';
 import type { AppDeps, AppEnv } from './app.ts';
-import { assertRole, assertWorkspaceVisible, userRoles } from './auth.ts';
 import { readJsonBody } from './json-body.ts';
+import { assertRole } from './route-access.ts';
 
 export const workspaceSettings = z.strictObject({
   excludedPaths: z.array(z.string()).max(1000).optional(),
@@ -17,23 +17,22 @@ export const workspaceSettings = z.strictObject({
 export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
+  // Any key in scope may create a workspace or confirm it; changing an existing one's settings
+  // (they bound what its keys may write) and deleting it need an admin key.
   routes.put('/workspaces/:ws', async (c) => {
     const id = c.req.param('ws');
     const key = c.get('key');
-    assertRole(key, userRoles);
     assertWorkspaceId(id);
-    assertWorkspaceVisible(key, id);
     const body = await readJsonBody(c.req.raw, deps.limits.maxBodyBytes, { optional: true });
     const settings = parseInput(workspaceSettings, body ?? {}, 'workspace settings');
-    const { created, info } = deps.workspaces.create(id, settings);
+    const { created, info } = deps.workspaces.create(id, settings, {
+      beforeSettingsChange: () => assertRole(key, ['admin'], `Changing the settings of workspace ${id} (PUT without a body confirms it)`),
+    });
     return c.json(info, created ? 201 : 200);
   });
 
   routes.get('/workspaces/:ws', (c) => {
     const id = c.req.param('ws');
-    const key = c.get('key');
-    assertRole(key, userRoles);
-    assertWorkspaceVisible(key, id);
     const info = deps.workspaces.info(id);
     if (!info) throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, { workspace: id });
     return c.json(info);
@@ -41,9 +40,8 @@ export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
 
   routes.delete('/workspaces/:ws', async (c) => {
     const id = c.req.param('ws');
-    const key = c.get('key');
-    assertRole(key, userRoles);
-    assertWorkspaceVisible(key, id);
+    if (!deps.workspaces.info(id)) throw new ToolError('not_found', `Workspace ${id} does not exist.`, { workspace: id });
+    assertRole(c.get('key'), ['admin'], `Deleting workspace ${id}`);
     if (!(await deps.workspaces.delete(id))) {
       throw new ToolError('not_found', `Workspace ${id} does not exist.`, { workspace: id });
     }
@@ -53,9 +51,6 @@ export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
 
   routes.get('/workspaces/:ws/files', async (c) => {
     const id = c.req.param('ws');
-    const key = c.get('key');
-    assertRole(key, userRoles);
-    assertWorkspaceVisible(key, id);
     const recursive = parseBoolean(c.req.query('recursive'), 'recursive');
     const prefix = c.req.query('prefix') ?? '';
     const workspace = deps.workspaces.open(id);

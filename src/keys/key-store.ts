@@ -1,5 +1,6 @@
 // API keys: stored as SHA-256 hashes only, looked up by the hash of a presented secret.
 import { ToolError } from '../core/errors.ts';
+import { scopeCovers, scopeWithin } from '../core/workspace-scope.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { sha256Hex } from '../workspace/content-hash.ts';
 
@@ -52,6 +53,13 @@ export interface NewKey {
 
 /** The id of the first admin key, the one configured by TOOLGATE_API_KEY or generated at first start. */
 export const BOOTSTRAP_KEY_ID = 'key_bootstrap_admin';
+/** The id of the runner key the server gives its own runner (a new secret at each start). */
+export const BOOTSTRAP_RUNNER_KEY_ID = 'key_bootstrap_runner';
+/** Keys the server itself manages: revoked or rotated by its configuration, never through the API. */
+const SERVER_KEYS = new Map([
+  [BOOTSTRAP_KEY_ID, 'The bootstrap admin key cannot be revoked here; change TOOLGATE_API_KEY and restart the server to rotate it.'],
+  [BOOTSTRAP_RUNNER_KEY_ID, "The server's own runner key cannot be revoked here; it changes at every start, and TOOLGATE_RUNNER=off removes it."],
+]);
 const SECRET_PREFIX = 'tg_';
 
 type KeyRow = {
@@ -108,12 +116,28 @@ export class KeyStore {
 
   /** Makes `secret` the bootstrap admin key (replacing an earlier bootstrap secret). */
   async ensureBootstrapAdmin(secret: string): Promise<void> {
+    await this.ensureServerKey(BOOTSTRAP_KEY_ID, 'bootstrap admin', 'admin', secret);
+  }
+
+  /**
+   * Makes `secret` the key of the server's own runner (role runner, every workspace), or revokes
+   * that key when the server runs none (`undefined`).
+   */
+  async ensureBootstrapRunner(secret: string | undefined): Promise<void> {
+    if (secret !== undefined) return this.ensureServerKey(BOOTSTRAP_RUNNER_KEY_ID, 'in-process runner', 'runner', secret);
+    this.db.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', new Date().toISOString(), BOOTSTRAP_RUNNER_KEY_ID);
+    this.keys.clear();
+  }
+
+  private async ensureServerKey(id: string, name: string, role: KeyRole, secret: string): Promise<void> {
     const hash = await sha256Hex(new TextEncoder().encode(secret));
     this.db.query(
       `INSERT INTO api_keys (id, name, role, secret_hash, workspaces, tools, approval_mode, created_at)
-       VALUES (?, 'bootstrap admin', 'admin', ?, '["*"]', NULL, 'auto', ?)
+       VALUES (?, ?, ?, ?, '["*"]', NULL, 'auto', ?)
        ON CONFLICT (id) DO UPDATE SET secret_hash = excluded.secret_hash, revoked_at = NULL`,
-      BOOTSTRAP_KEY_ID,
+      id,
+      name,
+      role,
       hash,
       new Date().toISOString(),
     );
@@ -163,9 +187,8 @@ export class KeyStore {
 
   /** Revokes a key at once: the next request with its secret is `unauthorized`. False when it was not live. */
   revoke(id: string): boolean {
-    if (id === BOOTSTRAP_KEY_ID) {
-      throw new ToolError('forbidden', 'The bootstrap admin key cannot be revoked here; change TOOLGATE_API_KEY and restart the server to rotate it.', { id });
-    }
+    const managed = SERVER_KEYS.get(id);
+    if (managed !== undefined) throw new ToolError('forbidden', managed, { id });
     const [row] = this.db.query<{ id: string }>('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id', new Date().toISOString(), id);
     this.keys.clear();
     return row !== undefined;
@@ -207,8 +230,14 @@ export function generateSecret(prefix = SECRET_PREFIX): string {
   return prefix + btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
 }
 
+/** Whether the key reaches the workspace: outside its scope a workspace answers as absent. */
 export function canSeeWorkspace(key: ApiKey, workspace: string): boolean {
-  return key.workspaces.includes('*') || key.workspaces.includes(workspace);
+  return scopeCovers(key.workspaces, workspace);
+}
+
+/** Whether an admin key may see and revoke `key`: one whose whole scope lies within the admin's. */
+export function mayManageKey(admin: ApiKey, key: ApiKey): boolean {
+  return admin.role === 'admin' && scopeWithin(key.workspaces, admin.workspaces);
 }
 
 /** A key as answers show it: never its secret or its hash. */

@@ -1,5 +1,6 @@
 // Usage records: exactly one per tool call, the quota check that admits a call, and the totals.
 import { ToolError } from '../core/errors.ts';
+import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
 import type { ApiKey, Quota } from '../keys/key-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 
@@ -25,6 +26,15 @@ export interface CallOutcome {
 }
 
 export type UsageGroup = 'tool' | 'workspace' | 'key';
+
+/** Which calls a usage summary adds up: a time range, and optionally one key's calls and the workspaces of a scope. */
+export interface UsageQuery {
+  from: number;
+  to: number;
+  groupBy: UsageGroup;
+  keyId?: string;
+  workspaces?: WorkspaceScope;
+}
 
 export interface UsageRow {
   group: string;
@@ -220,17 +230,28 @@ export class UsageMeter {
       .map((row) => ({ keyId: row.key_id, startedAt: row.started_at }));
   }
 
-  /** Totals per group of the calls started in [from, to), for one key or (undefined) everyone. */
-  summary(options: { from: number; to: number; groupBy: UsageGroup; keyId?: string }): UsageRow[] {
+  /** Totals per group of the calls started in [from, to), of one key or (undefined) every key, on the workspaces of the scope (undefined: all). */
+  summary(query: UsageQuery): UsageRow[] {
     this.flush();
-    const group = { tool: "tool || COALESCE(':' || action, '')", workspace: 'workspace', key: 'key_id' }[options.groupBy];
+    const group = { tool: "tool || COALESCE(':' || action, '')", workspace: 'workspace', key: 'key_id' }[query.groupBy];
+    const scope = query.workspaces === undefined ? undefined : scopeFilter(query.workspaces);
+    const conditions = ['started_at >= ?', 'started_at < ?'];
+    const params: (string | number)[] = [query.from, query.to];
+    if (query.keyId !== undefined) {
+      conditions.push('key_id = ?');
+      params.push(query.keyId);
+    }
+    if (scope !== undefined) {
+      conditions.push('workspace IN (SELECT value FROM json_each(?))');
+      params.push(scope);
+    }
     const rows = this.db.query<{ grp: string; calls: number; errors: number; bytes_in: number; bytes_out: number; process_seconds: number }>(
       `SELECT ${group} AS grp, COUNT(*) AS calls,
               SUM(CASE WHEN outcome IS NOT NULL AND outcome <> 'ok' THEN 1 ELSE 0 END) AS errors,
               SUM(bytes_in) AS bytes_in, SUM(bytes_out) AS bytes_out, SUM(process_seconds) AS process_seconds
-       FROM usage WHERE started_at >= ? AND started_at < ? ${options.keyId === undefined ? '' : 'AND key_id = ?'}
+       FROM usage WHERE ${conditions.join(' AND ')}
        GROUP BY grp ORDER BY grp`,
-      ...(options.keyId === undefined ? [options.from, options.to] : [options.from, options.to, options.keyId]),
+      ...params,
     );
     return rows.map((row) => ({
       group: row.grp,

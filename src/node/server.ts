@@ -11,16 +11,19 @@ import { HookDeliveries } from '../hooks/hook-deliveries.ts';
 import { HookStore } from '../hooks/hook-store.ts';
 import { createCallServices } from '../calls/call-services.ts';
 import { FsObjectStore } from '../storage/node/fs-object-store.ts';
+import { makePrivateDir } from '../storage/node/private-files.ts';
 import { SqliteDatabase } from '../storage/node/sqlite-database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { s3ObjectStoreFromEnv } from '../storage/s3-object-store.ts';
 import { ProcessStore } from '../processes/process-store.ts';
 import { WorkspaceHistory } from '../history/workspace-history.ts';
+import { nodeEgressFetch } from './egress-fetch.ts';
 import { Runner } from '../runner/node/runner.ts';
 import { inProcessTransport } from '../runner/runner-client.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { Workspaces } from '../workspace/workspaces.ts';
+import { generateSecret } from '../keys/key-store.ts';
 import { loadAdminSecret, type AdminSecret } from './admin-key.ts';
 import type { NodeConfig } from './config.ts';
 
@@ -30,6 +33,8 @@ export interface NodeHome {
   processes: ProcessStore;
   blobs: 'fs' | 's3';
   adminKey: AdminSecret;
+  /** The secret of the in-process runner's key, when the server runs one. */
+  runnerKey: string | undefined;
   close(): void;
 }
 
@@ -41,17 +46,26 @@ export interface RunningServer extends Omit<NodeHome, 'close'> {
 
 /** The services and the app of the Node home, not yet listening. */
 export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
+  // The data dir holds the database, the admin key and tenants' blobs: its owner's alone.
+  makePrivateDir(config.dataDir);
   const db = SqliteDatabase.open(join(config.dataDir, 'toolgate.db'));
   const s3 = s3ObjectStoreFromEnv(config.env);
+  if (!s3) makePrivateDir(join(config.dataDir, 'blobs'));
   const objects: ObjectStore = s3 ?? new FsObjectStore(join(config.dataDir, 'blobs'));
   const workspaces = new Workspaces(db, objects, config.readOnlyRoots);
   const processes = new ProcessStore(db, { leaseMs: config.leaseMs, maxOutputChars: config.maxProcessOutputChars });
   const tools = new ToolRegistry(builtinTools);
   const limits = { maxBodyBytes: config.maxBodyBytes, maxFileBytes: config.maxFileBytes, defaultReadMaxChars: config.defaultReadMaxChars };
-  const history = new WorkspaceHistory(db, objects, { limits: { ...config.importLimits, maxFileBytes: config.maxFileBytes } }).attach(workspaces);
-  const services = createCallServices({ db, tools, workspaces, limits, processes, approvalTtlMs: config.approvalTtlMs, rateLimitPerMinute: config.rateLimitPerMinute, afterCall: history.afterCall });
+  // Imports and approval notices reach only hosts the egress rule allows, checked on the address connected to.
+  const egress = nodeEgressFetch(config.egressAllowHosts);
+  const history = new WorkspaceHistory(db, objects, { limits: { ...config.importLimits, maxFileBytes: config.maxFileBytes }, egress }).attach(workspaces);
+  const services = createCallServices({ db, tools, workspaces, limits, processes, approvalTtlMs: config.approvalTtlMs, rateLimitPerMinute: config.rateLimitPerMinute, afterCall: history.afterCall, egress });
   const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
   await services.keys.ensureBootstrapAdmin(adminKey.secret);
+  // The in-process runner serves the runner protocol with a runner key of its own, new at every
+  // start and known only to this process (admin keys do not serve that protocol).
+  const runnerKey = config.inProcessRunner ? generateSecret() : undefined;
+  await services.keys.ensureBootstrapRunner(runnerKey);
   // Deliveries run as their hook's owner key through the same calls as the tool routes.
   const hookDeliveries = new HookDeliveries({ calls: services.calls, keys: services.keys, records: new DeliveryRecords(db), workspaces, history });
   const hooks = { hooks: new HookStore(db), deliverer: localDeliverer(hookDeliveries), checkpoints: true };
@@ -65,6 +79,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     processes,
     blobs: s3 ? 's3' : 'fs',
     adminKey,
+    runnerKey,
     close: () => {
       clearInterval(sweeper);
       services.calls.stop();
@@ -79,10 +94,10 @@ export async function startNodeServer(config: NodeConfig, home?: NodeHome): Prom
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  const runner = config.inProcessRunner
+  const runner = built.runnerKey !== undefined
     ? new Runner({
         url,
-        key: built.adminKey.secret,
+        key: built.runnerKey,
         dataDir: join(config.dataDir, 'runner'),
         network: config.runnerNetwork,
         overlay: config.runnerOverlay,

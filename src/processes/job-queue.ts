@@ -1,11 +1,17 @@
 // The job queue on SQL: one job per process id, leased with an expiry and a fencing token.
 import { ToolError } from '../core/errors.ts';
+import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { ProcessStatus } from './process-record.ts';
+import type { LeaseFence } from './runner-reports.ts';
+
+/** Queued jobs whose process still waits for them. */
+const WAITING = "jobs.state = 'queued' AND processes.status = 'queued'";
 
 /** A leased job whose lease ran out, with what the sweeper needs to decide its fate. */
 export interface ExpiredLease {
   id: string;
+  workspace: string;
   attempts: number;
   leasedBy: string | null;
   status: ProcessStatus;
@@ -23,20 +29,30 @@ export class JobQueue {
     this.db.query("INSERT INTO jobs (id, state, created_at) VALUES (?, 'queued', ?) ON CONFLICT (id) DO NOTHING", id, now);
   }
 
-  /** The oldest queued job whose process is still queued. */
-  next(): string | undefined {
+  /** The oldest waiting job of a workspace in `scope`. */
+  next(scope: WorkspaceScope): string | undefined {
+    const filter = scopeFilter(scope);
     const [row] = this.db.query<{ id: string }>(
       `SELECT jobs.id AS id FROM jobs JOIN processes ON processes.id = jobs.id
-       WHERE jobs.state = 'queued' AND processes.status = 'queued' ORDER BY processes.seq LIMIT 1`,
+       WHERE ${WAITING} ${filter === undefined ? '' : 'AND processes.workspace IN (SELECT value FROM json_each(?))'}
+       ORDER BY processes.seq LIMIT 1`,
+      ...(filter === undefined ? [] : [filter]),
     );
     return row?.id;
+  }
+
+  /** The workspaces that have a waiting job. */
+  waitingWorkspaces(): string[] {
+    return this.db
+      .query<{ workspace: string }>(`SELECT DISTINCT processes.workspace AS workspace FROM jobs JOIN processes ON processes.id = jobs.id WHERE ${WAITING}`)
+      .map((row) => row.workspace);
   }
 
   /** Queued jobs whose process is still queued, oldest first, with how often each was leased before. */
   queued(): { id: string; attempts: number }[] {
     return this.db.query<{ id: string; attempts: number }>(
       `SELECT jobs.id AS id, jobs.attempts AS attempts FROM jobs JOIN processes ON processes.id = jobs.id
-       WHERE jobs.state = 'queued' AND processes.status = 'queued' ORDER BY processes.seq`,
+       WHERE ${WAITING} ORDER BY processes.seq`,
     );
   }
 
@@ -44,19 +60,20 @@ export class JobQueue {
   isQueued(id: string): boolean {
     const [row] = this.db.query<{ queued: number }>(
       `SELECT COUNT(*) AS queued FROM jobs JOIN processes ON processes.id = jobs.id
-       WHERE jobs.id = ? AND jobs.state = 'queued' AND processes.status = 'queued'`,
+       WHERE jobs.id = ? AND ${WAITING}`,
       id,
     );
     return (row?.queued ?? 0) > 0;
   }
 
-  /** Leases a queued job to `runnerId` until `expiresAt` and returns the new fencing token. */
-  lease(id: string, runnerId: string, expiresAt: number): number {
+  /** Leases a queued job to `runnerId` (with the key `keyId`) until `expiresAt` and returns the new fencing token. */
+  lease(id: string, runnerId: string, keyId: string, expiresAt: number): number {
     const [row] = this.db.query<{ lease_token: number }>(
-      `UPDATE jobs SET state = 'leased', lease_token = lease_token + 1, leased_by = ?, lease_expires_at = ?,
+      `UPDATE jobs SET state = 'leased', lease_token = lease_token + 1, leased_by = ?, leased_key = ?, lease_expires_at = ?,
          attempts = attempts + 1
        WHERE id = ? AND state = 'queued' RETURNING lease_token`,
       runnerId,
+      keyId,
       expiresAt,
       id,
     );
@@ -64,15 +81,36 @@ export class JobQueue {
     return row.lease_token;
   }
 
-  /** Refuses `token` unless it is the current lease of a leased job: the fence of every report. */
-  fence(id: string, token: number): void {
-    const [row] = this.db.query<{ state: string; lease_token: number }>('SELECT state, lease_token FROM jobs WHERE id = ?', id);
+  /**
+   * The fence of every report: refuses a token that is not the current lease of a leased job
+   * (`conflict`, so its runner abandons the job), and a current token presented by any key but
+   * the one holding the lease (`forbidden`).
+   */
+  fence(id: string, fence: LeaseFence): void {
+    const [row] = this.db.query<{ state: string; lease_token: number; leased_key: string | null }>('SELECT state, lease_token, leased_key FROM jobs WHERE id = ?', id);
+    const { token } = fence;
     if (row === undefined || row.state !== 'leased' || row.lease_token !== token) {
-      const why = row === undefined ? 'the job no longer exists' : row.state === 'leased' ? `it is leased under token ${row.lease_token} now` : `the job is ${row.state}`;
+      const why = row === undefined ? 'the job no longer exists' : row.state === 'leased' ? 'a newer lease holds it now' : `the job is ${row.state}`;
       throw new ToolError('conflict', `the lease token is stale: token ${token} of process ${id} no longer holds its job (${why}), so abandon this job.`, {
         processId: id,
       });
     }
+    if (row.leased_key !== fence.keyId) {
+      throw new ToolError('forbidden', `This key does not hold the lease of process ${id}; only the runner key that leased a job may report on it.`, { processId: id });
+    }
+  }
+
+  /** Whether `keyId` holds a lease, unexpired at `now`, on a job of `workspace`: what reading the workspace needs. */
+  holdsLeaseIn(workspace: string, keyId: string, now: number): boolean {
+    return (
+      this.db.query<{ held: number }>(
+        `SELECT 1 AS held FROM jobs JOIN processes ON processes.id = jobs.id
+         WHERE processes.workspace = ? AND jobs.state = 'leased' AND jobs.leased_key = ? AND jobs.lease_expires_at >= ? LIMIT 1`,
+        workspace,
+        keyId,
+        now,
+      ).length > 0
+    );
   }
 
   /** Extends the lease of a fenced job to `expiresAt`. */
@@ -85,12 +123,13 @@ export class JobQueue {
     this.db.query("UPDATE jobs SET state = 'done', lease_expires_at = NULL, finished_token = ? WHERE id = ?", finishedToken, id);
   }
 
-  /** Whether `token` already reported this job's finish: a replay of an answered report. */
-  finishedWith(id: string, token: number): boolean {
+  /** Whether this lease already reported the job's finish: a replay of an answered report. */
+  finishedWith(id: string, fence: LeaseFence): boolean {
     const [row] = this.db.query<{ finished: number }>(
-      "SELECT COUNT(*) AS finished FROM jobs WHERE id = ? AND state = 'done' AND finished_token = ?",
+      "SELECT COUNT(*) AS finished FROM jobs WHERE id = ? AND state = 'done' AND finished_token = ? AND leased_key = ?",
       id,
-      token,
+      fence.token,
+      fence.keyId,
     );
     return (row?.finished ?? 0) > 0;
   }
@@ -103,13 +142,13 @@ export class JobQueue {
   /** The leased jobs whose lease expired before `now`, oldest process first. */
   expired(now: number): ExpiredLease[] {
     return this.db
-      .query<{ id: string; attempts: number; leased_by: string | null; status: ProcessStatus }>(
-        `SELECT jobs.id AS id, jobs.attempts AS attempts, jobs.leased_by AS leased_by, processes.status AS status
+      .query<{ id: string; workspace: string; attempts: number; leased_by: string | null; status: ProcessStatus }>(
+        `SELECT jobs.id AS id, processes.workspace AS workspace, jobs.attempts AS attempts, jobs.leased_by AS leased_by, processes.status AS status
          FROM jobs JOIN processes ON processes.id = jobs.id
          WHERE jobs.state = 'leased' AND jobs.lease_expires_at < ? ORDER BY processes.seq`,
         now,
       )
-      .map((row) => ({ id: row.id, attempts: row.attempts, leasedBy: row.leased_by, status: row.status }));
+      .map((row) => ({ id: row.id, workspace: row.workspace, attempts: row.attempts, leasedBy: row.leased_by, status: row.status }));
   }
 
   /** Removes the jobs of every process of a workspace. */

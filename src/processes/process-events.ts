@@ -1,4 +1,5 @@
 // In-process notices of process changes and queued jobs, so request handlers wait without polling.
+import { scopeCovers, type WorkspaceScope } from '../core/workspace-scope.ts';
 
 /** The longest delay setTimeout honours; longer ones would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -37,7 +38,7 @@ export class ProcessEvents {
   readonly #changed = new Listeners<[string]>();
   readonly #queued = new Listeners<[]>();
   /** Runners' lease requests waiting for a job, oldest first: a queued job wakes one, not all. */
-  readonly #jobWaiters: (() => void)[] = [];
+  readonly #jobWaiters: { scope: WorkspaceScope; wake: () => void }[] = [];
 
   onChange(listener: (id: string) => void): () => void {
     return this.#changed.add(listener);
@@ -51,34 +52,41 @@ export class ProcessEvents {
     for (const id of ids) this.#changed.emit(id);
   }
 
-  queued(): void {
+  /** Jobs of these workspaces were queued (or queued again). */
+  queued(workspaces: Iterable<string>): void {
     this.#queued.emit();
-    this.wakeJobWaiter();
+    this.wakeJobWaiter(workspaces);
   }
 
   /**
    * Waits until `wakeJobWaiter` picks this waiter ('woken'), or `timeoutMs`. Waiters are woken one at a
-   * time, oldest first: a job wakes the lease request that will take it, not every idle runner's
-   * (whose answers and new requests would all be served while the job starts).
+   * time, oldest first, and only for a job in their scope: a job wakes the lease request that will
+   * take it, not every idle runner's (whose answers and new requests would all be served while the
+   * job starts), nor a runner that may not take it.
    */
-  waitForJob(timeoutMs: number): Promise<'woken' | 'timed-out'> {
+  waitForJob(scope: WorkspaceScope, timeoutMs: number): Promise<'woken' | 'timed-out'> {
     return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        resolve('woken');
+      const waiter = {
+        scope,
+        wake: () => {
+          clearTimeout(timer);
+          resolve('woken');
+        },
       };
       const timer = setTimeout(() => {
-        const index = this.#jobWaiters.indexOf(wake);
+        const index = this.#jobWaiters.indexOf(waiter);
         if (index !== -1) this.#jobWaiters.splice(index, 1);
         resolve('timed-out');
       }, Math.min(Math.max(timeoutMs, 0), MAX_TIMER_MS));
-      this.#jobWaiters.push(wake);
+      this.#jobWaiters.push(waiter);
     });
   }
 
-  /** Wakes the oldest waiting lease request, if any. */
-  wakeJobWaiter(): void {
-    this.#jobWaiters.shift()?.();
+  /** Wakes the oldest waiting lease request whose scope holds one of `workspaces`, if any. */
+  wakeJobWaiter(workspaces: Iterable<string>): void {
+    const names = [...workspaces];
+    const index = this.#jobWaiters.findIndex((waiter) => names.some((name) => scopeCovers(waiter.scope, name)));
+    if (index !== -1) this.#jobWaiters.splice(index, 1)[0]!.wake();
   }
 }
 

@@ -6,7 +6,8 @@ import { ProcessEvents, waitFor } from './process-events.ts';
 import { ProcessLog, wellFormed } from './process-log.ts';
 import { FINAL_STATUSES, type ProcessRecord, type ProcessRequest } from './process-record.ts';
 import { isFinal, recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
-import type { ExecResult, FinishReport, HeartbeatReply, LeasedJob } from './runner-reports.ts';
+import type { WorkspaceScope } from '../core/workspace-scope.ts';
+import type { ExecResult, FinishReport, HeartbeatReply, LeasedJob, LeaseFence, LeaseHolder } from './runner-reports.ts';
 import { RunnerSide } from './runner-side.ts';
 import { applyProcessSchema } from './schema.ts';
 
@@ -96,7 +97,7 @@ export class ProcessStore {
       inTransaction?.();
       return recordOf(row!);
     });
-    this.#events.queued();
+    this.#events.queued([input.workspace]);
     return record;
   }
 
@@ -202,20 +203,30 @@ export class ProcessStore {
     this.#events.changed(ids);
   }
 
-  // ---- the runner side: every report is fenced by the lease token ----
-  // A wrong or stale token, or a job no longer leased, is refused with `conflict`.
+  // ---- the runner side: every report is fenced by the lease token and the key holding it ----
+  // A wrong or stale token, or a job no longer leased, is refused with `conflict`; a current
+  // token presented by another key with `forbidden`.
 
-  /** Leases the oldest queued job, or answers undefined when none waits. The process stays queued until started(). */
-  lease(runnerId: string): LeasedJob | undefined {
-    return this.#runner.lease(runnerId);
+  /**
+   * Leases the oldest queued job of a workspace in the holder's scope, or answers undefined when
+   * none waits. The process stays queued until started().
+   */
+  lease(runnerId: string, holder: LeaseHolder): LeasedJob | undefined {
+    return this.#runner.lease(runnerId, holder);
   }
 
   /**
-   * Leases one named job when it is still queued, else answers undefined: for homes where a
-   * dispatcher hands job ids to runners (at least once) and this store decides who gets the job.
+   * Leases one named job when it is still queued and in the holder's scope, else answers undefined:
+   * for homes where a dispatcher hands job ids to runners (at least once) and this store decides
+   * who gets the job.
    */
-  leaseJob(id: string, runnerId: string): LeasedJob | undefined {
-    return this.#runner.leaseJob(id, runnerId);
+  leaseJob(id: string, runnerId: string, holder: LeaseHolder): LeasedJob | undefined {
+    return this.#runner.leaseJob(id, runnerId, holder);
+  }
+
+  /** Refuses (`forbidden`) a key without a live lease on a job of the workspace: reading its manifest or blobs needs one. */
+  assertLeaseIn(workspace: string, keyId: string): void {
+    this.#runner.assertLeaseIn(workspace, keyId);
   }
 
   /** The jobs waiting for a runner, oldest first, with how often each was leased before (a requeued job again). */
@@ -224,8 +235,8 @@ export class ProcessStore {
   }
 
   /** Marks the process running and renews the lease; a repeated report changes nothing. */
-  started(id: string, token: number, pid: number): ProcessRecord {
-    return this.#runner.started(id, token, pid);
+  started(id: string, fence: LeaseFence, pid: number): ProcessRecord {
+    return this.#runner.started(id, fence, pid);
   }
 
   /**
@@ -233,26 +244,26 @@ export class ProcessStore {
    * (where the runner's batch starts) a resent batch is appended only past what is already
    * held, so a retry after a lost answer does not duplicate output; a gap is a conflict.
    */
-  appendOutput(id: string, token: number, data: string, offset?: number, skipped?: number): number {
-    return this.#runner.appendOutput(id, token, data, offset, skipped);
+  appendOutput(id: string, fence: LeaseFence, data: string, offset?: number, skipped?: number): number {
+    return this.#runner.appendOutput(id, fence, data, offset, skipped);
   }
 
   /** Renews the lease and hands over pending stdin (each chunk once, in order) and any stop request. */
-  heartbeat(id: string, token: number, stdinAck?: number): HeartbeatReply {
-    return this.#runner.heartbeat(id, token, stdinAck);
+  heartbeat(id: string, fence: LeaseFence, stdinAck?: number): HeartbeatReply {
+    return this.#runner.heartbeat(id, fence, stdinAck);
   }
 
-  /** Checks the token and renews the lease, touching nothing else. */
-  renew(id: string, token: number): void {
-    this.#runner.renew(id, token);
+  /** Checks the fence and renews the lease, touching nothing else. */
+  renew(id: string, fence: LeaseFence): void {
+    this.#runner.renew(id, fence);
   }
 
   /**
    * Records the end and completes the job; a process asked to stop ends `stopped` whatever is
    * reported. A replay with the token that finished it returns the record unchanged.
    */
-  finish(id: string, token: number, result: FinishReport): ProcessRecord {
-    return this.#runner.finish(id, token, result);
+  finish(id: string, fence: LeaseFence, result: FinishReport): ProcessRecord {
+    return this.#runner.finish(id, fence, result);
   }
 
   /**
@@ -316,18 +327,20 @@ export class ProcessStore {
   }
 
   /**
-   * Resolves at once when a job waits, else when a queued job picks this waiter (one waiter per
-   * notice, oldest first) or after timeoutMs. A waiter answered 'woken' that does not take the job
-   * must call `passOnJob`, so a job is never left waiting while other waiters sleep.
+   * Resolves at once when a job of a workspace in `scope` waits, else when such a job is queued and
+   * picks this waiter (one waiter per notice, oldest first) or after timeoutMs. A waiter answered
+   * 'woken' that does not take the job must call `passOnJob`, so a job is never left waiting while
+   * other waiters sleep.
    */
-  waitForJob(timeoutMs: number): Promise<'woken' | 'timed-out'> {
-    if (this.#jobs.next() !== undefined) return Promise.resolve('woken');
-    return this.#events.waitForJob(timeoutMs);
+  waitForJob(scope: WorkspaceScope, timeoutMs: number): Promise<'woken' | 'timed-out'> {
+    if (this.#jobs.next(scope) !== undefined) return Promise.resolve('woken');
+    return this.#events.waitForJob(scope, timeoutMs);
   }
 
-  /** After a woken waiter's lease attempt: while a job still waits, the next waiting lease request is woken for it. */
+  /** After a woken waiter's lease attempt: while jobs still wait, the next waiting lease request that may take one is woken. */
   passOnJob(): void {
-    if (this.#jobs.next() !== undefined) this.#events.wakeJobWaiter();
+    const waiting = this.#jobs.waitingWorkspaces();
+    if (waiting.length > 0) this.#events.wakeJobWaiter(waiting);
   }
 
   // ---- rows ----

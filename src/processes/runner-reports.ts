@@ -1,5 +1,21 @@
 // What a runner is handed and what it reports back: the shapes of the runner side of the process store.
+import type { WorkspaceScope } from '../core/workspace-scope.ts';
 import type { ProcessRecord } from './process-record.ts';
+
+/** Who asks for a lease: the runner key's id and the workspaces it may serve. */
+export interface LeaseHolder {
+  keyId: string;
+  workspaces: WorkspaceScope;
+}
+
+/**
+ * What every report about a leased job carries: the lease's fencing token and the key presenting
+ * it. The token alone is a small counter, so the key must be the one that holds the lease.
+ */
+export interface LeaseFence {
+  token: number;
+  keyId: string;
+}
 
 /** A job leased to a runner: the token must accompany every report about it. */
 export interface LeasedJob {

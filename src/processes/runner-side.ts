@@ -1,12 +1,13 @@
 // The runner side of the process store: leases, and reports fenced by the lease token.
 import { ToolError } from '../core/errors.ts';
+import { scopeCovers } from '../core/workspace-scope.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { JobQueue } from './job-queue.ts';
 import type { ProcessEvents } from './process-events.ts';
 import type { ProcessLog } from './process-log.ts';
 import type { ProcessRecord } from './process-record.ts';
 import { recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
-import { FINISH_STATUSES, type ExecResult, type FinishReport, type HeartbeatReply, type LeasedJob } from './runner-reports.ts';
+import { FINISH_STATUSES, type ExecResult, type FinishReport, type HeartbeatReply, type LeasedJob, type LeaseFence, type LeaseHolder } from './runner-reports.ts';
 
 /** Leases of a job that no runner started before the job fails: a command that kills its runners stops there. */
 export const MAX_LEASE_ATTEMPTS = 3;
@@ -37,27 +38,32 @@ export class RunnerSide {
     this.#leaseMs = parts.leaseMs;
   }
 
-  lease(runnerId: string): LeasedJob | undefined {
+  lease(runnerId: string, holder: LeaseHolder): LeasedJob | undefined {
     return this.#db.transaction(() => {
-      const id = this.#jobs.next();
-      if (id === undefined) return undefined;
-      const token = this.#jobs.lease(id, runnerId, this.#now() + this.#leaseMs);
-      return { processId: id, token, leaseMs: this.#leaseMs, record: recordOf(this.#row(id)) };
+      const id = this.#jobs.next(holder.workspaces);
+      return id === undefined ? undefined : this.#lease(id, runnerId, holder);
     });
   }
 
-  leaseJob(id: string, runnerId: string): LeasedJob | undefined {
+  leaseJob(id: string, runnerId: string, holder: LeaseHolder): LeasedJob | undefined {
     return this.#db.transaction(() => {
-      if (!this.#jobs.isQueued(id)) return undefined;
-      const token = this.#jobs.lease(id, runnerId, this.#now() + this.#leaseMs);
-      return { processId: id, token, leaseMs: this.#leaseMs, record: recordOf(this.#row(id)) };
+      const row = selectProcess(this.#db, id);
+      if (row === undefined || !scopeCovers(holder.workspaces, row.workspace) || !this.#jobs.isQueued(id)) return undefined;
+      return this.#lease(id, runnerId, holder);
     });
   }
 
-  started(id: string, token: number, pid: number): ProcessRecord {
+  /** Whether the key holds a live lease on a job of the workspace: reading its manifest and blobs needs one. */
+  assertLeaseIn(workspace: string, keyId: string): void {
+    if (!this.#jobs.holdsLeaseIn(workspace, keyId, this.#now())) {
+      throw new ToolError('forbidden', `This runner key holds no live lease on a job of workspace ${workspace}; a runner reads a workspace only while it runs one of its jobs.`, { workspace });
+    }
+  }
+
+  started(id: string, fence: LeaseFence, pid: number): ProcessRecord {
     let changed = false;
     const record = this.#db.transaction(() => {
-      this.#fenceAndRenew(id, token);
+      this.#fenceAndRenew(id, fence);
       const row = this.#row(id);
       if (row.status !== 'queued') return recordOf(row);
       changed = true;
@@ -72,7 +78,7 @@ export class RunnerSide {
    * runner far behind sends only the tail it knows the ring keeps, so it is allowed only with a
    * batch of at least the ring's size (everything older would be dropped anyway).
    */
-  appendOutput(id: string, token: number, data: string, offset?: number, skipped = 0): number {
+  appendOutput(id: string, fence: LeaseFence, data: string, offset?: number, skipped = 0): number {
     if (offset !== undefined && !(Number.isSafeInteger(offset) && offset >= 0)) {
       throw new ToolError('invalid_argument', `an output offset must be a whole number of 0 or more, not ${offset}.`, { processId: id });
     }
@@ -81,7 +87,7 @@ export class RunnerSide {
     }
     let changed = false;
     const end = this.#db.transaction(() => {
-      this.#fenceAndRenew(id, token);
+      this.#fenceAndRenew(id, fence);
       const held = this.#row(id).output_chars;
       if (offset !== undefined && offset > held) {
         throw new ToolError('conflict', `output from offset ${held} of process ${id} never arrived; resend from offset ${held}.`, { processId: id, end: held });
@@ -109,9 +115,9 @@ export class RunnerSide {
    * handed out again; the acknowledged row itself stays, keeping seq rising. Without it, what is
    * handed out is dropped at once (at most once).
    */
-  heartbeat(id: string, token: number, stdinAck?: number): HeartbeatReply {
+  heartbeat(id: string, fence: LeaseFence, stdinAck?: number): HeartbeatReply {
     return this.#db.transaction(() => {
-      this.#fenceAndRenew(id, token);
+      this.#fenceAndRenew(id, fence);
       if (stdinAck !== undefined) this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq < ?', id, stdinAck);
       const pending = this.#db.query<{ seq: number; data: string; eof: number }>(
         'SELECT seq, data, eof FROM process_stdin WHERE process_id = ? AND seq > ? ORDER BY seq',
@@ -126,18 +132,18 @@ export class RunnerSide {
   }
 
   /** Renews the lease of a job whose token still holds it (and only that). */
-  renew(id: string, token: number): void {
-    this.#db.transaction(() => this.#fenceAndRenew(id, token));
+  renew(id: string, fence: LeaseFence): void {
+    this.#db.transaction(() => this.#fenceAndRenew(id, fence));
   }
 
-  finish(id: string, token: number, result: FinishReport): ProcessRecord {
+  finish(id: string, fence: LeaseFence, result: FinishReport): ProcessRecord {
     if (!FINISH_STATUSES.includes(result.status)) {
       throw new ToolError('invalid_argument', `a finish status must be exited, stopped or failed, not ${String(result.status)}.`, { processId: id });
     }
     let changed = false;
     const record = this.#db.transaction(() => {
-      if (this.#jobs.finishedWith(id, token)) return recordOf(this.#row(id));
-      this.#jobs.fence(id, token);
+      if (this.#jobs.finishedWith(id, fence)) return recordOf(this.#row(id));
+      this.#jobs.fence(id, fence);
       const row = this.#row(id);
       // API.md: a process ended by stop is `stopped`, however it exits.
       const status = row.stop_requested_grace_ms !== null ? 'stopped' : result.status;
@@ -145,7 +151,7 @@ export class RunnerSide {
         result.stdout === undefined && result.stderr === undefined
           ? row.exec_result
           : JSON.stringify({ stdout: result.stdout ?? '', stderr: result.stderr ?? '', truncated: result.truncated ?? false } satisfies ExecResult);
-      this.#jobs.complete(id, token);
+      this.#jobs.complete(id, fence.token);
       changed = true;
       return updateProcess(
         this.#db,
@@ -168,13 +174,13 @@ export class RunnerSide {
   sweep(): string[] {
     const lost: string[] = [];
     const failed: string[] = [];
-    let requeued = false;
+    const requeued = new Set<string>();
     this.#db.transaction(() => {
       const endedAt = this.#iso();
       for (const lease of this.#jobs.expired(this.#now())) {
         if (lease.status === 'queued' && lease.attempts < MAX_LEASE_ATTEMPTS) {
           this.#jobs.requeue(lease.id);
-          requeued = true;
+          requeued.add(lease.workspace);
           continue;
         }
         this.#jobs.complete(lease.id, null);
@@ -190,7 +196,7 @@ export class RunnerSide {
       }
     });
     this.#events.changed([...lost, ...failed]);
-    if (requeued) this.#events.queued();
+    if (requeued.size > 0) this.#events.queued(requeued);
     return lost;
   }
 
@@ -201,8 +207,13 @@ export class RunnerSide {
     return row;
   }
 
-  #fenceAndRenew(id: string, token: number): void {
-    this.#jobs.fence(id, token);
+  #lease(id: string, runnerId: string, holder: LeaseHolder): LeasedJob {
+    const token = this.#jobs.lease(id, runnerId, holder.keyId, this.#now() + this.#leaseMs);
+    return { processId: id, token, leaseMs: this.#leaseMs, record: recordOf(this.#row(id)) };
+  }
+
+  #fenceAndRenew(id: string, fence: LeaseFence): void {
+    this.#jobs.fence(id, fence);
     this.#jobs.renew(id, this.#now() + this.#leaseMs);
   }
 

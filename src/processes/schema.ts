@@ -14,6 +14,8 @@ import type { SqlDatabase } from '../storage/sql-database.ts';
  * `jobs` has one row per process (its id is the process id, the idempotency key). Times in
  * jobs are epoch milliseconds. `lease_token` grows by one on every lease: the fencing token.
  * `finished_token` is the token whose finish report ended the job, so a replay is recognised.
+ * `leased_key` is the API key that holds (or last held) the lease: only it may report on the job
+ * or read the job's workspace, since tokens are small counters anyone could guess.
  */
 const statements = `
 CREATE TABLE IF NOT EXISTS processes (
@@ -65,6 +67,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   state TEXT NOT NULL CHECK (state IN ('queued', 'leased', 'done')),
   lease_token INTEGER NOT NULL DEFAULT 0,
   leased_by TEXT,
+  leased_key TEXT,
   lease_expires_at INTEGER,
   attempts INTEGER NOT NULL DEFAULT 0,
   finished_token INTEGER,
@@ -75,4 +78,10 @@ CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, lease_expires_at);
 
 export function applyProcessSchema(db: SqlDatabase): void {
   db.script(statements);
+  // Added after the first release; a data dir from before gains it here.
+  try {
+    db.script('ALTER TABLE jobs ADD COLUMN leased_key TEXT');
+  } catch (error) {
+    if (!/duplicate column/i.test((error as Error).message)) throw error;
+  }
 }

@@ -9,6 +9,8 @@ export interface LeasedJob extends ProcessRequest {
   leaseMs: number;
   /** The workspace's version when the job was leased (null when the workspace is gone). */
   workspaceVersion: number | null;
+  /** Which incarnation of the workspace (null when it is gone): its copy is kept apart from any other's. */
+  incarnation: string | null;
   /** The latest characters of output the server keeps. */
   outputChars: number;
 }
@@ -64,6 +66,14 @@ export class StaleLeaseError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'StaleLeaseError';
+  }
+}
+
+/** The server refuses this runner's key for the runner protocol (unknown, revoked, or not of role runner): leasing cannot go on. */
+export class KeyRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyRefusedError';
   }
 }
 
@@ -176,7 +186,8 @@ export class RunnerClient {
     const plain = typeof body === 'string';
     if (body !== undefined) headers['content-type'] = plain ? 'text/plain; charset=utf-8' : 'application/json';
     const init: RequestInit = { method, headers, body: body === undefined ? undefined : plain ? body : JSON.stringify(body), signal };
-    const retrying = !path.endsWith('/lease');
+    const leasing = path.endsWith('/lease');
+    const retrying = !leasing;
     const deadline = Date.now() + this.retryForMs;
     let response: Response;
     for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
@@ -198,7 +209,9 @@ export class RunnerClient {
         return undefined;
       }
     })();
-    if (response.status === 409 && code === 'conflict') throw new StaleLeaseError(text);
+    if (leasing && (response.status === 401 || response.status === 403)) throw new KeyRefusedError(text);
+    // A stale token, or a key that does not hold the job's lease: either way this runner may not go on with it.
+    if ((response.status === 409 && code === 'conflict') || (response.status === 403 && code === 'forbidden')) throw new StaleLeaseError(text);
     throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
   }
 }

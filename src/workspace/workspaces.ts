@@ -55,8 +55,12 @@ export class Workspaces {
     for (const root of readOnlyRoots) parseVirtualPath(root.path);
   }
 
-  /** Creates the workspace, or confirms it exists (then the settings given replace those it had). */
-  create(id: string, settings?: Partial<WorkspaceSettings>): { created: boolean; info: WorkspaceInfo } {
+  /**
+   * Creates the workspace, or confirms it exists (then the settings given replace those it had).
+   * `beforeSettingsChange` runs, inside the transaction, only when an existing workspace's settings
+   * would change: it may refuse by throwing.
+   */
+  create(id: string, settings?: Partial<WorkspaceSettings>, options: { beforeSettingsChange?: () => void } = {}): { created: boolean; info: WorkspaceInfo } {
     assertWorkspaceId(id);
     const given: Partial<WorkspaceSettings> = {};
     if (settings?.excludedPaths) given.excludedPaths = settings.excludedPaths.map((path) => parseVirtualPath(path, { directory: true }).path);
@@ -65,8 +69,11 @@ export class Workspaces {
     return this.db.transaction(() => {
       const existing = this.row(id);
       if (existing) {
-        if (Object.keys(given).length > 0) {
-          this.db.query('UPDATE workspaces SET settings = ? WHERE id = ?', JSON.stringify({ ...this.settingsOf(existing), ...given }), id);
+        const current = this.settingsOf(existing);
+        const next = { ...current, ...given };
+        if (!sameSettings(current, next)) {
+          options.beforeSettingsChange?.();
+          this.db.query('UPDATE workspaces SET settings = ? WHERE id = ?', JSON.stringify(next), id);
         }
         return { created: false, info: toInfo(existing) };
       }
@@ -85,6 +92,14 @@ export class Workspaces {
       );
       return { created: true, info: toInfo(row) };
     });
+  }
+
+  /**
+   * The workspace's incarnation: an id of its own that a workspace deleted and created again
+   * under the same name never has again, so a runner's copy of the old one is never taken for it.
+   */
+  incarnation(id: string): string | undefined {
+    return WORKSPACE_ID_PATTERN.test(id) ? this.row(id)?.uid : undefined;
   }
 
   info(id: string): WorkspaceInfo | undefined {
@@ -171,4 +186,8 @@ export function assertWorkspaceId(id: string): void {
 
 function toInfo(row: WorkspaceRow): WorkspaceInfo {
   return { id: row.id, files: row.files, bytes: row.bytes, version: row.version, createdAt: row.created_at };
+}
+
+function sameSettings(a: WorkspaceSettings, b: WorkspaceSettings): boolean {
+  return a.autoCheckpoint === b.autoCheckpoint && a.excludedPaths.length === b.excludedPaths.length && a.excludedPaths.every((path, index) => path === b.excludedPaths[index]);
 }

@@ -6,11 +6,13 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileHashes } from '../support/file-hashes.ts';
 import { startGitHttpServer, type GitHttpServer } from '../support/git-http-server.ts';
 import { useServer } from '../support/server-process.ts';
 
 const FILES = 1000;
-const server = useServer({ env: { TOOLGATE_IMPORT_MAX_FILES: '1010', TOOLGATE_IMPORT_MAX_BYTES: '200000' } });
+// The git server runs on loopback, which the egress rule refuses unless it is listed.
+const server = useServer({ env: { TOOLGATE_IMPORT_MAX_FILES: '1010', TOOLGATE_IMPORT_MAX_BYTES: '200000', TOOLGATE_EGRESS_ALLOW_HOSTS: '127.0.0.1' } });
 const root = mkdtempSync(join(tmpdir(), 'toolgate-git-'));
 let open: GitHttpServer;
 let guarded: GitHttpServer;
@@ -85,13 +87,12 @@ describe('POST /v1/workspaces/{ws}/import', () => {
     expect(answer.body.commit).toBe(git(join(root, 'project.git'), 'rev-parse', 'main').trim());
     expect(answer.body.skipped).toEqual([{ path: '.ssh/config', reason: expect.stringContaining('.ssh') }]);
 
-    // Every file's bytes (the manifest names each blob by its SHA-256), and nothing else.
-    const manifest = await server.call('GET', '/v1/runner/workspaces/imported/manifest');
-    const files = manifest.body.entries.filter((entry: { type: string }) => entry.type === 'file');
-    expect(Object.fromEntries(files.map((entry: { path: string; blob: string }) => [entry.path, entry.blob]))).toEqual(
-      Object.fromEntries([...expected].map(([path, content]) => [path, sha256(content)])),
-    );
-    const links = manifest.body.entries.filter((entry: { type: string }) => entry.type === 'symlink');
+    const listing = await server.call('GET', '/v1/workspaces/imported/files?recursive=true');
+    // Every file's bytes, and nothing else.
+    expect(Object.fromEntries(await fileHashes(server, 'imported'))).toEqual(Object.fromEntries([...expected].map(([path, content]) => [path, sha256(content)])));
+    const after = await server.call('GET', '/v1/workspaces/imported/files?recursive=true');
+    expect(after.body.entries).toEqual(listing.body.entries);
+    const links = listing.body.entries.filter((entry: { type: string }) => entry.type === 'symlink');
     expect(links.map((entry: { path: string; target: string }) => [entry.path, entry.target])).toEqual([
       ['escape', '../../outside'],
       ['link', 'nested/a/b/c/deep.txt'],

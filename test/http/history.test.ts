@@ -2,6 +2,7 @@
 // included), the list's order, errors, roles, and the automatic checkpoint after apply_patch.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkpointListSchema, checkpointSchema, diffSchema, restoreSchema } from '../../src/http/history-operations.ts';
+import { fileHashes } from '../support/file-hashes.ts';
 import { createKey } from '../support/keys.ts';
 import { useServer } from '../support/server-process.ts';
 
@@ -21,8 +22,7 @@ async function bash(command: string): Promise<string> {
 /** What a user can observe of the workspace: every entry, each file's bytes (by SHA-256) and each link's target. */
 async function observe(): Promise<unknown> {
   const listing = await call('GET', '/files?recursive=true');
-  const manifest = await server.call('GET', `/v1/runner/workspaces/${ws}/manifest`);
-  const blobs = new Map(manifest.body.entries.map((entry: { path: string; blob: string | null }) => [entry.path, entry.blob]));
+  const blobs = await fileHashes(server, ws);
   return listing.body.entries.map((entry: { path: string; type: string; size: number; target?: string }) => ({
     path: entry.path,
     type: entry.type,

@@ -120,12 +120,16 @@ describe('tools/call', () => {
     expect(textOf(missing)).toMatch(/^not_found: /);
   });
 
-  it('treats a workspace outside the key as absent: every call is not_found', async () => {
+  it('treats a workspace outside the key as absent: its endpoint answers 404 not_found, as every route of it does', async () => {
     expect((await server.call('PUT', '/v1/workspaces/mcp-private')).status).toBe(201);
-    const client = await connect(agent.secret, '/v1/workspaces/mcp-private/mcp');
-    const answer = await client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } });
-    expect(answer.isError).toBe(true);
-    expect(textOf(answer)).toMatch(/^not_found: Workspace mcp-private does not exist/);
+    const refused = await new Client({ name: 'toolgate-test', version: '1.0.0' }).connect(transportFor(agent.secret, '/v1/workspaces/mcp-private/mcp')).then(
+      () => 'connected',
+      (error: Error) => error.message,
+    );
+    expect(refused).toMatch(/"code":"not_found"/);
+    const answer = await callApi(server.url, agent.secret, 'POST', '/v1/workspaces/mcp-private/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { accept: 'application/json, text/event-stream' });
+    expect({ status: answer.status, code: answer.body.error?.code }).toEqual({ status: 404, code: 'not_found' });
+    expect(answer.body.error.message).toMatch(/^Workspace mcp-private does not exist/);
   });
 });
 

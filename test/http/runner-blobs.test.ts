@@ -4,9 +4,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RunnerClient } from '../../src/runner/runner-client.ts';
+import { createRunnerKey } from '../support/keys.ts';
 import { callApi, useServer } from '../support/server-process.ts';
 
-const server = useServer({ env: { TOOLGATE_RUNNER: 'off' } });
+// A runner reads a workspace only while it holds a lease on one of its jobs: the lease of the
+// job that commits the files is held (not ended) for the whole file, so it must not expire.
+const server = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_LEASE_MS: '3600000' } });
+let runnerKey = '';
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 /** Every byte value, an empty file, text, and something larger than one read: what a batch must carry unchanged. */
@@ -19,21 +23,21 @@ const contents: Record<string, Uint8Array> = {
 const hashes = Object.values(contents).map(sha256);
 
 beforeAll(async () => {
+  runnerKey = (await createRunnerKey(server)).secret;
   await server.call('PUT', '/v1/workspaces/bl');
   // Files go in as a runner commits them (binary included): lease a job, sync its writes, report its exit.
   await server.call('POST', '/v1/workspaces/bl/tools/bash', { action: 'start', command: 'true' });
-  const { processId, token } = (await callApi(server.url, server.key, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 })).body.job;
+  const { processId, token } = (await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 })).body.job;
   const changes = Object.entries(contents).map(([path, bytes]) => ({ op: 'write', path, contentBase64: Buffer.from(bytes).toString('base64'), baseVersion: null }));
-  const synced = await callApi(server.url, server.key, 'POST', `/v1/runner/workspaces/bl/processes/${processId}/sync`, { token, changes });
+  const synced = await callApi(server.url, runnerKey, 'POST', `/v1/runner/workspaces/bl/processes/${processId}/sync`, { token, changes });
   expect(synced.body.committed.sort()).toEqual(Object.keys(contents).sort());
-  await callApi(server.url, server.key, 'POST', `/v1/runner/workspaces/bl/processes/${processId}/exit`, { token, exitCode: 0, status: 'exited' });
 });
 
 /** The batch answer's bytes as the server sends them. */
 async function rawBatch(ids: string[]): Promise<{ status: number; type: string | null; body: Uint8Array }> {
   const response = await fetch(`${server.url}/v1/runner/workspaces/bl/blobs`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${runnerKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ hashes: ids }),
   });
   return { status: response.status, type: response.headers.get('content-type'), body: new Uint8Array(await response.arrayBuffer()) };
@@ -58,23 +62,23 @@ describe('the blob batch route', () => {
   });
 
   it('reads back byte for byte through RunnerClient, binary and empty blobs included', async () => {
-    const blobs = await new RunnerClient(server.url, server.key).blobs('bl', [...hashes, hashes[0]!]);
+    const blobs = await new RunnerClient(server.url, runnerKey).blobs('bl', [...hashes, hashes[0]!]);
     expect([...blobs.keys()].sort()).toEqual([...hashes].sort());
     for (const bytes of Object.values(contents)) expect(Buffer.from(blobs.get(sha256(bytes))!).equals(Buffer.from(bytes))).toBe(true);
   });
 
   it('refuses more than 1,000 ids, none, or one that is not a blob id, as invalid_argument', async () => {
     for (const ids of [Array.from({ length: 1001 }, () => hashes[0]!), [], ['../../etc/passwd'], [hashes[0]!.toUpperCase()]]) {
-      const answer = await callApi(server.url, server.key, 'POST', '/v1/runner/workspaces/bl/blobs', { hashes: ids });
+      const answer = await callApi(server.url, runnerKey, 'POST', '/v1/runner/workspaces/bl/blobs', { hashes: ids });
       expect({ status: answer.status, code: answer.body.error?.code }).toEqual({ status: 400, code: 'invalid_argument' });
       expect(answer.body.error.message).toMatch(/hashes/);
     }
-    const atLimit = await callApi(server.url, server.key, 'POST', '/v1/runner/workspaces/bl/blobs', { hashes: Array.from({ length: 1000 }, () => hashes[1]!) });
+    const atLimit = await callApi(server.url, runnerKey, 'POST', '/v1/runner/workspaces/bl/blobs', { hashes: Array.from({ length: 1000 }, () => hashes[1]!) });
     expect(atLimit.status).toBe(200);
   });
 
   it('answers an error status, not a short answer, when a blob asked for is missing', async () => {
-    const answer = await callApi(server.url, server.key, 'POST', '/v1/runner/workspaces/bl/blobs', { hashes: [hashes[0]!, 'f'.repeat(64)] });
+    const answer = await callApi(server.url, runnerKey, 'POST', '/v1/runner/workspaces/bl/blobs', { hashes: [hashes[0]!, 'f'.repeat(64)] });
     expect(answer.status).toBeGreaterThanOrEqual(400);
     expect(answer.body.error?.code).toBeDefined();
   });

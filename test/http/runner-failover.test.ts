@@ -1,6 +1,7 @@
 // Runners as separate processes: a killed runner's job becomes lost, stale reports are refused,
 // a new runner takes over, and a server restart keeps a running process's status and logs.
 import { afterEach, describe, expect, it } from 'vitest';
+import { createRunnerKey } from '../support/keys.ts';
 import { callApi, makeDataDir, removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
 import { freePort, startRunner, type RunnerProcess } from '../support/runner-process.ts';
 
@@ -21,7 +22,7 @@ async function server(env: Record<string, string>, dataDir = makeDataDir()): Pro
 
 async function runner(target: ServerProcess): Promise<RunnerProcess> {
   const dataDir = makeDataDir();
-  const started = await startRunner(target.url, target.key, dataDir);
+  const started = await startRunner(target.url, (await createRunnerKey(target)).secret, dataDir);
   cleanups.push(async () => {
     await started.kill('SIGKILL');
     removeDir(dataDir);
@@ -63,10 +64,11 @@ describe('runner failure', () => {
     await target.call('PUT', '/v1/workspaces/st');
     const started = (await target.call('POST', '/v1/workspaces/st/tools/bash', { action: 'start', command: 'true' })).body.result;
     // Play a runner that leases the job, starts it, then goes silent.
-    const lease = await callApi(target.url, target.key, 'POST', '/v1/runner/lease', { runnerId: 'silent', waitMs: 0 });
+    const runnerKey = (await createRunnerKey(target)).secret;
+    const lease = await callApi(target.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'silent', waitMs: 0 });
     expect(lease.body.job.processId).toBe(started.processId);
     const { token } = lease.body.job;
-    expect((await callApi(target.url, target.key, 'POST', `/v1/runner/workspaces/st/processes/${started.processId}/started`, { token, pid: 1 })).status).toBe(200);
+    expect((await callApi(target.url, runnerKey, 'POST', `/v1/runner/workspaces/st/processes/${started.processId}/started`, { token, pid: 1 })).status).toBe(200);
     let status = '';
     while (status !== 'lost') {
       await sleep(250);
@@ -77,7 +79,7 @@ describe('runner failure', () => {
       ['heartbeat', { token }],
       ['exit', { token, exitCode: 0, status: 'exited' }],
     ] as const) {
-      const answer = await callApi(target.url, target.key, 'POST', `/v1/runner/workspaces/st/processes/${started.processId}/${route}`, body);
+      const answer = await callApi(target.url, runnerKey, 'POST', `/v1/runner/workspaces/st/processes/${started.processId}/${route}`, body);
       expect({ route, status: answer.status, code: answer.body.error?.code }).toEqual({ route, status: 409, code: 'conflict' });
     }
     expect((await statusOf(target, 'st', started.processId)).status).toBe('lost');

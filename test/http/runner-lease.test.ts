@@ -1,8 +1,13 @@
 // Lease long-polls over real HTTP: a queued job wakes one waiting runner request, not every idle one.
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createRunnerKey } from '../support/keys.ts';
 import { callApi, useServer } from '../support/server-process.ts';
 
 const server = useServer({ env: { TOOLGATE_RUNNER: 'off' } });
+let runnerKey = '';
+beforeAll(async () => {
+  runnerKey = (await createRunnerKey(server)).secret;
+});
 
 interface Poll {
   runnerId: string;
@@ -15,7 +20,7 @@ function poll(runnerId: string, waitMs: number): Poll {
   const abort = new AbortController();
   const answer = fetch(`${server.url}/v1/runner/lease`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${runnerKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ runnerId, waitMs }),
     signal: abort.signal,
   }).then(async (response) => {
@@ -71,7 +76,7 @@ describe('lease long-polls', () => {
     const answer = await next.answer;
     expect(answer.status).toBe(200);
     // Nothing is left queued for a runner that will never run it.
-    const again = await callApi(server.url, server.key, 'POST', '/v1/runner/lease', { runnerId: 'late', waitMs: 0 });
+    const again = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'late', waitMs: 0 });
     expect(again.status).toBe(204);
   });
 });

@@ -1,22 +1,25 @@
 // The runner protocol's output report over real HTTP: the text/plain form (numbers in the query) and the JSON form.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RunnerClient, StaleLeaseError } from '../../src/runner/runner-client.ts';
+import { createRunnerKey } from '../support/keys.ts';
 import { callApi, useServer } from '../support/server-process.ts';
 
 const RING = 1024;
 const server = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: String(RING), TOOLGATE_MAX_BODY_BYTES: '65536' } });
 
+let runnerKey = '';
 beforeAll(async () => {
   await server.call('PUT', '/v1/workspaces/out');
+  runnerKey = (await createRunnerKey(server)).secret;
 });
 
 /** Starts a process and plays its runner: leases the job and reports it started. */
 async function leasedProcess(): Promise<{ processId: string; token: number }> {
   const started = await server.call('POST', '/v1/workspaces/out/tools/bash', { action: 'start', command: 'true' });
-  const lease = await callApi(server.url, server.key, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 });
+  const lease = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 });
   const { processId, token } = lease.body.job;
   expect(processId).toBe(started.body.result.processId);
-  expect((await callApi(server.url, server.key, 'POST', `/v1/runner/workspaces/out/processes/${processId}/started`, { token, pid: 1 })).status).toBe(200);
+  expect((await callApi(server.url, runnerKey, 'POST', `/v1/runner/workspaces/out/processes/${processId}/started`, { token, pid: 1 })).status).toBe(200);
   return { processId, token };
 }
 
@@ -24,7 +27,7 @@ async function leasedProcess(): Promise<{ processId: string; token: number }> {
 async function postOutput(processId: string, query: string, body: string | Uint8Array | ReadableStream<Uint8Array>, contentType = 'text/plain; charset=utf-8') {
   const init: RequestInit & { duplex?: 'half' } = {
     method: 'POST',
-    headers: { authorization: `Bearer ${server.key}`, 'content-type': contentType },
+    headers: { authorization: `Bearer ${runnerKey}`, 'content-type': contentType },
     body: body as RequestInit['body'],
   };
   if (body instanceof ReadableStream) init.duplex = 'half';
@@ -41,14 +44,14 @@ async function logs(processId: string, offset?: number, limit = 100_000): Promis
 describe('output as a text body', () => {
   it('stores what RunnerClient sends byte for byte, counting UTF-16 units, alongside the JSON form', async () => {
     const { processId, token } = await leasedProcess();
-    const client = new RunnerClient(server.url, server.key);
+    const client = new RunnerClient(server.url, runnerKey);
     const batches = ['héllo 😀\n', 'a\uD800b', '𝄞\r\n\0end'];
     let offset = 0;
     for (const batch of batches) {
       await client.output({ workspace: 'out', processId }, token, batch, offset);
       offset += batch.length;
     }
-    const json = await callApi(server.url, server.key, 'POST', `/v1/runner/workspaces/out/processes/${processId}/output`, { token, data: ' json', offset });
+    const json = await callApi(server.url, runnerKey, 'POST', `/v1/runner/workspaces/out/processes/${processId}/output`, { token, data: ' json', offset });
     expect(json.body).toEqual({ end: offset + 5 });
     // A lone surrogate does not survive storage: it becomes one U+FFFD, so every offset stays true.
     const full = `héllo 😀\na\uFFFDb𝄞\r\n\0end json`;
@@ -70,7 +73,7 @@ describe('output as a text body', () => {
 
   it('counts skipped characters in every offset and keeps the tail it was sent', async () => {
     const { processId, token } = await leasedProcess();
-    const client = new RunnerClient(server.url, server.key);
+    const client = new RunnerClient(server.url, runnerKey);
     await client.output({ workspace: 'out', processId }, token, 'head', 0);
     const tail = Array.from({ length: RING }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
     await client.output({ workspace: 'out', processId }, token, tail, 4, 5000);
@@ -87,7 +90,7 @@ describe('output as a text body', () => {
     const { processId, token } = await leasedProcess();
     const stale = await postOutput(processId, `token=${token + 1}&offset=0`, 'late');
     expect({ status: stale.status, code: stale.body.error.code }).toEqual({ status: 409, code: 'conflict' });
-    await expect(new RunnerClient(server.url, server.key).output({ workspace: 'out', processId }, token + 1, 'late', 0)).rejects.toBeInstanceOf(StaleLeaseError);
+    await expect(new RunnerClient(server.url, runnerKey).output({ workspace: 'out', processId }, token + 1, 'late', 0)).rejects.toBeInstanceOf(StaleLeaseError);
     expect((await logs(processId)).nextOffset).toBe(0);
   });
 

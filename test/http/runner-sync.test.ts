@@ -1,10 +1,15 @@
 // The runner protocol's sync-back over real HTTP: a retried sync (its answer lost) commits nothing
 // again and answers as the first one did, with the entries as that commit made them.
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createRunnerKey } from '../support/keys.ts';
 import { callApi, useServer } from '../support/server-process.ts';
 
 const server = useServer({ env: { TOOLGATE_RUNNER: 'off' } });
-const runner = (path: string, body: unknown) => callApi(server.url, server.key, 'POST', path, body);
+let runnerKey = '';
+beforeAll(async () => {
+  runnerKey = (await createRunnerKey(server)).secret;
+});
+const runner = (path: string, body: unknown) => callApi(server.url, runnerKey, 'POST', path, body);
 
 async function leaseJob(ws: string): Promise<{ processId: string; token: number }> {
   await server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' });

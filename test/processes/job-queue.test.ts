@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
 import type { SqlDatabase, SqlRow, SqlValue } from '../../src/storage/sql-database.ts';
 import { ProcessStore } from '../../src/processes/process-store.ts';
-import { expectStale, memoryStore, newProcess, runningProcess, tempDatabaseFile } from './process-fixtures.ts';
+import { RUNNER, expectStale, fence, memoryStore, newProcess, runningProcess, tempDatabaseFile } from './process-fixtures.ts';
 
 const LEASE_MS = 15_000;
 
@@ -12,13 +12,13 @@ describe('leasing', () => {
     const { store } = memoryStore();
     const first = store.create(newProcess({ command: 'first' }));
     const second = store.create(newProcess({ command: 'second', workspace: 'other' }));
-    const job = store.lease('runner-a');
+    const job = store.lease('runner-a', RUNNER);
     expect(job).toMatchObject({ processId: first.id, leaseMs: LEASE_MS, record: { id: first.id, status: 'queued', command: 'first' } });
     expect(store.get('ws', first.id)?.status).toBe('queued');
-    expect(store.lease('runner-b')?.processId).toBe(second.id);
-    expect(store.lease('runner-c')).toBeUndefined();
+    expect(store.lease('runner-b', RUNNER)?.processId).toBe(second.id);
+    expect(store.lease('runner-c', RUNNER)).toBeUndefined();
 
-    const running = store.started(first.id, job!.token, 77);
+    const running = store.started(first.id, fence(job!.token), 77);
     expect(running).toMatchObject({ status: 'running', pid: 77 });
     expect(running.startedAt).not.toBeNull();
   });
@@ -27,7 +27,7 @@ describe('leasing', () => {
     const { store, clock } = memoryStore();
     const { record, token } = runningProcess(store);
     clock.advance(1000);
-    expect(store.started(record.id, token, 999)).toEqual(record);
+    expect(store.started(record.id, fence(token), 999)).toEqual(record);
   });
 
   it('enqueues the job in the same transaction as the process record', () => {
@@ -35,7 +35,7 @@ describe('leasing', () => {
     const store = new ProcessStore(failing);
     expect(() => store.create(newProcess())).toThrow(/injected failure/);
     expect(store.list('ws')).toEqual([]);
-    expect(store.lease('runner-a')).toBeUndefined();
+    expect(store.lease('runner-a', RUNNER)).toBeUndefined();
   });
 
   it('hands stdin out again until the runner acknowledges it, so a lost reply loses nothing', () => {
@@ -44,15 +44,15 @@ describe('leasing', () => {
     store.writeStdin('ws', record.id, 'one\n', false);
     store.writeStdin('ws', record.id, 'two\n', false);
     // The reply to this heartbeat is lost on the way: the next one, still at ack 0, gets it all again.
-    expect(store.heartbeat(record.id, token, 0).stdin.map((chunk) => chunk.seq)).toEqual([1, 2]);
-    expect(store.heartbeat(record.id, token, 0).stdin.map((chunk) => chunk.data)).toEqual(['one\n', 'two\n']);
+    expect(store.heartbeat(record.id, fence(token), 0).stdin.map((chunk) => chunk.seq)).toEqual([1, 2]);
+    expect(store.heartbeat(record.id, fence(token), 0).stdin.map((chunk) => chunk.data)).toEqual(['one\n', 'two\n']);
     // Acknowledged up to 1: only what follows comes back.
-    expect(store.heartbeat(record.id, token, 1).stdin.map((chunk) => chunk.data)).toEqual(['two\n']);
-    expect(store.heartbeat(record.id, token, 2).stdin).toEqual([]);
+    expect(store.heartbeat(record.id, fence(token), 1).stdin.map((chunk) => chunk.data)).toEqual(['two\n']);
+    expect(store.heartbeat(record.id, fence(token), 2).stdin).toEqual([]);
     // Numbers keep rising after acknowledged chunks are dropped, so a new chunk is never taken as seen.
     store.writeStdin('ws', record.id, 'three', true);
-    expect(store.heartbeat(record.id, token, 2).stdin).toEqual([{ seq: 3, data: 'three', eof: true }]);
-    expect(store.heartbeat(record.id, token, 3).stdin).toEqual([]);
+    expect(store.heartbeat(record.id, fence(token), 2).stdin).toEqual([{ seq: 3, data: 'three', eof: true }]);
+    expect(store.heartbeat(record.id, fence(token), 3).stdin).toEqual([]);
   });
 });
 
@@ -60,40 +60,40 @@ describe('fencing', () => {
   it('refuses a wrong token and a process without a job', () => {
     const { store } = memoryStore();
     const { record, token } = runningProcess(store);
-    expectStale(() => store.heartbeat(record.id, token + 1), record.id);
-    expectStale(() => store.appendOutput('proc_missing', 1, 'x'), 'proc_missing');
+    expectStale(() => store.heartbeat(record.id, fence(token + 1)), record.id);
+    expectStale(() => store.appendOutput('proc_missing', fence(1), 'x'), 'proc_missing');
   });
 
   it('refuses started, output, heartbeat and finish under a token that a re-lease replaced', () => {
     const { store, clock } = memoryStore();
     const created = store.create(newProcess());
-    const stale = store.lease('runner-a')!;
+    const stale = store.lease('runner-a', RUNNER)!;
     clock.advance(LEASE_MS + 1);
     expect(store.sweep()).toEqual([]);
-    const fresh = store.lease('runner-b')!;
+    const fresh = store.lease('runner-b', RUNNER)!;
     expect(fresh.processId).toBe(created.id);
     expect(fresh.token).toBeGreaterThan(stale.token);
 
-    expectStale(() => store.started(created.id, stale.token, 1), created.id);
-    store.started(created.id, fresh.token, 2);
-    expectStale(() => store.appendOutput(created.id, stale.token, 'old'), created.id);
-    expectStale(() => store.heartbeat(created.id, stale.token), created.id);
-    expectStale(() => store.finish(created.id, stale.token, { exitCode: 0, status: 'exited' }), created.id);
+    expectStale(() => store.started(created.id, fence(stale.token), 1), created.id);
+    store.started(created.id, fence(fresh.token), 2);
+    expectStale(() => store.appendOutput(created.id, fence(stale.token), 'old'), created.id);
+    expectStale(() => store.heartbeat(created.id, fence(stale.token)), created.id);
+    expectStale(() => store.finish(created.id, fence(stale.token), { exitCode: 0, status: 'exited' }), created.id);
 
-    store.appendOutput(created.id, fresh.token, 'new');
-    expect(store.finish(created.id, fresh.token, { exitCode: 0, status: 'exited' })).toMatchObject({ status: 'exited', pid: 2, outputChars: 3 });
+    store.appendOutput(created.id, fence(fresh.token), 'new');
+    expect(store.finish(created.id, fence(fresh.token), { exitCode: 0, status: 'exited' })).toMatchObject({ status: 'exited', pid: 2, outputChars: 3 });
     expect(store.readLogs('ws', created.id).data).toBe('new');
   });
 
   it('answers a repeated finish with the same token with the record, unchanged', () => {
     const { store, clock } = memoryStore();
     const { record, token } = runningProcess(store);
-    const finished = store.finish(record.id, token, { exitCode: 3, status: 'exited', conflicts: ['a.txt'] });
+    const finished = store.finish(record.id, fence(token), { exitCode: 3, status: 'exited', conflicts: ['a.txt'] });
     expect(finished).toMatchObject({ status: 'exited', exitCode: 3, conflicts: ['a.txt'] });
     clock.advance(5000);
-    expect(store.finish(record.id, token, { exitCode: 9, status: 'failed', error: 'again' })).toEqual(finished);
-    expectStale(() => store.heartbeat(record.id, token), record.id);
-    expectStale(() => store.finish(record.id, token + 1, { exitCode: 0, status: 'exited' }), record.id);
+    expect(store.finish(record.id, fence(token), { exitCode: 9, status: 'failed', error: 'again' })).toEqual(finished);
+    expectStale(() => store.heartbeat(record.id, fence(token)), record.id);
+    expectStale(() => store.finish(record.id, fence(token + 1), { exitCode: 0, status: 'exited' }), record.id);
   });
 });
 
@@ -109,8 +109,8 @@ describe('heartbeats and the sweeper', () => {
     expect(lost).toMatchObject({ status: 'lost', endedAt: new Date(clock.ms).toISOString() });
     expect(lost.error).toMatch(/runner-a/);
     expect(store.sweep()).toEqual([]);
-    expectStale(() => store.appendOutput(record.id, token, 'late'), record.id);
-    expectStale(() => store.finish(record.id, token, { exitCode: 0, status: 'exited' }), record.id);
+    expectStale(() => store.appendOutput(record.id, fence(token), 'late'), record.id);
+    expectStale(() => store.finish(record.id, fence(token), { exitCode: 0, status: 'exited' }), record.id);
     expect(store.get('ws', record.id)?.status).toBe('lost');
   });
 
@@ -119,8 +119,8 @@ describe('heartbeats and the sweeper', () => {
     const { record, token } = runningProcess(store);
     for (let i = 0; i < 10; i++) {
       clock.advance(LEASE_MS - 1);
-      if (i % 2 === 0) store.heartbeat(record.id, token);
-      else store.appendOutput(record.id, token, 'tick\n');
+      if (i % 2 === 0) store.heartbeat(record.id, fence(token));
+      else store.appendOutput(record.id, fence(token), 'tick\n');
       expect(store.sweep()).toEqual([]);
     }
     expect(store.get('ws', record.id)?.status).toBe('running');
@@ -132,7 +132,7 @@ describe('heartbeats and the sweeper', () => {
       expect(store.sweepIntervalMs).toBe(30_000);
       const { record, token } = runningProcess(store);
       clock.advance(phase);
-      store.heartbeat(record.id, token);
+      store.heartbeat(record.id, fence(token));
       const vanishedAt = clock.ms;
       // The sweeper ticks on its own schedule, unaligned with the runner's last heartbeat.
       clock.ms = vanishedAt - phase + store.sweepIntervalMs;
@@ -149,7 +149,7 @@ describe('heartbeats and the sweeper', () => {
     store.onQueued(() => queuedNotices++);
     const tokens: number[] = [];
     for (let attempt = 1; attempt <= 3; attempt++) {
-      const job = store.lease(`runner-${attempt}`);
+      const job = store.lease(`runner-${attempt}`, RUNNER);
       expect(job?.processId).toBe(created.id);
       tokens.push(job!.token);
       clock.advance(LEASE_MS + 1);
@@ -159,25 +159,25 @@ describe('heartbeats and the sweeper', () => {
     expect(new Set(tokens).size).toBe(3);
     expect(queuedNotices).toBe(2);
     expect(store.get('ws', created.id)?.error).toMatch(/3 leases/);
-    expect(store.lease('runner-4')).toBeUndefined();
+    expect(store.lease('runner-4', RUNNER)).toBeUndefined();
   });
 
   it('hands pending stdin over once, in order, with its eof, and a stop request on every heartbeat', () => {
     const { store } = memoryStore();
     const { record, token } = runningProcess(store);
-    expect(store.heartbeat(record.id, token)).toEqual({ stdin: [], stop: null });
+    expect(store.heartbeat(record.id, fence(token))).toEqual({ stdin: [], stop: null });
     store.writeStdin('ws', record.id, 'one\n', false);
     store.writeStdin('ws', record.id, 'two\n', false);
     store.writeStdin('ws', record.id, 'three', true);
-    expect(store.heartbeat(record.id, token).stdin).toEqual([
+    expect(store.heartbeat(record.id, fence(token)).stdin).toEqual([
       { seq: 1, data: 'one\n', eof: false },
       { seq: 2, data: 'two\n', eof: false },
       { seq: 3, data: 'three', eof: true },
     ]);
-    expect(store.heartbeat(record.id, token).stdin).toEqual([]);
+    expect(store.heartbeat(record.id, fence(token)).stdin).toEqual([]);
     store.requestStop('ws', record.id, 2500);
-    expect(store.heartbeat(record.id, token).stop).toEqual({ graceMs: 2500 });
-    expect(store.heartbeat(record.id, token).stop).toEqual({ graceMs: 2500 });
+    expect(store.heartbeat(record.id, fence(token)).stop).toEqual({ graceMs: 2500 });
+    expect(store.heartbeat(record.id, fence(token)).stop).toEqual({ graceMs: 2500 });
   });
 });
 
@@ -193,17 +193,17 @@ describe('durability', () => {
 
       db = SqliteDatabase.open(file);
       store = new ProcessStore(db);
-      expect(store.appendOutput(record.id, token, 'after restart')).toBe(13);
-      expect(store.heartbeat(record.id, token)).toEqual({ stdin: [], stop: null });
-      const next = store.lease('runner-b');
+      expect(store.appendOutput(record.id, fence(token), 'after restart')).toBe(13);
+      expect(store.heartbeat(record.id, fence(token))).toEqual({ stdin: [], stop: null });
+      const next = store.lease('runner-b', RUNNER);
       expect(next?.processId).toBe(waiting.id);
-      expect(store.finish(record.id, token, { exitCode: 0, status: 'exited' }).status).toBe('exited');
+      expect(store.finish(record.id, fence(token), { exitCode: 0, status: 'exited' }).status).toBe('exited');
       db.close();
 
       db = SqliteDatabase.open(file);
       store = new ProcessStore(db);
-      expect(store.finish(record.id, token, { exitCode: 0, status: 'exited' }).status).toBe('exited');
-      expect(store.started(waiting.id, next!.token, 5).status).toBe('running');
+      expect(store.finish(record.id, fence(token), { exitCode: 0, status: 'exited' }).status).toBe('exited');
+      expect(store.started(waiting.id, fence(next!.token), 5).status).toBe('running');
       db.close();
     } finally {
       await remove();
@@ -217,7 +217,7 @@ describe('waiting for a job', () => {
     vi.useFakeTimers();
     try {
       let resolved = false;
-      void store.waitForJob(5_000).then(() => (resolved = true));
+      void store.waitForJob(['*'], 5_000).then(() => (resolved = true));
       await vi.advanceTimersByTimeAsync(4_999);
       expect(resolved).toBe(false);
       await vi.advanceTimersByTimeAsync(1);
@@ -226,12 +226,12 @@ describe('waiting for a job', () => {
       vi.useRealTimers();
     }
 
-    const waiting = store.waitForJob(10_000);
+    const waiting = store.waitForJob(['*'], 10_000);
     store.create(newProcess());
     await waiting;
-    await store.waitForJob(10_000);
-    store.lease('runner-a');
-    const queuedLater = store.waitForJob(60_000);
+    await store.waitForJob(['*'], 10_000);
+    store.lease('runner-a', RUNNER);
+    const queuedLater = store.waitForJob(['*'], 60_000);
     store.create(newProcess());
     await queuedLater;
   });
@@ -239,7 +239,7 @@ describe('waiting for a job', () => {
   it('wakes one waiter per queued job, oldest first, and a waiter that passes on wakes the next', async () => {
     const { store } = memoryStore();
     const settled: string[] = [];
-    const waiters = ['a', 'b', 'c'].map((name) => store.waitForJob(60_000).then((how) => settled.push(`${name}:${how}`)));
+    const waiters = ['a', 'b', 'c'].map((name) => store.waitForJob(['*'], 60_000).then((how) => settled.push(`${name}:${how}`)));
     store.create(newProcess());
     await waiters[0];
     await new Promise((resolve) => setImmediate(resolve));
@@ -250,7 +250,7 @@ describe('waiting for a job', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(settled).toEqual(['a:woken', 'b:woken']);
     // b took it: nothing waits, so passing on wakes no one.
-    store.lease('runner-b');
+    store.lease('runner-b', RUNNER);
     store.passOnJob();
     await new Promise((resolve) => setImmediate(resolve));
     expect(settled).toEqual(['a:woken', 'b:woken']);
@@ -258,6 +258,73 @@ describe('waiting for a job', () => {
     store.create(newProcess());
     await waiters[2];
     expect(settled).toEqual(['a:woken', 'b:woken', 'c:woken']);
+  });
+});
+
+describe('a runner key bounded by its scope', () => {
+  const runnerA = { keyId: 'key_a', workspaces: ['a'] };
+  const runnerB = { keyId: 'key_b', workspaces: ['b'] };
+
+  it('leases only jobs of workspaces in its scope, also when a dispatcher names the job', () => {
+    const { store } = memoryStore();
+    const inB = store.create(newProcess({ workspace: 'b' }));
+    const inA = store.create(newProcess({ workspace: 'a' }));
+    expect(store.lease('runner-a', runnerA)?.processId).toBe(inA.id);
+    expect(store.lease('runner-a', runnerA)).toBeUndefined();
+    expect(store.leaseJob(inB.id, 'runner-a', runnerA)).toBeUndefined();
+    expect(store.queuedJobs().map((job) => job.id)).toEqual([inB.id]);
+    expect(store.leaseJob(inB.id, 'runner-b', runnerB)?.processId).toBe(inB.id);
+  });
+
+  it('is woken only by jobs it may take, and a job passed on goes to a waiter that may take it', async () => {
+    const { store } = memoryStore();
+    const settled: string[] = [];
+    const forA = store.waitForJob(runnerA.workspaces, 60_000).then((how) => settled.push(`a:${how}`));
+    const forB = store.waitForJob(runnerB.workspaces, 60_000).then((how) => settled.push(`b:${how}`));
+    store.create(newProcess({ workspace: 'b' }));
+    await forB;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toEqual(['b:woken']);
+    // The waiter for a is not woken by b's job passed on either.
+    store.passOnJob();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toEqual(['b:woken']);
+    store.create(newProcess({ workspace: 'a' }));
+    await forA;
+    expect(settled).toEqual(['b:woken', 'a:woken']);
+  });
+
+  it("refuses a report carrying the current token from any key but the lease's", () => {
+    const { store } = memoryStore();
+    const created = store.create(newProcess({ workspace: 'a' }));
+    const job = store.lease('runner-a', runnerA)!;
+    const refused = () => store.started(created.id, fence(job.token, runnerB.keyId), 1);
+    expect(refused).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    expect(() => store.finish(created.id, fence(job.token, runnerB.keyId), { exitCode: 0, status: 'exited' })).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    expect(store.get('a', created.id)?.status).toBe('queued');
+    expectStale(() => store.started(created.id, fence(job.token + 1, runnerA.keyId), 1), created.id);
+    expect(store.started(created.id, fence(job.token, runnerA.keyId), 1).status).toBe('running');
+  });
+
+  it('lets a key read a workspace only while it holds a live lease on one of its jobs', () => {
+    const { store, clock } = memoryStore();
+    const refused = (workspace: string, keyId: string) => () => store.assertLeaseIn(workspace, keyId);
+    const created = store.create(newProcess({ workspace: 'a' }));
+    expect(refused('a', runnerA.keyId)).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    const job = store.lease('runner-a', runnerA)!;
+    store.assertLeaseIn('a', runnerA.keyId);
+    expect(refused('a', runnerB.keyId)).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    expect(refused('b', runnerA.keyId)).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    // Past its expiry (swept or not) the lease reads nothing.
+    clock.advance(LEASE_MS + 1);
+    expect(refused('a', runnerA.keyId)).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    store.sweep();
+    const again = store.lease('runner-a', runnerA)!;
+    expect(again.processId).toBe(created.id);
+    store.assertLeaseIn('a', runnerA.keyId);
+    store.finish(created.id, fence(again.token, runnerA.keyId), { exitCode: 0, status: 'exited' });
+    expect(refused('a', runnerA.keyId)).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    expect(job.token).toBeLessThan(again.token);
   });
 });
 

@@ -7,6 +7,15 @@ import { isToolError, type ErrorCode } from '../../src/core/errors.ts';
 import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
 import type { ProcessRecord } from '../../src/processes/process-record.ts';
 import { ProcessStore, type NewProcess, type ProcessStoreOptions } from '../../src/processes/process-store.ts';
+import type { LeaseFence, LeaseHolder } from '../../src/processes/runner-reports.ts';
+
+/** The runner key the tests lease with: every workspace. */
+export const RUNNER: LeaseHolder = { keyId: 'key_runner', workspaces: ['*'] };
+
+/** A lease's token as the runner key presents it. */
+export function fence(token: number, keyId = RUNNER.keyId): LeaseFence {
+  return { token, keyId };
+}
 
 export const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 
@@ -39,9 +48,9 @@ export function newProcess(overrides: Partial<NewProcess> = {}): NewProcess {
 /** Creates a process, leases its job and reports it started: what a runner does first. */
 export function runningProcess(store: ProcessStore, overrides: Partial<NewProcess> = {}, runnerId = 'runner-a'): { record: ProcessRecord; token: number } {
   const created = store.create(newProcess(overrides));
-  const job = store.lease(runnerId);
+  const job = store.lease(runnerId, RUNNER);
   expect(job?.processId).toBe(created.id);
-  const record = store.started(created.id, job!.token, 4242);
+  const record = store.started(created.id, fence(job!.token), 4242);
   return { record, token: job!.token };
 }
 

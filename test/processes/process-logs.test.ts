@@ -1,7 +1,7 @@
 // bash `logs` over the ring buffer: API.md's offsets, clamping and truncation, byte for byte.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { memoryStore, runningProcess, toolErrorOf } from './process-fixtures.ts';
+import { fence, memoryStore, runningProcess, toolErrorOf } from './process-fixtures.ts';
 
 const MAX_OUTPUT_CHARS = 1_048_576;
 
@@ -48,7 +48,7 @@ describe('bash logs', () => {
     let full = '';
     for (let i = 0; i < 200; i++) {
       const batch = `line ${i}: ${'x'.repeat((i * 37) % 150)}\n`;
-      store.appendOutput(record.id, token, batch);
+      store.appendOutput(record.id, fence(token), batch);
       full += batch;
     }
     let read = '';
@@ -75,7 +75,7 @@ describe('bash logs', () => {
         (maxOutputChars, chunkChars, appends, queries) => {
           const { store, db } = memoryStore({ maxOutputChars, chunkChars });
           const { record, token } = runningProcess(store);
-          for (const batch of appends) store.appendOutput(record.id, token, batch);
+          for (const batch of appends) store.appendOutput(record.id, fence(token), batch);
           const full = appends.join('');
           for (const { offset, limit } of queries) {
             const page = store.readLogs('ws', record.id, offset, limit);
@@ -96,7 +96,7 @@ describe('bash logs', () => {
       fc.property(fc.array(outputText, { maxLength: 20 }), fc.integer({ min: 2, max: 50 }), (appends, limit) => {
         const { store, db } = memoryStore({ maxOutputChars: 80, chunkChars: 7 });
         const { record, token } = runningProcess(store);
-        for (const batch of appends) store.appendOutput(record.id, token, batch);
+        for (const batch of appends) store.appendOutput(record.id, fence(token), batch);
         const full = appends.join('');
         let page = store.readLogs('ws', record.id, undefined, limit);
         const start = page.startOffset;
@@ -118,7 +118,7 @@ describe('bash logs', () => {
     let full = '';
     for (let i = 0; full.length < 1_600_000; i++) {
       const batch = String.fromCharCode(97 + (i % 26)).repeat(1 + ((i * 7919) % 90_000));
-      store.appendOutput(record.id, token, batch);
+      store.appendOutput(record.id, fence(token), batch);
       full += batch;
     }
     const oldest = store.readLogs('ws', record.id, 0);
@@ -137,14 +137,14 @@ describe('bash logs', () => {
   it('clamps an offset past the end to the end', () => {
     const { store } = memoryStore();
     const { record, token } = runningProcess(store);
-    store.appendOutput(record.id, token, 'hello');
+    store.appendOutput(record.id, fence(token), 'hello');
     expect(store.readLogs('ws', record.id, 99)).toMatchObject({ data: '', offset: 5, nextOffset: 5, truncated: false });
   });
 
   it('never ends a page inside a surrogate pair', () => {
     const { store } = memoryStore({ chunkChars: 3 });
     const { record, token } = runningProcess(store);
-    store.appendOutput(record.id, token, 'a😀😀b');
+    store.appendOutput(record.id, fence(token), 'a😀😀b');
     expect(store.readLogs('ws', record.id, 0, 2).data).toBe('a');
     expect(store.readLogs('ws', record.id, 1, 3).data).toBe('😀');
     expect(store.readLogs('ws', record.id, 1, 4).data).toBe('😀😀');
@@ -155,8 +155,8 @@ describe('bash logs', () => {
   it('keeps offsets true for lone surrogates, which are stored as U+FFFD', () => {
     const { store } = memoryStore();
     const { record, token } = runningProcess(store);
-    store.appendOutput(record.id, token, 'a\uD800b');
-    store.appendOutput(record.id, token, '\uDC00c');
+    store.appendOutput(record.id, fence(token), 'a\uD800b');
+    store.appendOutput(record.id, fence(token), '\uDC00c');
     expect(store.get('ws', record.id)?.outputChars).toBe(5);
     expect(store.readLogs('ws', record.id).data).toBe('a\uFFFDb\uFFFDc');
   });
@@ -164,11 +164,11 @@ describe('bash logs', () => {
   it('does not append a resent batch twice when the runner gives its offset, and refuses a gap', () => {
     const { store } = memoryStore();
     const { record, token } = runningProcess(store);
-    expect(store.appendOutput(record.id, token, 'hello ', 0)).toBe(6);
-    expect(store.appendOutput(record.id, token, 'hello ', 0)).toBe(6);
-    expect(store.appendOutput(record.id, token, ' world', 5)).toBe(11);
+    expect(store.appendOutput(record.id, fence(token), 'hello ', 0)).toBe(6);
+    expect(store.appendOutput(record.id, fence(token), 'hello ', 0)).toBe(6);
+    expect(store.appendOutput(record.id, fence(token), ' world', 5)).toBe(11);
     expect(store.readLogs('ws', record.id).data).toBe('hello world');
-    const gap = toolErrorOf(() => store.appendOutput(record.id, token, '!', 20), 'conflict');
+    const gap = toolErrorOf(() => store.appendOutput(record.id, fence(token), '!', 20), 'conflict');
     expect(gap.details).toEqual({ processId: record.id, end: 11 });
   });
 
@@ -190,23 +190,23 @@ describe('skipped output from a runner far behind', () => {
   it('counts skipped characters in every offset and keeps the tail it was sent', () => {
     const { store } = memoryStore({ maxOutputChars: 100, chunkChars: 10 });
     const { record, token } = runningProcess(store);
-    store.appendOutput(record.id, token, 'a'.repeat(50), 0);
+    store.appendOutput(record.id, fence(token), 'a'.repeat(50), 0);
     const tail = `${'t'.repeat(99)}!`;
-    expect(store.appendOutput(record.id, token, tail, 50, 1000)).toBe(1150);
+    expect(store.appendOutput(record.id, fence(token), tail, 50, 1000)).toBe(1150);
     // A resent batch is applied once.
-    expect(store.appendOutput(record.id, token, tail, 50, 1000)).toBe(1150);
+    expect(store.appendOutput(record.id, fence(token), tail, 50, 1000)).toBe(1150);
     const page = store.readLogs('ws', record.id, 0, 1000);
     expect(page).toMatchObject({ offset: 1050, startOffset: 1050, nextOffset: 1150, truncated: true, data: tail });
-    expect(store.appendOutput(record.id, token, 'more', 1150)).toBe(1154);
+    expect(store.appendOutput(record.id, fence(token), 'more', 1150)).toBe(1154);
     expect(store.readLogs('ws', record.id, 1140, 100).data).toBe(`${'t'.repeat(9)}!more`);
   });
 
   it('keeps every offset true after a skip shorter than a chunk, when the last chunk still has room', () => {
     const { store } = memoryStore({ maxOutputChars: 64, chunkChars: 32 });
     const { record, token } = runningProcess(store);
-    store.appendOutput(record.id, token, 'a'.repeat(10), 0);
+    store.appendOutput(record.id, fence(token), 'a'.repeat(10), 0);
     const tail = Array.from({ length: 64 }, (_, i) => String.fromCharCode(65 + (i % 26))).join('');
-    expect(store.appendOutput(record.id, token, tail, 10, 5)).toBe(79);
+    expect(store.appendOutput(record.id, fence(token), tail, 10, 5)).toBe(79);
     expect(store.readLogs('ws', record.id, 0, 1000)).toMatchObject({ offset: 15, startOffset: 15, nextOffset: 79, truncated: true, data: tail });
     for (let offset = 15; offset < 79; offset += 1) expect(store.readLogs('ws', record.id, offset, 3).data).toBe(tail.slice(offset - 15, offset - 12));
   });
@@ -214,7 +214,7 @@ describe('skipped output from a runner far behind', () => {
   it('refuses a skip with a batch shorter than the ring, which would leave a hole', () => {
     const { store } = memoryStore({ maxOutputChars: 100, chunkChars: 10 });
     const { record, token } = runningProcess(store);
-    toolErrorOf(() => store.appendOutput(record.id, token, 'short', 0, 10), 'invalid_argument');
+    toolErrorOf(() => store.appendOutput(record.id, fence(token), 'short', 0, 10), 'invalid_argument');
     expect(store.readLogs('ws', record.id).nextOffset).toBe(0);
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
 import { snapshotOf } from '../../src/processes/process-record.ts';
 import { ProcessStore } from '../../src/processes/process-store.ts';
-import { T0, expectStale, memoryStore, newProcess, runningProcess, tempDatabaseFile, toolErrorOf } from './process-fixtures.ts';
+import { RUNNER, T0, expectStale, fence, memoryStore, newProcess, runningProcess, tempDatabaseFile, toolErrorOf } from './process-fixtures.ts';
 
 describe('process records', () => {
   it('creates a queued record with everything it was given', () => {
@@ -49,7 +49,7 @@ describe('process records', () => {
     const { store, clock } = memoryStore();
     const { record, token } = runningProcess(store, { mode: 'exec', timeoutMs: 1000 });
     clock.advance(1500);
-    const ended = store.finish(record.id, token, { exitCode: 137, timedOut: true, status: 'exited', stdout: 'out', stderr: 'err', truncated: true });
+    const ended = store.finish(record.id, fence(token), { exitCode: 137, timedOut: true, status: 'exited', stdout: 'out', stderr: 'err', truncated: true });
     expect(ended).toMatchObject({ status: 'exited', exitCode: 137, timedOut: true, endedAt: new Date(T0 + 1500).toISOString() });
     expect(store.execResult(record.id)).toEqual({ stdout: 'out', stderr: 'err', truncated: true });
     expect(snapshotOf(ended)).toEqual({
@@ -67,8 +67,8 @@ describe('process records', () => {
   it('records a runner that could not start a process as failed, with its error', () => {
     const { store } = memoryStore();
     const created = store.create(newProcess());
-    const job = store.lease('runner-a')!;
-    const failed = store.finish(created.id, job.token, { exitCode: null, status: 'failed', error: 'cwd src is missing' });
+    const job = store.lease('runner-a', RUNNER)!;
+    const failed = store.finish(created.id, fence(job.token), { exitCode: null, status: 'failed', error: 'cwd src is missing' });
     expect(failed).toMatchObject({ status: 'failed', error: 'cwd src is missing', startedAt: null });
     expect(store.execResult(created.id)).toBeUndefined();
   });
@@ -84,9 +84,9 @@ describe('stdin', () => {
     expect(afterEof.message).toMatch(/already closed/);
     toolErrorOf(() => store.writeStdin('ws', queued.id, '', true), 'conflict');
 
-    const job = store.lease('runner-a')!;
-    store.started(queued.id, job.token, 1);
-    expect(store.heartbeat(queued.id, job.token).stdin).toEqual([
+    const job = store.lease('runner-a', RUNNER)!;
+    store.started(queued.id, fence(job.token), 1);
+    expect(store.heartbeat(queued.id, fence(job.token)).stdin).toEqual([
       { seq: 1, data: 'early', eof: false },
       { seq: 2, data: '', eof: true },
     ]);
@@ -94,7 +94,7 @@ describe('stdin', () => {
     toolErrorOf(() => store.writeStdin('ws', queued.id, 'x', false), 'conflict');
 
     const { record, token } = runningProcess(store);
-    store.finish(record.id, token, { exitCode: 0, status: 'exited' });
+    store.finish(record.id, fence(token), { exitCode: 0, status: 'exited' });
     const ended = toolErrorOf(() => store.writeStdin('ws', record.id, 'late', false), 'conflict');
     expect(ended.message).toMatch(/has ended/);
   });
@@ -106,16 +106,16 @@ describe('stop', () => {
     const created = store.create(newProcess());
     const stopped = store.requestStop('ws', created.id, 5000);
     expect(stopped).toMatchObject({ status: 'stopped', exitCode: null, startedAt: null, endedAt: new Date(T0).toISOString() });
-    expect(store.lease('runner-a')).toBeUndefined();
+    expect(store.lease('runner-a', RUNNER)).toBeUndefined();
     expect(store.requestStop('ws', created.id, 0)).toEqual(stopped);
   });
 
   it('refuses to start a process stopped while its job was leased', () => {
     const { store } = memoryStore();
     const created = store.create(newProcess());
-    const job = store.lease('runner-a')!;
+    const job = store.lease('runner-a', RUNNER)!;
     expect(store.requestStop('ws', created.id, 5000).status).toBe('stopped');
-    expectStale(() => store.started(created.id, job.token, 1), created.id);
+    expectStale(() => store.started(created.id, fence(job.token), 1), created.id);
     expect(store.get('ws', created.id)?.status).toBe('stopped');
   });
 
@@ -124,8 +124,8 @@ describe('stop', () => {
     const { record, token } = runningProcess(store);
     expect(store.requestStop('ws', record.id, 3000)).toMatchObject({ status: 'running', endedAt: null });
     store.requestStop('ws', record.id, 10);
-    expect(store.heartbeat(record.id, token).stop).toEqual({ graceMs: 3000 });
-    const ended = store.finish(record.id, token, { exitCode: 143, status: 'exited' });
+    expect(store.heartbeat(record.id, fence(token)).stop).toEqual({ graceMs: 3000 });
+    const ended = store.finish(record.id, fence(token), { exitCode: 143, status: 'exited' });
     expect(ended).toMatchObject({ status: 'stopped', exitCode: 143 });
     expect(store.requestStop('ws', record.id, 0)).toEqual(ended);
   });
@@ -135,7 +135,7 @@ describe('deleting a workspace', () => {
   it('removes its processes, output, stdin and jobs, and refuses their runners', () => {
     const { store } = memoryStore();
     const { record, token } = runningProcess(store);
-    store.appendOutput(record.id, token, 'output');
+    store.appendOutput(record.id, fence(token), 'output');
     store.writeStdin('ws', record.id, 'input', false);
     const queued = store.create(newProcess());
     const kept = store.create(newProcess({ workspace: 'other' }));
@@ -144,8 +144,8 @@ describe('deleting a workspace', () => {
     expect(store.list('ws')).toEqual([]);
     expect(store.get('ws', record.id)).toBeUndefined();
     toolErrorOf(() => store.readLogs('ws', record.id), 'not_found');
-    expectStale(() => store.heartbeat(record.id, token), record.id);
-    expect(store.lease('runner-b')?.processId).toBe(kept.id);
+    expectStale(() => store.heartbeat(record.id, fence(token)), record.id);
+    expect(store.lease('runner-b', RUNNER)?.processId).toBe(kept.id);
     expect(store.get('ws', queued.id)).toBeUndefined();
   });
 });
@@ -157,7 +157,7 @@ describe('restarts', () => {
       let db = SqliteDatabase.open(file);
       let store = new ProcessStore(db, { chunkChars: 4 });
       const { record, token } = runningProcess(store, { env: { A: 'b' } });
-      store.appendOutput(record.id, token, 'hello, 😀 world\n');
+      store.appendOutput(record.id, fence(token), 'hello, 😀 world\n');
       store.writeStdin('ws', record.id, 'y\n', true);
       store.requestStop('ws', record.id, 1234);
       const before = store.get('ws', record.id);
@@ -168,7 +168,7 @@ describe('restarts', () => {
       expect(store.get('ws', record.id)).toEqual(before);
       expect(store.list('ws')).toEqual([before]);
       expect(store.readLogs('ws', record.id).data).toBe('hello, 😀 world\n');
-      expect(store.heartbeat(record.id, token)).toEqual({ stdin: [{ seq: 1, data: 'y\n', eof: true }], stop: { graceMs: 1234 } });
+      expect(store.heartbeat(record.id, fence(token))).toEqual({ stdin: [{ seq: 1, data: 'y\n', eof: true }], stop: { graceMs: 1234 } });
       toolErrorOf(() => store.writeStdin('ws', record.id, 'n', false), 'conflict');
       db.close();
     } finally {
@@ -183,9 +183,9 @@ describe('notices and waiting', () => {
     const seen: string[] = [];
     const unsubscribe = store.onChange((id) => seen.push(id));
     const { record, token } = runningProcess(store);
-    store.appendOutput(record.id, token, 'x');
+    store.appendOutput(record.id, fence(token), 'x');
     store.requestStop('ws', record.id, 0);
-    store.finish(record.id, token, { exitCode: 0, status: 'exited' });
+    store.finish(record.id, fence(token), { exitCode: 0, status: 'exited' });
     expect(seen).toEqual([record.id, record.id, record.id, record.id]);
 
     const other = runningProcess(store);
@@ -214,8 +214,8 @@ describe('notices and waiting', () => {
     const { store } = memoryStore();
     const { record, token } = runningProcess(store);
     const waiting = store.waitForEnd('ws', record.id, 60_000);
-    store.appendOutput(record.id, token, 'not yet');
-    setTimeout(() => store.finish(record.id, token, { exitCode: 0, status: 'exited' }), 5);
+    store.appendOutput(record.id, fence(token), 'not yet');
+    setTimeout(() => store.finish(record.id, fence(token), { exitCode: 0, status: 'exited' }), 5);
     await expect(waiting).resolves.toMatchObject({ id: record.id, status: 'exited', outputChars: 7 });
     await expect(store.waitForEnd('ws', record.id, 60_000)).resolves.toMatchObject({ status: 'exited' });
   });

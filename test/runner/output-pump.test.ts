@@ -3,6 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OutputPump } from '../../src/runner/node/output-pump.ts';
 import { RunnerClient, StaleLeaseError, type LeasedJob } from '../../src/runner/runner-client.ts';
+import { createRunnerKey } from '../support/keys.ts';
 import { callApi, useServer, type ServerProcess } from '../support/server-process.ts';
 
 const SMALL_RING = 4096;
@@ -10,18 +11,24 @@ const BIG_RING = 16 * 1024 * 1024;
 const small = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: String(SMALL_RING) } });
 const big = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: String(BIG_RING) } });
 
+/** Each server's runner key: the runner protocol serves keys of role runner only. */
+const runnerKeys = new Map<ServerProcess, string>();
+const runnerKey = (server: ServerProcess): string => runnerKeys.get(server)!;
+
 beforeAll(async () => {
-  await small.call('PUT', '/v1/workspaces/pump');
-  await big.call('PUT', '/v1/workspaces/pump');
+  for (const server of [small, big]) {
+    await server.call('PUT', '/v1/workspaces/pump');
+    runnerKeys.set(server, (await createRunnerKey(server)).secret);
+  }
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Leases the job of a started process, as a runner does. */
 async function lease(server: ServerProcess): Promise<LeasedJob> {
-  const answer = await callApi(server.url, server.key, 'POST', '/v1/runner/lease', { runnerId: 'pump-test', waitMs: 5000 });
+  const answer = await callApi(server.url, runnerKey(server), 'POST', '/v1/runner/lease', { runnerId: 'pump-test', waitMs: 5000 });
   const job = answer.body.job as LeasedJob;
-  expect((await callApi(server.url, server.key, 'POST', `/v1/runner/workspaces/${job.workspace}/processes/${job.processId}/started`, { token: job.token, pid: 1 })).status).toBe(200);
+  expect((await callApi(server.url, runnerKey(server), 'POST', `/v1/runner/workspaces/${job.workspace}/processes/${job.processId}/started`, { token: job.token, pid: 1 })).status).toBe(200);
   return job;
 }
 
@@ -42,7 +49,7 @@ describe('a ring small enough to skip to', () => {
       (i: number) => `${'😀'.repeat(300)}${i % 2 === 0 ? 'é' : 'ab'}`,
     ]) {
       const job = await startedJob(small);
-      const pump = new OutputPump(new RunnerClient(small.url, small.key), job, 1_048_576);
+      const pump = new OutputPump(new RunnerClient(small.url, runnerKey(small)), job, 1_048_576);
       let full = '';
       for (let i = 0; i < 400; i += 1) {
         const piece = shape(i);
@@ -62,7 +69,7 @@ describe('a ring small enough to skip to', () => {
 
   it('sends a small output whole, in order, after the command ends', async () => {
     const job = await startedJob(small);
-    const pump = new OutputPump(new RunnerClient(small.url, small.key), job, 1_048_576);
+    const pump = new OutputPump(new RunnerClient(small.url, runnerKey(small)), job, 1_048_576);
     const pieces = ['line 1\n', 'err 1\n', '😀\n', '', 'last'];
     for (const [i, piece] of pieces.entries()) pump.add(i === 1 ? 'stderr' : 'stdout', piece);
     await pump.close();
@@ -73,7 +80,7 @@ describe('a ring small enough to skip to', () => {
     const exec = small.call('POST', '/v1/workspaces/pump/tools/bash', { action: 'exec', command: 'true', timeoutMs: 30_000 });
     const job = await lease(small);
     expect(job.mode).toBe('exec');
-    const client = new RunnerClient(small.url, small.key);
+    const client = new RunnerClient(small.url, runnerKey(small));
     const pump = new OutputPump(client, job, 5);
     pump.add('stdout', 'abcd😀e');
     pump.add('stderr', 'err');
@@ -86,7 +93,7 @@ describe('a ring small enough to skip to', () => {
 
   it('hands a refused (stale) report to onStale', async () => {
     const job = await startedJob(small);
-    const pump = new OutputPump(new RunnerClient(small.url, small.key), { ...job, token: job.token + 1 }, 1_048_576);
+    const pump = new OutputPump(new RunnerClient(small.url, runnerKey(small)), { ...job, token: job.token + 1 }, 1_048_576);
     const stale: unknown[] = [];
     pump.onStale = (error) => stale.push(error);
     pump.add('stdout', 'late');
@@ -100,7 +107,7 @@ describe('a ring small enough to skip to', () => {
 describe('a ring bigger than a batch', () => {
   it('skips nothing, pauses reading while too much waits and resumes once it has drained', async () => {
     const job = await startedJob(big);
-    const pump = new OutputPump(new RunnerClient(big.url, big.key), job, 1_048_576);
+    const pump = new OutputPump(new RunnerClient(big.url, runnerKey(big)), job, 1_048_576);
     const pressure: boolean[] = [];
     pump.onPressure = (high) => pressure.push(high);
     const piece = `${'y'.repeat(65_000)}é😀\n`;

@@ -15,3 +15,8 @@ export async function createKey(server: Pick<ServerProcess, 'url' | 'call'>, bod
   const { id, secret, notifySecret } = answer.body as { id: string; secret: string; notifySecret?: string };
   return { id, secret, notifySecret, call: (method, path, payload, headers) => callApi(server.url, secret, method, path, payload, headers) };
 }
+
+/** A key of role runner (for every workspace unless told): the runner protocol serves no other role. */
+export async function createRunnerKey(server: Pick<ServerProcess, 'url' | 'call'>, workspaces: string[] = ['*']): Promise<TestKey> {
+  return createKey(server, { name: 'test runner', role: 'runner', workspaces });
+}

@@ -8,6 +8,7 @@ declare module 'cloudflare:workers' {
 
   export interface DurableObjectNamespace {
     newUniqueId(): DurableObjectId;
+    idFromName(name: string): DurableObjectId;
     get(id: DurableObjectId): DurableObjectStub;
   }
 
@@ -20,6 +21,7 @@ declare module 'cloudflare:workers' {
   export const env: {
     BUCKET: import('../../src/storage/r2-object-store.ts').R2BucketBinding;
     SQL_OBJECT: DurableObjectNamespace;
+    DIRECTORY: DurableObjectNamespace;
   };
 
   export abstract class DurableObject {

@@ -7,11 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { worker } from '../../src/cloudflare/worker-router.ts';
 
 const KEY = 'tg_workerd_test_admin_key_0123456789';
+/** The runner key the Worker's TOOLGATE_RUNNER_KEY makes (test/workers/wrangler.toml): admin keys do not serve the runner protocol. */
+const RUNNER_KEY = 'tg_workerd_test_runner_key_0123456789';
 
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function api(method: string, path: string, body?: unknown, key = path.startsWith('/v1/runner/') ? RUNNER_KEY : KEY): Promise<{ status: number; body: any }> {
   const response = await SELF.fetch(`https://toolgate.test${path}`, {
     method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -55,6 +57,23 @@ describe('job hand-off through the Queue', () => {
     expect((await api('POST', '/v1/workspaces/dropped/tools/bash', { action: 'stop', processId })).body.result.status).toBe('stopped');
     await deliver('dropped', processId, 2);
     expect((await api('POST', '/v1/runner/lease', { runnerId: 'runner-1', waitMs: 200 })).status).toBe(204);
+  });
+
+  it('never hands a job to a runner key scoped to other workspaces, however often it is delivered', async () => {
+    expect((await api('PUT', '/v1/workspaces/tenant-b')).status).toBe(201);
+    const scoped = await api('POST', '/v1/keys', { name: 'runner of a', role: 'runner', workspaces: ['tenant-a'] });
+    expect(scoped.status).toBe(201);
+    const started = await api('POST', '/v1/workspaces/tenant-b/tools/bash', { action: 'start', command: 'true' });
+    const { processId } = started.body.result;
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      await deliver('tenant-b', processId, 1);
+      const lease = await api('POST', '/v1/runner/lease', { runnerId: `scoped-${attempt}`, waitMs: 0 }, scoped.body.secret);
+      expect(lease.status).toBe(204);
+    }
+    // An admin key no longer serves the runner protocol; the runner key in scope takes the job.
+    expect((await api('POST', '/v1/runner/lease', { runnerId: 'admin', waitMs: 0 }, KEY)).status).toBe(403);
+    const lease = await api('POST', '/v1/runner/lease', { runnerId: 'in-scope', waitMs: 1000 });
+    expect(lease.body.job).toMatchObject({ processId, workspace: 'tenant-b' });
   });
 
   it('refuses job offers and other internal calls from outside', async () => {

@@ -1,9 +1,11 @@
 // A runner: leases bash jobs from a toolgate server, runs them in a sandbox, streams output, syncs files back.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makePrivateDir } from '../../storage/node/private-files.ts';
 import { KeyedLock } from '../../workspace/keyed-lock.ts';
-import { RunnerClient, StaleLeaseError, type LeasedJob, type RunnerTransport, type SyncChange } from '../runner-client.ts';
+import { KeyRefusedError, RunnerClient, StaleLeaseError, type LeasedJob, type RunnerTransport, type SyncChange } from '../runner-client.ts';
 import { BlobFiles } from './blob-files.ts';
 import { FileWriters } from './file-writers.ts';
 import { OutputPump } from './output-pump.ts';
@@ -14,7 +16,7 @@ import { WorkspaceMirror } from './workspace-mirror.ts';
 export interface RunnerOptions {
   url: string;
   key: string;
-  /** Runner-local directory: workspace copies and the blob cache. */
+  /** Runner-local directory: workspace copies and the blob cache; made 0700 at start. */
   dataDir: string;
   runnerId?: string;
   /** Jobs run at once (default 8). */
@@ -28,6 +30,8 @@ export interface RunnerOptions {
   log?: (message: string) => void;
   /** How requests reach the server (default: fetch over the network; see `inProcessTransport`). */
   transport?: RunnerTransport;
+  /** Called once when the server refuses the key for the runner protocol; the runner has stopped leasing. */
+  onKeyRefused?: (message: string) => void;
 }
 
 const LEASE_WAIT_MS = 20_000;
@@ -38,7 +42,8 @@ export class Runner {
   private readonly blobs: BlobFiles;
   /** Threads that create the files of workspace copies, shared by all copies. */
   private readonly writers = new FileWriters();
-  private readonly mirrors = new Map<string, WorkspaceMirror>();
+  /** Each workspace's copy, of the incarnation its last job named. */
+  private readonly mirrors = new Map<string, { incarnation: string; mirror: WorkspaceMirror }>();
   /** Materialise and sync of one workspace copy take turns; commands themselves run side by side. */
   private readonly workspaceLock = new KeyedLock();
   private readonly running = new Set<RunningCommand>();
@@ -56,6 +61,8 @@ export class Runner {
   }
 
   start(): void {
+    // Its copies hold tenants' files and its cache their blobs: the runner's user's alone.
+    makePrivateDir(this.options.dataDir);
     this.loops = Array.from({ length: this.options.concurrency ?? 8 }, () => this.loop());
   }
 
@@ -75,6 +82,13 @@ export class Runner {
         job = await this.client.lease(this.id, LEASE_WAIT_MS, this.leasing.signal);
       } catch (error) {
         if (this.stopping) return;
+        if (error instanceof KeyRefusedError) {
+          // Retrying cannot help a key of the wrong role or a revoked one: stop leasing, say why once.
+          this.stopping = true;
+          this.leasing.abort();
+          this.options.onKeyRefused?.(error.message);
+          return;
+        }
         this.log(`lease failed: ${(error as Error).message}; retrying`);
         await new Promise((resolve) => setTimeout(resolve, 1000));
         continue;
@@ -85,20 +99,30 @@ export class Runner {
     }
   }
 
-  private mirror(workspace: string): WorkspaceMirror {
-    let mirror = this.mirrors.get(workspace);
-    if (!mirror) {
-      mirror = new WorkspaceMirror(join(this.options.dataDir, 'workspaces', workspace), this.blobs, this.writers);
-      this.mirrors.set(workspace, mirror);
-    }
+  /**
+   * The copy of the job's workspace incarnation, under `workspaces/<name>/<incarnation>`. Copies of
+   * other incarnations of the name (the workspace was deleted and made again) are removed first,
+   * so the new one never sees their files; the caller holds the name's lock.
+   */
+  private async mirror(job: LeasedJob): Promise<WorkspaceMirror> {
+    const incarnation = job.incarnation ?? 'gone';
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(incarnation)) throw new Error(`the server named an invalid incarnation ${JSON.stringify(incarnation)}`);
+    const current = this.mirrors.get(job.workspace);
+    if (current?.incarnation === incarnation) return current.mirror;
+    const parent = join(this.options.dataDir, 'workspaces', job.workspace);
+    await mkdir(parent, { recursive: true });
+    for (const name of await readdir(parent)) if (name !== incarnation) await rm(join(parent, name), { recursive: true, force: true });
+    const mirror = new WorkspaceMirror(join(parent, incarnation), this.blobs, this.writers);
+    this.mirrors.set(job.workspace, { incarnation, mirror });
     return mirror;
   }
 
   private async run(job: LeasedJob): Promise<void> {
-    const mirror = this.mirror(job.workspace);
+    let mirror: WorkspaceMirror;
     try {
-      await this.workspaceLock.run(job.workspace, async () => {
-        if (mirror.version !== undefined && mirror.version === job.workspaceVersion) return;
+      mirror = await this.workspaceLock.run(job.workspace, async () => {
+        const mirror = await this.mirror(job);
+        if (mirror.version !== undefined && mirror.version === job.workspaceVersion) return mirror;
         const manifest = await this.client.manifest(job.workspace);
         mirror.version = undefined;
         // Materialising keeps the copy exact (it writes only what it records), or makes it so when
@@ -112,6 +136,7 @@ export class Runner {
         );
         mirror.exact = exact && !mirror.hasUnwrittenLinks() && !this.directWriters.get(job.workspace);
         mirror.version = manifest.version;
+        return mirror;
       });
     } catch (error) {
       await this.report(job, { exitCode: null, status: 'failed', error: `could not prepare the workspace: ${(error as Error).message}` });
