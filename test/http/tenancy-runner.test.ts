@@ -2,6 +2,7 @@
 // jobs of its scope, reads a workspace only under a live lease of its own on one of its jobs, and
 // reports on a process only with that lease.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Runner } from '../../src/runner/node/runner.ts';
 import { createKey, createRunnerKey, type TestKey } from '../support/keys.ts';
 import { startRunner, type RunnerProcess } from '../support/runner-process.ts';
 import { makeDataDir, removeDir, useServer, type ApiAnswer, type ServerProcess } from '../support/server-process.ts';
@@ -126,6 +127,30 @@ describe('a runner key scoped to one tenant', () => {
       const lease = await key.call('POST', '/v1/runner/lease', { runnerId: 'admin', waitMs: 0 });
       expect({ status: lease.status, code: lease.body.error?.code }).toEqual({ status: 403, code: 'forbidden' });
       expect(lease.body.error.message).toMatch(/role runner/);
+    }
+  });
+});
+
+describe('a runner reading a workspace slowly', () => {
+  it('keeps its lease renewed while it prepares the copy, so its reads are never refused', async () => {
+    const ws = 'slow-copy';
+    await ok(shortLeases.call('PUT', `/v1/workspaces/${ws}`), 201);
+    await ok(shortLeases.call('POST', `/v1/workspaces/${ws}/tools/write_file`, { path: 'a.txt', content: 'slow' }));
+    const key = await createRunnerKey(shortLeases, [ws]);
+    const dataDir = makeDataDir();
+    // Every blob batch answers only after two leases' time: unrenewed, the lease would lapse before it.
+    const transport = async (request: Request): Promise<Response> => {
+      if (new URL(request.url).pathname.endsWith('/blobs')) await sleep(2500);
+      return fetch(request);
+    };
+    const runner = new Runner({ url: shortLeases.url, key: key.secret, dataDir, concurrency: 1, overlay: false, transport });
+    runner.start();
+    try {
+      const exec = await ok(shortLeases.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'exec', command: 'cat a.txt', timeoutMs: 30_000 }));
+      expect(exec.result).toMatchObject({ exitCode: 0, stdout: 'slow' });
+    } finally {
+      await runner.stop();
+      removeDir(dataDir);
     }
   });
 });

@@ -119,6 +119,8 @@ export class Runner {
 
   private async run(job: LeasedJob): Promise<void> {
     let mirror: WorkspaceMirror;
+    // The workspace is read under the lease: a large cold copy must not outlast it unrenewed.
+    const renewing = setInterval(() => void this.client.heartbeat(job, job.token, 0).catch(() => undefined), heartbeatMs(job));
     try {
       mirror = await this.workspaceLock.run(job.workspace, async () => {
         const mirror = await this.mirror(job);
@@ -141,6 +143,8 @@ export class Runner {
     } catch (error) {
       await this.report(job, { exitCode: null, status: 'failed', error: `could not prepare the workspace: ${(error as Error).message}` });
       return;
+    } finally {
+      clearInterval(renewing);
     }
     const overlay = await this.overlayFor(job, mirror);
     // Until its changes are synced, a command bound in place leaves the copy holding more than is known.
@@ -219,7 +223,7 @@ export class Runner {
           command.stop(reply.stop.graceMs);
         }
       }, abandon);
-    }, Math.max(200, Math.floor(job.leaseMs / 3)));
+    }, heartbeatMs(job));
     const timer =
       job.timeoutMs === null
         ? undefined
@@ -288,4 +292,9 @@ export class Runner {
   private log(message: string): void {
     (this.options.log ?? ((text: string) => console.error(`toolgate runner: ${text}`)))(message);
   }
+}
+
+/** How often a job's lease is renewed: three times a lease, so one lost heartbeat never loses it. */
+function heartbeatMs(job: LeasedJob): number {
+  return Math.max(200, Math.floor(job.leaseMs / 3));
 }
