@@ -1,10 +1,9 @@
 // API.md Approvals over real HTTP: the modes, rules, pending calls (202), waiting, decisions by
 // approvers only, once-only execution, rejection as a stop reason, expiry and signed notices.
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createKey, type TestKey } from '../support/keys.ts';
+import { startNoticeReceiver } from '../support/notice-receiver.ts';
 import { useServer } from '../support/server-process.ts';
 
 // Approvals pending longer than 5 s expire, so the expiry test need not wait an hour; the notice
@@ -234,18 +233,10 @@ describe('expiry', () => {
 
 describe('notify URL', () => {
   it('POSTs a notice signed with the key notify secret when an approval is created', async () => {
-    const received: { headers: IncomingHttpHeaders; body: string }[] = [];
-    const receiver = createServer((request, response) => {
-      let body = '';
-      request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      request.on('end', () => {
-        received.push({ headers: request.headers, body });
-        response.end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const receiver = await startNoticeReceiver();
+    const received = receiver.notices;
     try {
-      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const url = `${receiver.url}/hook`;
       const notified = await createKey(server, { role: 'agent', workspaces: [WS], notifyUrl: url });
       expect(notified.notifySecret).toMatch(/^tgn_/);
       const pending = await tool(notified, 'write_file', { path: 'notified.txt', content: 'n' });
@@ -260,7 +251,7 @@ describe('notify URL', () => {
       expect(body).toMatchObject({ type: 'approval.created', approval: { id: pending.body.approval.id, status: 'pending', tool: 'write_file' } });
       expect(notice!.headers['x-toolgate-delivery']).toBe(pending.body.approval.id);
     } finally {
-      await new Promise((resolve) => receiver.close(resolve));
+      await receiver.close();
     }
   });
 });

@@ -2,11 +2,12 @@
 // or unspecified addresses (in any spelling, by name, or through a redirect) are refused with 403
 // before any connection, and a listed host is reached.
 import { lookup } from 'node:dns/promises';
-import { createServer as createHttpServer, type IncomingHttpHeaders, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../support/keys.ts';
+import { startNoticeReceiver, type NoticeReceiver } from '../support/notice-receiver.ts';
 import { testHome, useServer } from '../support/server-process.ts';
 
 // 127.0.0.2 serves the redirect, 127.0.0.3 receives allowed notices; nothing else on loopback is allowed.
@@ -18,7 +19,7 @@ let connections = 0;
 let port = 0;
 const listeners: (TcpServer | HttpServer)[] = [];
 let redirector: { url: string; requests: string[] };
-let receiver: { url: string; notices: { headers: IncomingHttpHeaders; body: string }[] };
+let receiver: NoticeReceiver;
 
 async function listen<T extends TcpServer | HttpServer>(server: T, host: string, at = 0): Promise<T> {
   await new Promise<void>((resolve, reject) => {
@@ -58,16 +59,8 @@ beforeAll(async () => {
   });
   redirector = { url: `http://127.0.0.2:${((await listen(redirecting, '127.0.0.2')).address() as AddressInfo).port}`, requests };
 
-  const notices: { headers: IncomingHttpHeaders; body: string }[] = [];
-  const receiving = createHttpServer((request, response) => {
-    let body = '';
-    request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-    request.on('end', () => {
-      notices.push({ headers: request.headers, body });
-      response.end('ok');
-    });
-  });
-  receiver = { url: `http://127.0.0.3:${((await listen(receiving, '127.0.0.3')).address() as AddressInfo).port}`, notices };
+  receiver = await startNoticeReceiver('127.0.0.3');
+  listeners.push(receiver.server);
 
   expect((await server.call('PUT', `/v1/workspaces/${WS}`)).status).toBe(201);
 });
