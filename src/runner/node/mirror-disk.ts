@@ -1,9 +1,10 @@
 // How a workspace copy sits on disk: link targets translated both ways, the order of a walk,
 // and the stamps that tell whether a file changed.
-import { closeSync, constants, copyFileSync, fstatSync, lstatSync, openSync, readdirSync, writeFileSync, type Dirent, type Stats } from 'node:fs';
-import { copyFile, lstat, readdir } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { closeSync, constants, copyFileSync, fstatSync, lstatSync, openSync, writeFileSync, type Stats } from 'node:fs';
+import { copyFile, readdir } from 'node:fs/promises';
+import { posix } from 'node:path';
 import { letEventLoopRun } from './blob-files.ts';
+import type { ConfinedTree } from './confined-tree.ts';
 
 /** Where the sandbox mounts the workspace; absolute link targets under it point into the workspace. */
 export const SANDBOX_WORKSPACE = '/workspace';
@@ -32,17 +33,13 @@ export type DiskType = 'dir' | 'file' | 'symlink' | 'other';
  * What is on disk, by path: the root and every directory the manifest wants, listed one
  * directory at a time, never through a link (a command may have swapped a directory for one).
  */
-export async function listDisk(root: string, dirs: ReadonlySet<string>): Promise<Map<string, DiskType>> {
+export async function listDisk(tree: ConfinedTree, dirs: ReadonlySet<string>): Promise<Map<string, DiskType>> {
   const found = new Map<string, DiskType>();
   const pending = [''];
   for (let relative = pending.pop(); relative !== undefined; relative = pending.pop()) {
     await letEventLoopRun();
-    let names: Dirent[] = [];
-    try {
-      names = readdirSync(join(root, relative), { withFileTypes: true });
-    } catch {
-      // Gone or not a directory: nothing below it is on disk.
-    }
+    // Gone, a link, or not a directory: nothing below it is on disk.
+    const names = tree.readdir(relative);
     for (const name of names) {
       const path = relative === '' ? name.name : `${relative}/${name.name}`;
       const type: DiskType = name.isDirectory() ? 'dir' : name.isSymbolicLink() ? 'symlink' : name.isFile() ? 'file' : 'other';
@@ -101,10 +98,6 @@ export type FileContent = { bytes: Uint8Array } | { source: string };
 /** Creates a file that must not exist yet, from its bytes or a cache copy of `size` bytes, and answers its stamp. */
 export function createFrom(content: FileContent, host: string, size: number | undefined): string | Promise<string> {
   return 'bytes' in content ? createFile(host, content.bytes) : copyCachedFile(content.source, host, size);
-}
-
-export async function stampOf(host: string): Promise<string> {
-  return stampFrom(await lstat(host));
 }
 
 export function stampFrom(stat: Stats): string {

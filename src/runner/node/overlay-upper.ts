@@ -6,8 +6,10 @@
 // lower directory (a rename). Opacity and redirects live in extended attributes, which Node cannot
 // read, so one getfattr lists them for the whole layer.
 import { execFile } from 'node:child_process';
-import { chmod, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { lchownSync, lstatSync, mkdirSync, renameSync } from 'node:fs';
+import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ConfinedTree } from './confined-tree.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
 
 export interface UpperNode {
@@ -60,11 +62,13 @@ export async function readUpper(support: OverlaySupport, upper: string): Promise
 }
 
 /**
- * Makes the lower directory (the workspace copy) what the command saw: renamed lower directories
- * move aside first, then the upper layer's entries are renamed in, whiteouts delete, opaque
- * directories replace. What stays in the upper layer is thrown away with it.
+ * Makes the lower directory (the workspace copy, held as `lower`) what the command saw: renamed
+ * lower directories move aside first, then the upper layer's entries are renamed in, whiteouts
+ * delete, opaque directories replace. What stays in the upper layer is thrown away with it. The
+ * upper layer no longer changes (its command has ended); the copy may (a started process bound
+ * to it still runs), so every path in it goes through the confined tree.
  */
-export async function applyUpper(root: UpperNode, layers: OverlayLayers): Promise<void> {
+export async function applyUpper(root: UpperNode, layers: OverlayLayers, lower: ConfinedTree): Promise<void> {
   const renamed: { node: UpperNode; source: string }[] = [];
   const collect = (node: UpperNode) => {
     for (const child of node.children) {
@@ -79,38 +83,41 @@ export async function applyUpper(root: UpperNode, layers: OverlayLayers): Promis
   if (renamed.length > 0) await mkdir(layers.stash, { recursive: true });
   for (const [index, { node, source }] of renamed.entries()) {
     const aside = join(layers.stash, String(index));
-    await rename(join(layers.lower, source), aside);
+    renameSync(lower.at(source), aside);
+    lower.forget(source);
     stashed.set(node, aside);
   }
   const apply = async (node: UpperNode, relative: string): Promise<void> => {
     for (const child of node.children) {
       const path = relative === '' ? child.name : `${relative}/${child.name}`;
-      const host = join(layers.lower, path);
       const from = join(layers.upper, path);
       if (child.kind === 'whiteout') {
-        await rm(host, { recursive: true, force: true });
+        lower.remove(path);
         continue;
       }
-      const onDisk = await lstat(host).catch(() => undefined);
+      const onDisk = lower.lstat(path);
       if (child.kind !== 'dir') {
-        if (onDisk?.isDirectory()) await rm(host, { recursive: true, force: true });
-        await rename(from, host);
+        if (onDisk?.isDirectory()) lower.remove(path);
+        renameSync(from, lower.at(path));
         continue;
       }
       const aside = stashed.get(child);
       // A directory both layers show stays where it is; any other replaces what the copy has there.
       const merged = aside === undefined && !child.opaque && onDisk?.isDirectory() === true;
-      if (!merged && onDisk) await rm(host, { recursive: true, force: true });
+      if (!merged && onDisk) lower.remove(path);
       if (aside !== undefined) {
-        await rename(aside, host);
+        renameSync(aside, lower.at(path));
       } else if (!merged && !child.tangled) {
-        await rename(from, host);
+        renameSync(from, lower.at(path));
         continue;
       } else if (!merged) {
-        await mkdir(host);
+        mkdirSync(lower.at(path));
+        // Made by the runner, it is still the command's directory: it keeps the owner the command gave it (its own user's, under a root runner).
+        const { uid, gid } = lstatSync(from);
+        lchownSync(lower.at(path), uid, gid);
       }
       await apply(child, path);
-      if (!merged || (onDisk!.mode & 0o7777) !== child.mode) await chmod(host, child.mode);
+      if (!merged || (onDisk!.mode & 0o7777) !== child.mode) lower.chmodDir(path, child.mode);
     }
   };
   await apply(root, '');

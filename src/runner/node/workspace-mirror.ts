@@ -1,6 +1,6 @@
 // A runner-local copy of one workspace: materialised from the manifest, and what a command changed in it, by a scan or an overlay's upper layer.
-import { lstatSync, mkdirSync, rmSync, symlinkSync, type Stats } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, readlink, rename, rm } from 'node:fs/promises';
+import { mkdirSync, readlinkSync, symlinkSync, type Stats } from 'node:fs';
+import { mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isCanonicalPath } from '../../core/virtual-path.ts';
 import type { RunnerChange } from '../../workspace/sync-changes.ts';
@@ -8,7 +8,8 @@ import { inParallel, letEventLoopRun, sha256, type BlobFiles } from './blob-file
 import type { FileWriters } from './file-writers.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
 import { applyUpper, readUpper, type UpperNode } from './overlay-upper.ts';
-import { ancestors, bySegments, createFrom, isMissingOrEmpty, fromDiskTarget, listDisk, stampFrom, stampOf, toDiskTarget, withinAny, type DiskType, type FileContent } from './mirror-disk.ts';
+import { ConfinedTree, isNotThere, removeTree, withTree } from './confined-tree.ts';
+import { ancestors, bySegments, createFrom, isMissingOrEmpty, fromDiskTarget, listDisk, stampFrom, toDiskTarget, withinAny, type DiskType, type FileContent } from './mirror-disk.ts';
 
 export interface MirrorEntry {
   path: string;
@@ -63,11 +64,22 @@ export class WorkspaceMirror {
 
   /**
    * Makes the directory equal the manifest. Every path and link target is checked before anything
-   * is written; a link whose target would leave the workspace is not created on disk. What is on
-   * disk is learnt by listing directories (never through a link), so nothing is written or removed
-   * through a link a command left there, and a path found empty is created without further checks.
+   * is written; a link whose target would leave the workspace is not created on disk. Every host
+   * operation goes through a ConfinedTree, so nothing is read, written or removed through a link a
+   * command left in the copy (at the last component or any parent), and a path found empty is
+   * created without further checks.
    */
   async materialise(
+    entries: readonly MirrorEntry[],
+    fetchBlob: (hash: string) => Promise<Uint8Array>,
+    fetchBlobs?: (hashes: string[]) => Promise<Map<string, Uint8Array>>,
+  ): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    await withTree(this.root, (tree) => this.materialiseIn(tree, entries, fetchBlob, fetchBlobs));
+  }
+
+  private async materialiseIn(
+    tree: ConfinedTree,
     entries: readonly MirrorEntry[],
     fetchBlob: (hash: string) => Promise<Uint8Array>,
     fetchBlobs?: (hashes: string[]) => Promise<Map<string, Uint8Array>>,
@@ -90,15 +102,14 @@ export class WorkspaceMirror {
         dirs.add(parent);
       }
     }
-    await mkdir(this.root, { recursive: true });
-    const onDisk = await listDisk(this.root, dirs);
+    const onDisk = await listDisk(tree, dirs);
     // Remove what the manifest no longer has (or has as another type), deepest first. Only what the
     // listing found is removed: it lies in real directories, so nothing is removed through a link.
     const removedDirs = new Set<string>();
     for (const path of [...this.known.keys()].filter((path) => wanted.get(path)?.type !== this.known.get(path)!.entry.type).sort().reverse()) {
       const type = onDisk.get(path);
       if (type !== undefined) {
-        await rm(join(this.root, path), { recursive: true, force: true });
+        tree.remove(path);
         onDisk.delete(path);
         if (type === 'dir') removedDirs.add(path);
       }
@@ -111,7 +122,7 @@ export class WorkspaceMirror {
     // Directories first, parents before children (a parent sorts before what lies in it), each made once.
     for (const path of [...dirs].sort()) {
       await letEventLoopRun();
-      this.putDir(path, onDisk.get(path));
+      this.putDir(tree, path, onDisk.get(path));
     }
     for (const entry of wanted.values()) if (entry.type === 'dir') this.known.set(entry.path, { entry });
     // What the listing found where a file or link is wanted is replaced; what it did not find is created.
@@ -131,7 +142,7 @@ export class WorkspaceMirror {
         continue;
       }
       await letEventLoopRun();
-      await this.place({ entry, occupied: disk !== undefined }, (host) => {
+      await this.place(tree, { entry, occupied: disk !== undefined }, (host) => {
         if (diskTarget !== undefined) symlinkSync(diskTarget, host);
         return undefined;
       });
@@ -148,7 +159,7 @@ export class WorkspaceMirror {
       ? await this.blobs.fetchMissing(
           files.map((file) => ({ hash: file.entry.blob!, size: file.entry.size ?? Number.MAX_SAFE_INTEGER })),
           fetchBlobs,
-          (arrivals) => this.putFiles(arrivals.flatMap(({ hash, bytes }) => byBlob.get(hash)!.map((placement) => ({ placement, bytes })))),
+          (arrivals) => this.putFiles(tree, arrivals.flatMap(({ hash, bytes }) => byBlob.get(hash)!.map((placement) => ({ placement, bytes })))),
         )
       : new Set<string>();
     const rest = files.filter((file) => !written.has(file.entry.blob!));
@@ -156,14 +167,16 @@ export class WorkspaceMirror {
     await inParallel([...new Set(rest.map((file) => file.entry.blob!))], BLOB_FETCHES, async (hash) => {
       cachedFiles.set(hash, await this.blobs.file(hash, fetchBlob));
     });
-    await this.putFiles(rest.map((placement) => ({ placement, source: cachedFiles.get(placement.entry.blob!)! })));
+    await this.putFiles(tree, rest.map((placement) => ({ placement, source: cachedFiles.get(placement.entry.blob!)! })));
   }
 
   /** What the command changed since materialise, as changes based on the versions it started from. */
   async scan(): Promise<ScanResult> {
-    const found: Found = { changes: [], skipped: [], seen: new Set() };
-    await this.walk('', found);
-    return this.result(found);
+    return withTree(this.root, async (tree) => {
+      const found: Found = { changes: [], skipped: [], seen: new Set() };
+      await this.walk(tree, '', found);
+      return this.result(found);
+    });
   }
 
   /**
@@ -175,7 +188,7 @@ export class WorkspaceMirror {
   async takeUpper(support: OverlaySupport, layers: OverlayLayers): Promise<ScanResult> {
     const upper = await readUpper(support, layers.upper);
     try {
-      await applyUpper(upper, layers);
+      await withTree(this.root, (tree) => applyUpper(upper, layers, tree));
     } catch (error) {
       await this.discard(join(layers.dir, 'discarded'));
       throw new Error(`the command's changes could not be applied to the workspace copy, which was discarded (${(error as Error).message})`);
@@ -188,7 +201,11 @@ export class WorkspaceMirror {
    * directory: only what the layer holds is looked at. Sound only while `exact` holds, since
    * anything on disk the layer does not touch is taken to be what `known` says.
    */
-  private async changesFromUpper(upper: UpperNode): Promise<ScanResult> {
+  private changesFromUpper(upper: UpperNode): Promise<ScanResult> {
+    return withTree(this.root, (tree) => this.changesFromUpperIn(tree, upper));
+  }
+
+  private async changesFromUpperIn(tree: ConfinedTree, upper: UpperNode): Promise<ScanResult> {
     const found: Found = { changes: [], skipped: [], seen: new Set() };
     // Paths whose known entries, and all below them, are deleted unless seen again.
     const replaced = new Set<string>();
@@ -204,7 +221,7 @@ export class WorkspaceMirror {
           await visit(child, path);
           continue;
         }
-        await this.visit(path, await lstat(join(this.root, path)).catch(() => undefined), found);
+        await this.visit(tree, path, tree.lstat(path), found);
       }
     };
     await visit(upper, '');
@@ -218,7 +235,7 @@ export class WorkspaceMirror {
     this.known.clear();
     this.version = undefined;
     this.exact = false;
-    await rename(this.root, aside).catch(() => rm(this.root, { recursive: true, force: true }));
+    await rename(this.root, aside).catch(() => removeTree(this.root));
   }
 
   /** Whether the directory is missing or empty. */
@@ -233,17 +250,19 @@ export class WorkspaceMirror {
   }
 
   /** Walks a directory of the copy (''= the root), visiting every entry below it. */
-  private async walk(relative: string, found: Found): Promise<void> {
-    const names = (await readdir(join(this.root, relative)).catch(() => [] as string[])).sort();
-    // One directory's entries are stat'ed side by side (the thread pool overlaps them), then read in order.
-    const stats = await Promise.all(names.map((name) => lstat(join(this.root, relative, name)).catch(() => undefined)));
-    for (const [index, name] of names.entries()) await this.visit(relative === '' ? name : `${relative}/${name}`, stats[index], found);
+  private async walk(tree: ConfinedTree, relative: string, found: Found): Promise<void> {
+    await letEventLoopRun();
+    const names = tree.readdir(relative).map((entry) => entry.name).sort();
+    const path = (name: string) => (relative === '' ? name : `${relative}/${name}`);
+    for (const name of names) await this.visit(tree, path(name), tree.lstat(path(name)), found);
   }
 
-  /** Compares one entry on disk with what is known of it; a directory is walked. */
-  private async visit(path: string, stat: Stats | undefined, found: Found): Promise<void> {
+  /**
+   * Compares one entry on disk with what is known of it; a directory is walked. An entry that
+   * turns into a link while it is read (a command still running) is taken as that link.
+   */
+  private async visit(tree: ConfinedTree, path: string, stat: Stats | undefined, found: Found): Promise<void> {
     const { changes, skipped, seen } = found;
-    const host = join(this.root, path);
     if (!isCanonicalPath(path)) {
       skipped.push({ path, reason: 'the name is not a valid workspace path (control characters, backslash or non-NFC)' });
       return;
@@ -254,15 +273,37 @@ export class WorkspaceMirror {
     const baseVersion = known?.entry.version ?? null;
     seen.add(path);
     if (stat.isDirectory()) {
+      try {
+        tree.dir(path);
+      } catch (error) {
+        if (!isNotThere(error)) throw error;
+        seen.delete(path);
+        return this.visit(tree, path, tree.lstat(path), found);
+      }
       if (known?.entry.type !== 'dir') changes.push({ op: 'mkdir', path });
-      await this.walk(path, found);
+      await this.walk(tree, path, found);
     } else if (stat.isSymbolicLink()) {
-      const target = fromDiskTarget(path, await readlink(host), this.root);
+      let disk: string;
+      try {
+        disk = readlinkSync(tree.at(path));
+      } catch (error) {
+        if (!isNotThere(error) && (error as NodeJS.ErrnoException).code !== 'EINVAL') throw error;
+        seen.delete(path);
+        return this.visit(tree, path, tree.lstat(path), found);
+      }
+      const target = fromDiskTarget(path, disk, this.root);
       if (known?.entry.type !== 'symlink' || known.entry.target !== target) changes.push({ op: 'symlink', path, target, baseVersion });
     } else if (stat.isFile()) {
       const stamp = stampFrom(stat);
       if (known?.entry.type === 'file' && known.stamp === stamp) return;
-      const content = await readFile(host);
+      let content: Buffer;
+      try {
+        content = tree.readFile(path);
+      } catch (error) {
+        if (!isNotThere(error) && (error as NodeJS.ErrnoException).code !== 'EINVAL') throw error;
+        seen.delete(path);
+        return this.visit(tree, path, tree.lstat(path), found);
+      }
       if (known?.entry.type === 'file' && known.entry.blob === sha256(content)) {
         known.stamp = stamp;
         return;
@@ -287,9 +328,12 @@ export class WorkspaceMirror {
 
   /** Records entries as committed (after sync-back), so the next scan compares against them. */
   async accept(entries: readonly MirrorEntry[]): Promise<void> {
-    for (const entry of entries) {
-      this.known.set(entry.path, { entry, stamp: entry.type === 'file' ? await stampOf(join(this.root, entry.path)).catch(() => undefined) : undefined });
-    }
+    await withTree(this.root, (tree) => {
+      for (const entry of entries) {
+        const stat = entry.type === 'file' ? tree.lstat(entry.path) : undefined;
+        this.known.set(entry.path, { entry, stamp: stat?.isFile() ? stampFrom(stat) : undefined });
+      }
+    });
   }
 
   /** Forgets paths (sync-back deleted them, or could not commit them), so materialise rewrites them. */
@@ -302,45 +346,75 @@ export class WorkspaceMirror {
   }
 
   /** Makes a wanted directory, replacing whatever else is there: files are written below it next, never through a link. */
-  private putDir(path: string, disk: DiskType | undefined): void {
+  private putDir(tree: ConfinedTree, path: string, disk: DiskType | undefined): void {
     if (disk === 'dir') return;
-    const host = join(this.root, path);
     if (disk !== undefined) {
-      rmSync(host, { recursive: true, force: true });
+      tree.remove(path);
       this.forgetTree(path);
     }
-    try {
-      mkdirSync(host);
-    } catch (error) {
-      // Made since the listing (by a command still running): kept if it is a directory, else replaced.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (lstatSync(host).isDirectory()) return;
-      rmSync(host, { recursive: true, force: true });
-      this.forgetTree(path);
-      mkdirSync(host);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        mkdirSync(tree.at(path));
+        return;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        // Made since the listing (by a command still running): kept if it is a directory, else replaced.
+        if (code === 'EEXIST') {
+          if (tree.lstat(path)?.isDirectory()) return;
+          tree.remove(path);
+          this.forgetTree(path);
+        } else if (isNotThere(error) && attempt === 0) {
+          this.remakeParents(tree, path);
+        } else if (isNotThere(error)) {
+          return;
+        } else {
+          throw error;
+        }
+      }
     }
   }
 
   /**
    * Puts a file or link where the listing found `occupied`: whatever is there is removed first, and
    * `create` never opens an existing path, so a link planted there is replaced, never followed.
-   * The entry is known only once it is on disk whole.
+   * The entry is known only once it is on disk whole. When a running command takes away or swaps
+   * a directory it lies in meanwhile, the directories are made again and it is tried once more;
+   * failing that, it stays unknown (the command is changing that part of the copy).
    */
-  private async place(placement: Placement, create: (host: string) => string | undefined | Promise<string | undefined>): Promise<void> {
+  private async place(tree: ConfinedTree, placement: Placement, create: (host: string) => string | undefined | Promise<string | undefined>): Promise<void> {
     const { entry } = placement;
-    const host = join(this.root, entry.path);
     this.known.delete(entry.path);
-    if (placement.occupied) rmSync(host, { recursive: true, force: true });
-    let stamp: string | undefined;
-    try {
-      stamp = await create(host);
-    } catch (error) {
-      // Something appeared there since the listing (a command still running): replaced, not written through.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      rmSync(host, { recursive: true, force: true });
-      stamp = await create(host);
+    if (placement.occupied) tree.remove(entry.path);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        this.known.set(entry.path, { entry, stamp: await create(tree.at(entry.path)) });
+        return;
+      } catch (error) {
+        // Something appeared there since the listing: replaced, not written through.
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST' && attempt === 0) tree.remove(entry.path);
+        else if (isNotThere(error) && attempt === 0) this.remakeParents(tree, entry.path);
+        else if (isNotThere(error)) return;
+        else throw error;
+      }
     }
-    this.known.set(entry.path, { entry, stamp });
+  }
+
+  /** Makes the directories `path` lies in real directories again, looking afresh at each (a command may have swapped one). */
+  private remakeParents(tree: ConfinedTree, path: string): void {
+    const dirs = ancestors(path);
+    if (dirs.length === 0) return;
+    tree.forget(dirs[0]!);
+    for (const dir of dirs) {
+      const stat = tree.lstat(dir);
+      if (stat?.isDirectory()) continue;
+      if (stat) tree.remove(dir);
+      this.forgetTree(dir);
+      try {
+        mkdirSync(tree.at(dir));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' && !isNotThere(error)) throw error;
+      }
+    }
   }
 
   /**
@@ -349,17 +423,18 @@ export class WorkspaceMirror {
    * listing found free go to the writer threads when there are some; the rest, and any whose path
    * was taken since, go through `place`, which replaces what is there.
    */
-  private async putFiles(files: readonly FileToPut[]): Promise<void> {
+  private async putFiles(tree: ConfinedTree, files: readonly FileToPut[]): Promise<void> {
     const threaded = this.writers?.usable ? files.filter((file) => !file.placement.occupied) : [];
     const byThreads = new Set(threaded);
     for (const file of files) {
       if (byThreads.has(file)) continue;
       await letEventLoopRun();
-      await this.place(file.placement, (host) => createFrom(file, host, file.placement.entry.size));
+      await this.place(tree, file.placement, (host) => createFrom(file, host, file.placement.entry.size));
     }
     if (threaded.length === 0) return;
     for (const { placement } of threaded) this.known.delete(placement.entry.path);
-    const results = await this.writers!.create(threaded.map((file) => ({ host: `${this.root}/${file.placement.entry.path}`, ...('bytes' in file ? { bytes: file.bytes } : { source: file.source }) }))).catch(
+    // The threads create each file at a path relative to its parent's descriptor, which the tree keeps open until materialise ends.
+    const results = await this.writers!.create(threaded.map((file) => ({ host: tree.at(file.placement.entry.path), ...('bytes' in file ? { bytes: file.bytes } : { source: file.source }) }))).catch(
       // The threads failed (what they made is unknown): every file is put here, replacing what is there.
       () => threaded.map(() => ({ code: 'EEXIST', message: 'retried without the writer threads' })),
     );
@@ -367,9 +442,9 @@ export class WorkspaceMirror {
       const file = threaded[index]!;
       if ('stamp' in result) {
         this.known.set(file.placement.entry.path, { entry: file.placement.entry, stamp: result.stamp });
-      } else if (result.code === 'EEXIST') {
+      } else if (result.code === 'EEXIST' || isNotThere(result)) {
         await letEventLoopRun();
-        await this.place({ ...file.placement, occupied: true }, (host) => createFrom(file, host, file.placement.entry.size));
+        await this.place(tree, { ...file.placement, occupied: true }, (host) => createFrom(file, host, file.placement.entry.size));
       } else {
         throw Object.assign(new Error(`could not create ${file.placement.entry.path}: ${result.message}`), { code: result.code });
       }
