@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import { Hono } from 'hono';
 import { readNodeConfig } from '../src/node/config.ts';
 import { createNodeHome, startNodeServer } from '../src/node/server.ts';
+import { locateBubblewrap } from '../src/runner/node/bubblewrap.ts';
 import { benchApplyPatch } from './apply-patch-bench.ts';
 import { benchBash } from './bash-bench.ts';
+import { benchLiveControl } from './live-control-bench.ts';
 import { benchWorkerHome } from './worker-bench.ts';
 import type { LoadResult, LoadSpec } from './load-client.ts';
 
@@ -38,8 +40,8 @@ function verdict(ratio: number, target: string, ok: boolean): string {
   return `${ratio.toFixed(2)}x (target ${target}: ${ok ? 'met' : 'NOT met'})`;
 }
 
-/** The sections to run: all, or those named as arguments (`npm run bench -- bash`). */
-const SECTIONS = ['read', 'worker', 'patch', 'bash'] as const;
+/** The sections to run: all, or those named as arguments (`npm run bench -- bash`; `bash` includes `live`, P9). */
+const SECTIONS = ['read', 'worker', 'patch', 'bash', 'live'] as const;
 const chosen = process.argv.slice(2);
 for (const name of chosen) if (!(SECTIONS as readonly string[]).includes(name)) throw new Error(`unknown bench section ${JSON.stringify(name)}; the sections are ${SECTIONS.join(', ')}`);
 const runs = (section: (typeof SECTIONS)[number]) => chosen.length === 0 || chosen.includes(section);
@@ -61,6 +63,8 @@ async function main(): Promise<void> {
     if (runs('worker')) await benchWorkerHome(server.url, KEY, load, describe, durationMs);
     if (runs('patch')) await benchApplyPatch(server.url, KEY, home.workspaces);
     if (runs('bash')) await benchBash(server.url, KEY, home.workspaces, home.processes);
+    const bwrap = locateBubblewrap();
+    if ((runs('bash') || runs('live')) && bwrap) await benchLiveControl(server.url, KEY, home.workspaces, home.processes, bwrap);
   } finally {
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -2,7 +2,7 @@
 import { cutAtChars } from '../../tools/text-lines.ts';
 import type { LeasedJob, RunnerClient } from '../runner-client.ts';
 
-/** How long output gathers before a batch goes, and the least time between the starts of two batches. */
+/** The least time between the starts of two batches: output after a quiet spell goes at once (an echo of stdin is seen at once), a stream gathers in between. */
 const FLUSH_MS = 50;
 /** The largest output batch: at most 3 bytes of UTF-8 a character, so well under the server's body limit. */
 const MAX_BATCH_CHARS = 2 * 1024 * 1024;
@@ -32,8 +32,7 @@ export class OutputPump {
   private sent = 0;
   private inFlight: Promise<void> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  /** When the oldest pending output arrived, and when the last batch went (performance.now()). */
-  private pendingSince = 0;
+  /** When the last batch went (performance.now()). */
   private lastBatchAt = -Infinity;
   private paused = false;
   private readonly streams = { stdout: '', stderr: '' };
@@ -56,7 +55,6 @@ export class OutputPump {
       if (text.length > room) this.truncated = true;
       if (room > 0) this.streams[stream] += cutAtChars(text, room);
     }
-    if (this.pendingChars === 0) this.pendingSince = performance.now();
     this.pending.push(text);
     this.pendingChars += text.length;
     if (this.pending.length > MAX_PIECES) this.pending = [this.pending.join('')];
@@ -77,7 +75,7 @@ export class OutputPump {
     }
   }
 
-  /** Sends the next batch when it is due: FLUSH_MS after its oldest output and after the last batch, or now when a full one waits. */
+  /** Sends the next batch when it is due: FLUSH_MS after the last batch (at once after a quiet spell), or now when a full one waits. */
   private schedule(): void {
     if (this.inFlight !== undefined || this.pendingChars === 0) return;
     // Waiting cannot make a full batch smaller (only skipping can), so it goes at once.
@@ -86,8 +84,9 @@ export class OutputPump {
       return;
     }
     if (this.timer !== undefined) return;
-    const due = Math.max(this.pendingSince, this.lastBatchAt) + FLUSH_MS;
-    this.timer = setTimeout(() => this.flush(), Math.max(0, due - performance.now()));
+    const wait = this.lastBatchAt + FLUSH_MS - performance.now();
+    if (wait <= 0) this.flush();
+    else this.timer = setTimeout(() => this.flush(), wait);
   }
 
   private flush(): void {
@@ -102,7 +101,6 @@ export class OutputPump {
     this.skipped = 0;
     this.sent += skipped + data.length;
     this.lastBatchAt = performance.now();
-    this.pendingSince = this.lastBatchAt;
     this.inFlight = this.client
       .output(this.job, this.job.token, data, offset, skipped)
       .catch(this.onStale)

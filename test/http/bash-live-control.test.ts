@@ -1,0 +1,142 @@
+// Live control over real HTTP with real bubblewrap: stdin and stop reach a running process at once,
+// on the server's own runner and on a separate `toolgate runner`.
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRunnerKey } from '../support/keys.ts';
+import { startRunner } from '../support/runner-process.ts';
+import { makeDataDir, removeDir, useServer, type ServerProcess } from '../support/server-process.ts';
+
+// A lease of a minute renews every 20 s: stdin or a stop riding on renewals would outlast each test.
+const LEASE = { TOOLGATE_LEASE_MS: '60000' };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Durations unique to this run, so processes of another run on the same host cannot be mistaken for ours. */
+function uniqueSleeps(count: number): string[] {
+  const base = 100_000 + Math.floor(Math.random() * 800_000);
+  return Array.from({ length: count }, (_, i) => `sleep ${base + i}.5`);
+}
+
+/** The host's processes whose command line holds one of `names`. */
+function survivors(names: string[]): string[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      } catch {
+        return '';
+      }
+    })
+    .filter((cmdline) => names.some((name) => cmdline.includes(name)));
+}
+
+function liveControl(label: string, server: ServerProcess, ws: string): void {
+  const bash = (args: Record<string, unknown>) => server.call('POST', `/v1/workspaces/${ws}/tools/bash`, args);
+
+  async function waitForStatus(processId: string, wanted: (status: string) => boolean): Promise<any> {
+    for (let attempt = 0; attempt < 600; attempt += 1) {
+      const answer = await bash({ action: 'status', processId });
+      if (wanted(answer.body.result.status)) return answer.body.result;
+      await sleep(50);
+    }
+    throw new Error(`process ${processId} never reached the wanted status`);
+  }
+
+  /** Waits until the log holds `text` past `offset`; answers the offset after it. */
+  async function waitForLog(processId: string, offset: number, text: string): Promise<number> {
+    let log = '';
+    for (let attempt = 0; attempt < 2000; attempt += 1) {
+      const page = (await bash({ action: 'logs', processId, offset })).body.result;
+      log += page.data;
+      offset = page.nextOffset;
+      const at = log.indexOf(text);
+      if (at !== -1) return offset - (log.length - at - text.length);
+      await sleep(10);
+    }
+    throw new Error(`the log of ${processId} never showed ${JSON.stringify(text)}; it holds ${JSON.stringify(log)}`);
+  }
+
+  /** Waits, for a little while, until none of `names` runs on the host; answers those still running. */
+  async function treeGone(names: string[]): Promise<string[]> {
+    for (let attempt = 0; attempt < 50 && survivors(names).length > 0; attempt += 1) await sleep(100);
+    return survivors(names);
+  }
+
+  describe(label, () => {
+    it('feeds each of 20 writes to a read loop, each echo in the logs before the next write', async () => {
+      const started = (await bash({ action: 'start', command: 'while read x; do echo "got $x"; done' })).body.result;
+      await waitForStatus(started.processId, (status) => status === 'running');
+      let offset = 0;
+      for (let i = 1; i <= 20; i += 1) {
+        const written = await bash({ action: 'write', processId: started.processId, input: `line-${i}\n` });
+        expect(written.body.result).toEqual({ processId: started.processId, bytesWritten: `line-${i}\n`.length });
+        offset = await waitForLog(started.processId, offset, `got line-${i}\n`);
+      }
+      await bash({ action: 'write', processId: started.processId, input: '', eof: true });
+      const ended = await waitForStatus(started.processId, (status) => status === 'exited');
+      expect(ended.exitCode).toBe(0);
+      const log = (await bash({ action: 'logs', processId: started.processId, offset: 0 })).body.result.data;
+      expect(log).toBe(Array.from({ length: 20 }, (_, i) => `got line-${i + 1}\n`).join(''));
+    });
+
+    it('stops a process that ignores TERM with graceMs 0: it ends stopped and its tree is gone', async () => {
+      const names = uniqueSleeps(1);
+      const started = (await bash({ action: 'start', command: `trap '' TERM; echo ready; ${names[0]}` })).body.result;
+      await waitForStatus(started.processId, (status) => status === 'running');
+      await waitForLog(started.processId, 0, 'ready\n');
+      expect(survivors(names)).not.toEqual([]);
+      const stopping = await bash({ action: 'stop', processId: started.processId, graceMs: 0 });
+      expect(stopping.status).toBe(200);
+      const ended = await waitForStatus(started.processId, (status) => status !== 'running');
+      expect(ended.status).toBe('stopped');
+      expect(await treeGone(names)).toEqual([]);
+    });
+
+    it('stop with graceMs 500 on a tree that ignores TERM leaves none of the tree once it ends', async () => {
+      const names = uniqueSleeps(3);
+      const command = `trap '' TERM; ${names[0]} & (${names[1]}) & setsid ${names[2]} & echo ready; wait`;
+      const started = (await bash({ action: 'start', command })).body.result;
+      await waitForStatus(started.processId, (status) => status === 'running');
+      await waitForLog(started.processId, 0, 'ready\n');
+      const stopping = await bash({ action: 'stop', processId: started.processId, graceMs: 500 });
+      expect(stopping.status).toBe(200);
+      const ended = await waitForStatus(started.processId, (status) => status !== 'running');
+      expect(ended.status).toBe('stopped');
+      expect(await treeGone(names)).toEqual([]);
+    });
+
+    it('a TERM trap runs and the process ends stopped without waiting out its grace', async () => {
+      const started = (await bash({ action: 'start', command: "trap 'echo bye; exit 0' TERM; echo ready; while true; do sleep 0.1; done" })).body.result;
+      await waitForLog(started.processId, 0, 'ready\n');
+      await bash({ action: 'stop', processId: started.processId, graceMs: 60_000 });
+      const ended = await waitForStatus(started.processId, (status) => status !== 'running');
+      expect(ended).toMatchObject({ status: 'stopped', exitCode: 0 });
+      expect((await bash({ action: 'logs', processId: started.processId, offset: 0 })).body.result.data).toMatch(/bye\n$/);
+    });
+  });
+}
+
+describe("on the server's own runner", () => {
+  const server = useServer({ env: LEASE });
+  beforeAll(async () => {
+    await server.call('PUT', '/v1/workspaces/live-own');
+  });
+  liveControl('stdin and stop', server, 'live-own');
+});
+
+describe('on a separate toolgate runner', () => {
+  const server = useServer({ env: { ...LEASE, TOOLGATE_RUNNER: 'off' } });
+  const runnerDir = makeDataDir();
+  let stopRunner: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    await server.call('PUT', '/v1/workspaces/live-separate');
+    const runner = await startRunner(server.url, (await createRunnerKey(server)).secret, runnerDir);
+    stopRunner = () => runner.kill();
+  });
+  afterAll(async () => {
+    await stopRunner?.();
+    removeDir(runnerDir);
+  });
+  liveControl('stdin and stop', server, 'live-separate');
+});
