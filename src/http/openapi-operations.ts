@@ -9,7 +9,7 @@ import { hookOperations } from './hook-operations.ts';
 import { approvalStatuses, decisionInput } from './approval-routes.ts';
 import { historyOperations } from './history-operations.ts';
 import { keyInput } from './key-routes.ts';
-import { blobBatchInput, exitInput, heartbeatInput, leaseInput, outputInput, outputQuery, startedInput, syncInput } from './runner-routes.ts';
+import { runnerOperations } from './runner-operations.ts';
 import { usageGroups } from './usage-routes.ts';
 import { workspaceSettings } from './workspace-routes.ts';
 
@@ -227,63 +227,4 @@ function mcpOperation(): Operation {
     answers: { 200: { description: 'The JSON-RPC answer.', schema: 'JsonRpcMessage' }, 202: { description: 'A notification or answer was accepted.' } },
     errors: ['invalid_argument', 'forbidden', 'payload_too_large'],
   };
-}
-
-function runnerOperations(): Operation[] {
-  const processId = { id: 'The process id of the leased job.' };
-  const report = (path: string, operationId: string, summary: string, body: z.ZodType, answer: string): Operation => ({
-    method: 'post',
-    path: `/v1/runner/workspaces/{ws}/processes/{id}/${path}`,
-    tag: 'runner',
-    operationId,
-    summary,
-    pathParams: processId,
-    body: json(body),
-    answers: { 200: { description: 'Recorded.', schema: answer } },
-    errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large'],
-  });
-  const textQuery = requestJsonSchema(outputQuery) as { properties: Record<string, JsonSchema> };
-  const output: Operation = {
-    ...report('output', 'runnerOutput', 'Append output (JSON, or UTF-8 text/plain with token, offset and skipped in the query)', outputInput, 'OutputEnd'),
-    body: { content: { ...json(outputInput).content, 'text/plain': { type: 'string', description: 'The output text.' } }, required: true },
-    query: Object.entries(textQuery.properties).map(([name, schema]) => ({ name, description: 'text/plain bodies only (token is required there).', schema })),
-  };
-  return [
-    {
-      method: 'post',
-      path: '/v1/runner/lease',
-      tag: 'runner',
-      operationId: 'runnerLease',
-      summary: "Lease the next job of a workspace in the runner key's scope, waiting up to waitMs for one",
-      body: json(leaseInput),
-      answers: { 200: { description: 'A job, leased to this runner.', schema: 'Lease' }, 204: { description: 'No job.' } },
-      errors: ['invalid_argument', 'forbidden', 'payload_too_large'],
-    },
-    { method: 'get', path: '/v1/runner/workspaces/{ws}/manifest', tag: 'runner', operationId: 'runnerManifest', summary: "A workspace's manifest at its current version (under a live lease of this key on one of its jobs)", answers: { 200: { description: 'The manifest.', schema: 'Manifest' } }, errors: ['forbidden', 'not_found'] },
-    {
-      method: 'get',
-      path: '/v1/runner/workspaces/{ws}/blobs/{hash}',
-      tag: 'runner',
-      operationId: 'runnerBlob',
-      summary: 'One blob by its SHA-256',
-      pathParams: { hash: 'The blob id: 64 lowercase hex digits.' },
-      answers: { 200: { description: 'The content.', contentType: 'application/octet-stream' } },
-      errors: ['invalid_argument', 'forbidden', 'not_found', 'unavailable'],
-    },
-    {
-      method: 'post',
-      path: '/v1/runner/workspaces/{ws}/blobs',
-      tag: 'runner',
-      operationId: 'runnerBlobs',
-      summary: 'Many blobs in one binary answer',
-      body: json(blobBatchInput),
-      answers: { 200: { description: 'For each distinct id in the order asked: its 64 hex digits, its length as 8 bytes big-endian, then its bytes.', contentType: 'application/octet-stream' } },
-      errors: ['invalid_argument', 'forbidden', 'not_found', 'payload_too_large', 'unavailable'],
-    },
-    report('started', 'runnerStarted', 'The command started', startedInput, 'Started'),
-    output,
-    report('heartbeat', 'runnerHeartbeat', 'Renew the lease; answers pending stdin and any stop request', heartbeatInput, 'Heartbeat'),
-    report('sync', 'runnerSync', "Commit the command's changes to the workspace in one conditional commit", syncInput, 'Sync'),
-    report('exit', 'runnerExit', 'The command ended', exitInput, 'Exit'),
-  ];
 }

@@ -3,6 +3,7 @@ import { ToolError } from '../core/errors.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { deletePrefix } from '../storage/object-store.ts';
 import { BlobCache } from './blob-cache.ts';
+import { BlobUploads } from './blob-uploads.ts';
 import { sha256Hex } from './content-hash.ts';
 
 export const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
@@ -42,6 +43,17 @@ export class BlobStore {
     }
     this.cache.set(key, object.body);
     return object.body;
+  }
+
+  /** The byte size of a stored blob, or undefined when none is stored under the id. */
+  async size(workspaceUid: string, hash: string): Promise<number | undefined> {
+    const key = blobKey(workspaceUid, hash);
+    return this.cache.get(key)?.byteLength ?? (await this.objects.head(key))?.size;
+  }
+
+  /** Blobs uploaded in pieces to a workspace incarnation, staged under its prefix (so `deleteAll` takes them too). */
+  uploads(workspaceUid: string): BlobUploads {
+    return new BlobUploads(this.objects, this, workspaceUid);
   }
 
   /** Removes every blob of a deleted workspace incarnation. */

@@ -8,10 +8,22 @@ export type RunnerChange =
   | { op: 'mkdir'; path: string }
   | { op: 'delete'; path: string; baseVersion: number };
 
+/** A write whose content was uploaded beforehand (see blob-uploads.ts), named by its blob id and size. */
+export interface UploadedWrite {
+  op: 'write';
+  path: string;
+  blob: string;
+  size: number;
+  baseVersion: number | null;
+}
+
+/** What a sync-back names: a runner's changes, a write's content inline or uploaded. */
+export type SyncedChange = RunnerChange | UploadedWrite;
+
 export interface SyncResult {
   /** Paths committed, with the entry each now has (deleted ones are absent). */
   committed: string[];
-  /** Paths changed through the API since the command started: the API's version is kept. */
+  /** Paths changed through the API since the command started (the API's version is kept), and files over the file limit (not kept). */
   conflicts: string[];
   /** Paths the command may not write (denylist, excluded, read-only root, outside), with why. */
   skipped: { path: string; reason: string }[];
@@ -20,15 +32,32 @@ export interface SyncResult {
 
 const MAX_ATTEMPTS = 5;
 
-/**
- * `onCommit` runs inside the commit's transaction with the result (or, when nothing needs
- * committing, once the result is known), so a caller can record it exactly when it lands.
- */
-export async function syncChanges(workspace: Workspace, changes: readonly RunnerChange[], onCommit?: (result: SyncResult) => void): Promise<SyncResult> {
+export interface SyncOptions {
+  /** A file larger than this is not kept: it is a conflict, as a file the API changed meanwhile is. */
+  maxFileBytes?: number;
+  /**
+   * Runs inside the commit's transaction with the result (or, when nothing needs committing, once
+   * the result is known), so a caller can record it exactly when it lands.
+   */
+  onCommit?: (result: SyncResult) => void;
+}
+
+export async function syncChanges(workspace: Workspace, changes: readonly SyncedChange[], options: SyncOptions = {}): Promise<SyncResult> {
+  const { maxFileBytes = Infinity, onCommit } = options;
   const skipped: SyncResult['skipped'] = [];
-  const allowed: RunnerChange[] = [];
+  const tooLarge: string[] = [];
+  const allowed: SyncedChange[] = [];
+  const stored = await blobSizes(workspace, changes);
   for (const change of changes) {
+    if (change.op === 'write' && ('content' in change ? change.content.byteLength : change.size) > maxFileBytes) {
+      tooLarge.push(change.path);
+      continue;
+    }
     try {
+      // An uploaded write names content the store must hold, at the size it claims.
+      if (change.op === 'write' && 'blob' in change && stored.get(change.blob) !== change.size) {
+        throw new Error(`its content (blob ${change.blob}, ${change.size} bytes) was not uploaded`);
+      }
       const resolved = await workspace.resolve(change.path, 'write', { followFinalSymlink: false });
       if (resolved.path !== change.path) throw new Error(`${change.path} resolves to ${resolved.path} through a symlink`);
       allowed.push(change);
@@ -37,7 +66,7 @@ export async function syncChanges(workspace: Workspace, changes: readonly Runner
     }
   }
   for (let attempt = 1; ; attempt += 1) {
-    const conflicts: string[] = [];
+    const conflicts: string[] = [...tooLarge];
     const fileChanges: FileChange[] = [];
     const deleting = new Set(allowed.filter((change) => change.op === 'delete').map((change) => change.path));
     for (const change of allowed) {
@@ -59,7 +88,7 @@ export async function syncChanges(workspace: Workspace, changes: readonly Runner
         continue;
       }
       const expect = change.baseVersion === null ? { absent: true as const } : { version: change.baseVersion };
-      if (change.op === 'write') fileChanges.push({ op: 'write', path: change.path, content: change.content, expect });
+      if (change.op === 'write') fileChanges.push('content' in change ? { op: 'write', path: change.path, content: change.content, expect } : { op: 'write', path: change.path, blob: change.blob, size: change.size, expect });
       else if (change.op === 'symlink') fileChanges.push({ op: 'symlink', path: change.path, target: change.target, expect });
       else fileChanges.push({ op: 'delete', path: change.path, expect: { version: change.baseVersion } });
     }
@@ -78,4 +107,20 @@ export async function syncChanges(workspace: Workspace, changes: readonly Runner
       if (!raced || attempt >= MAX_ATTEMPTS) throw error;
     }
   }
+}
+
+/** The stored size of each blob the uploaded writes name, looked up side by side (a store may take a round trip each). */
+async function blobSizes(workspace: Workspace, changes: readonly SyncedChange[]): Promise<Map<string, number | undefined>> {
+  const blobs = [...new Set(changes.flatMap((change) => (change.op === 'write' && 'blob' in change ? [change.blob] : [])))];
+  const sizes = new Map<string, number | undefined>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(16, blobs.length) }, async () => {
+      while (next < blobs.length) {
+        const blob = blobs[next++]!;
+        sizes.set(blob, await workspace.blobSize(blob));
+      }
+    }),
+  );
+  return sizes;
 }

@@ -2,6 +2,7 @@
 import { ToolError } from '../core/errors.ts';
 import { resolvePath, type Access, type GuardEntry, type ResolvedPath } from '../core/path-guard.ts';
 import type { BlobStore } from './blob-store.ts';
+import type { BlobUploads } from './blob-uploads.ts';
 import type { KeyedLock } from './keyed-lock.ts';
 import type { CommitResult, Manifest, ManifestChange, ManifestEntry, Precondition } from './manifest.ts';
 
@@ -108,6 +109,16 @@ export class Workspace {
   /** A blob of this workspace when it is in memory, without waiting (a batch of thousands reads most this way). */
   cachedBlob(hash: string): Uint8Array | undefined {
     return this.parts.blobs.cached(this.parts.manifest.uid, hash);
+  }
+
+  /** The byte size of a blob of this workspace, or undefined when none is stored under the id. */
+  blobSize(hash: string): Promise<number | undefined> {
+    return this.parts.blobs.size(this.parts.manifest.uid, hash);
+  }
+
+  /** Blobs a runner uploads in pieces, ahead of a commit that names them. */
+  get uploads(): BlobUploads {
+    return this.parts.blobs.uploads(this.parts.manifest.uid);
   }
 
   /** Stores content ahead of a commit that names it by the id returned, so many files need not sit in memory at once. */

@@ -13,6 +13,7 @@ import { hookDeliveryInput } from '../../src/hooks/hook-deliveries.ts';
 import { hookInput } from '../../src/http/hook-routes.ts';
 import { keyInput } from '../../src/http/key-routes.ts';
 import { blobBatchInput, exitInput, heartbeatInput, leaseInput, outputInput, outputQuery, startedInput, syncInput } from '../../src/http/runner-routes.ts';
+import { blobPieceQuery, blobUploadQuery } from '../../src/http/runner-upload-routes.ts';
 import { workspaceSettings } from '../../src/http/workspace-routes.ts';
 import { readNodeConfig } from '../../src/node/config.ts';
 import { createNodeHome } from '../../src/node/server.ts';
@@ -107,8 +108,23 @@ describe('GET /openapi.json', () => {
     // The runner's text/plain output form takes its fields in the query, from the route's query schema.
     const query = doc.paths['/v1/runner/workspaces/{ws}/processes/{id}/output'].post.parameters.filter((parameter: { in: string }) => parameter.in === 'query');
     expect(Object.fromEntries(query.map((parameter: { name: string; schema: unknown }) => [parameter.name, parameter.schema]))).toEqual((asRequest(outputQuery) as any).properties);
+    // The runner's uploads are raw bytes, their fields in the query, from the routes' query schemas.
+    const uploads: [string, string, z.ZodType][] = [
+      ['put', '/v1/runner/workspaces/{ws}/processes/{id}/blobs/{hash}', blobPieceQuery],
+      ['post', '/v1/runner/workspaces/{ws}/processes/{id}/blobs', blobUploadQuery],
+    ];
+    for (const [method, path, schema] of uploads) {
+      const parameters = doc.paths[path][method].parameters.filter((parameter: { in: string }) => parameter.in === 'query');
+      expect(Object.fromEntries(parameters.map((parameter: { name: string; schema: unknown }) => [parameter.name, parameter.schema]))).toEqual((asRequest(schema) as any).properties);
+      expect(Object.keys(doc.paths[path][method].requestBody.content)).toEqual(['application/octet-stream']);
+    }
     // No body is documented from anything else: a new route with a body needs its schema here.
-    const checked = new Set([...routeBodies.map(([method, path]) => `${method} ${path}`), ...builtinTools.map((tool) => `post /v1/workspaces/{ws}/tools/${tool.name}`), 'post /v1/workspaces/{ws}/mcp']);
+    const checked = new Set([
+      ...routeBodies.map(([method, path]) => `${method} ${path}`),
+      ...uploads.map(([method, path]) => `${method} ${path}`),
+      ...builtinTools.map((tool) => `post /v1/workspaces/{ws}/tools/${tool.name}`),
+      'post /v1/workspaces/{ws}/mcp',
+    ]);
     const withBodies = operations().filter(([, , op]) => op.requestBody).map(([method, path]) => `${method} ${path}`);
     expect(withBodies.filter((operation) => !checked.has(operation))).toEqual([]);
   });

@@ -138,6 +138,29 @@ const cases: RouteCase[] = [
       outOfScope: absentToRunner,
     }),
   ),
+  {
+    method: 'PUT',
+    route: '/v1/runner/workspaces/{ws}/processes/{id}/blobs/{hash}',
+    request: (t) => ({
+      path: `/v1/runner/workspaces/${t.ws}/processes/${t.processId}/blobs/${blob}?token=${t.token}&offset=0&size=${CONTENT.length}`,
+      body: CONTENT,
+      headers: { 'content-type': 'application/octet-stream' },
+    }),
+    inScope: runnerOnly(200),
+    outOfScope: absentToRunner,
+  },
+  {
+    method: 'POST',
+    route: '/v1/runner/workspaces/{ws}/processes/{id}/blobs',
+    // One frame: the id, the length as 8 bytes big-endian (all but the last byte zero), the content; all ASCII, so sent as text.
+    request: (t) => ({
+      path: `/v1/runner/workspaces/${t.ws}/processes/${t.processId}/blobs?token=${t.token}`,
+      body: `${blob}${'\u0000'.repeat(7)}${String.fromCharCode(CONTENT.length)}${CONTENT}`,
+      headers: { 'content-type': 'application/octet-stream' },
+    }),
+    inScope: runnerOnly(200),
+    outOfScope: absentToRunner,
+  },
   // The lease: B's job waits all along, and no key of A is ever handed it (nor is A's, leased already).
   { method: 'POST', route: '/v1/runner/lease', request: () => ({ path: '/v1/runner/lease', body: { runnerId: 'matrix', waitMs: 0 } }), inScope: runnerOnly(204), outOfScope: runnerOnly(204) },
   // Last: the exit ends A's lease, and a deletion ends A2.
