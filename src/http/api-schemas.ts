@@ -18,7 +18,10 @@ export const errorBodySchema = z
   })
   .describe('Every failure has this body, with the status its code maps to.');
 
-export const healthSchema = z.looseObject({ ok: z.literal(true) });
+export const healthSchema = z.looseObject({
+  ok: z.literal(true),
+  sandbox: z.literal('none').optional().describe('Present when commands run without a sandbox on purpose (TOOLGATE_SANDBOX=none).'),
+});
 
 export const workspaceInfoSchema = z.looseObject({
   id: z.string(),
@@ -193,8 +196,11 @@ export const leaseAnswerSchema = z.looseObject({
     env: z.record(z.string(), z.string()),
     mode: z.enum(['exec', 'start']),
     timeoutMs: count.nullable(),
+    terminal: z.looseObject({ cols: count, rows: count }).nullable().optional().describe('start with tty: the size of the pseudo-terminal the process runs on.'),
     workspaceVersion: count.nullable(),
     outputChars: count.describe('Output older than this many characters is never kept.'),
+    maxFileBytes: count.describe('A larger file the command leaves is not kept: it is reported in conflicts, never uploaded.'),
+    maxBodyBytes: count.describe('The largest request body taken: upload pieces and batches, and each sync, fit within it.'),
   }),
 });
 
@@ -214,6 +220,14 @@ export const syncAnswerSchema = z.looseObject({
   version: count.nullable(),
   entries: z.array(manifestEntry),
 });
+
+export const blobPieceAnswerSchema = z
+  .looseObject({
+    received: count.describe('Bytes of the blob held from its start: the next piece goes at this offset.'),
+    complete: z.boolean().describe('The blob is stored, and a sync may name it.'),
+  })
+  .describe('What the server holds of a blob uploaded in pieces.');
+export const blobUploadAnswerSchema = z.looseObject({ stored: z.array(z.string()).describe('The ids of the blobs stored.') });
 
 export const exitAnswerSchema = z.looseObject({ status: processStatus });
 

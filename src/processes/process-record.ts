@@ -16,6 +16,8 @@ export interface ProcessRecord {
   mode: 'exec' | 'start';
   /** exec only: the runner kills the tree after this long. */
   timeoutMs: number | null;
+  /** start only: the process runs on a pseudo-terminal of this size (`tty: true`); null: on pipes. */
+  terminal: TerminalSize | null;
   status: ProcessStatus;
   /** The process id inside the runner's sandbox, once running. */
   pid: number | null;
@@ -32,8 +34,13 @@ export interface ProcessRecord {
   outputChars: number;
 }
 
-/** What a bash call asks to run: the part of a record its caller chooses. */
-export type ProcessRequest = Pick<ProcessRecord, 'workspace' | 'command' | 'cwd' | 'env' | 'mode' | 'timeoutMs'>;
+export interface TerminalSize {
+  cols: number;
+  rows: number;
+}
+
+/** What a bash call asks to run: the part of a record its caller chooses (no terminal unless it says so). */
+export type ProcessRequest = Pick<ProcessRecord, 'workspace' | 'command' | 'cwd' | 'env' | 'mode' | 'timeoutMs'> & { terminal?: TerminalSize | null };
 
 /** API.md's process snapshot. */
 export interface ProcessSnapshot {

@@ -11,6 +11,8 @@ export type ProcessRow = {
   env: string;
   mode: 'exec' | 'start';
   timeout_ms: number | null;
+  /** JSON of the terminal size, or null. */
+  terminal: string | null;
   status: ProcessStatus;
   pid: number | null;
   exit_code: number | null;
@@ -35,6 +37,7 @@ export function recordOf(row: ProcessRow): ProcessRecord {
     env: JSON.parse(row.env) as Record<string, string>,
     mode: row.mode,
     timeoutMs: row.timeout_ms,
+    terminal: row.terminal === null || row.terminal === undefined ? null : (JSON.parse(row.terminal) as ProcessRecord['terminal']),
     status: row.status,
     pid: row.pid,
     exitCode: row.exit_code,

@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS processes (
   env TEXT NOT NULL,
   mode TEXT NOT NULL CHECK (mode IN ('exec', 'start')),
   timeout_ms INTEGER,
+  terminal TEXT,
   status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'exited', 'stopped', 'failed', 'lost')),
   pid INTEGER,
   exit_code INTEGER,
@@ -78,10 +79,12 @@ CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, lease_expires_at);
 
 export function applyProcessSchema(db: SqlDatabase): void {
   db.script(statements);
-  // Added after the first release; a data dir from before gains it here.
-  try {
-    db.script('ALTER TABLE jobs ADD COLUMN leased_key TEXT');
-  } catch (error) {
-    if (!/duplicate column/i.test((error as Error).message)) throw error;
+  // Added after the first release; a data dir from before gains them here.
+  for (const column of ['jobs ADD COLUMN leased_key TEXT', 'processes ADD COLUMN terminal TEXT']) {
+    try {
+      db.script(`ALTER TABLE ${column}`);
+    } catch (error) {
+      if (!/duplicate column/i.test((error as Error).message)) throw error;
+    }
   }
 }

@@ -22,13 +22,16 @@ export const bashInput = z.strictObject({
   input: z.string().optional().describe('write: text to send to stdin.'),
   eof: z.boolean().optional().describe('write: close stdin after the input.'),
   graceMs: z.number().int().min(0).max(600_000).optional().describe('stop: how long after SIGTERM to send SIGKILL (default 5,000).'),
+  tty: z.boolean().optional().describe('start: run the process on a pseudo-terminal; its log is the terminal\'s output (default false).'),
+  cols: z.number().int().min(1).max(1000).optional().describe('start with tty: the terminal\'s width in columns (default 120).'),
+  rows: z.number().int().min(1).max(1000).optional().describe('start with tty: the terminal\'s height in rows (default 40).'),
 });
 type Input = z.output<typeof bashInput>;
 
 /** The arguments each action takes; any other is refused, so a misplaced argument reaches the agent. */
 const accepted: Record<Action, { required: (keyof Input)[]; optional: (keyof Input)[] }> = {
   exec: { required: ['command'], optional: ['cwd', 'timeoutMs', 'env'] },
-  start: { required: ['command'], optional: ['cwd', 'env'] },
+  start: { required: ['command'], optional: ['cwd', 'env', 'tty', 'cols', 'rows'] },
   status: { required: ['processId'], optional: [] },
   logs: { required: ['processId'], optional: ['offset', 'limit'] },
   write: { required: ['processId', 'input'], optional: ['eof'] },
@@ -38,6 +41,7 @@ const accepted: Record<Action, { required: (keyof Input)[]; optional: (keyof Inp
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_GRACE_MS = 5_000;
+const DEFAULT_TERMINAL = { cols: 120, rows: 40 };
 /** exec waits this much beyond its timeout for the runner to kill the command and sync its files. */
 const EXEC_SETTLE_MS = 30_000;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -94,6 +98,10 @@ function checkArguments(args: Input): void {
     ].filter(Boolean);
     throw new ToolError('invalid_argument', `bash action "${args.action}" ${parts.join(' and ')}.`, { action: args.action, missing, unexpected: extra });
   }
+  if (args.tty !== true && (args.cols !== undefined || args.rows !== undefined)) {
+    const given = (['cols', 'rows'] as const).filter((key) => args[key] !== undefined);
+    throw new ToolError('invalid_argument', `bash ${given.join(' and ')} size a terminal; pass tty: true with them, or leave them out.`, { unexpected: given });
+  }
   for (const name of Object.keys(args.env ?? {})) {
     if (!ENV_NAME.test(name)) throw new ToolError('invalid_argument', `env name ${JSON.stringify(name)} is not a valid variable name.`, { env: name });
   }
@@ -105,7 +113,8 @@ async function newProcess(args: Input, workspace: Workspace, mode: 'exec' | 'sta
   if (cwd.entry?.type !== 'dir') {
     throw new ToolError(cwd.entry ? 'invalid_argument' : 'not_found', `cwd ${JSON.stringify(args.cwd)} is not a directory of the workspace.`, { path: args.cwd });
   }
-  return { workspace: workspace.id, command: args.command!, cwd: cwd.path, env: args.env ?? {}, mode, timeoutMs: mode === 'exec' ? (args.timeoutMs ?? DEFAULT_TIMEOUT_MS) : null };
+  const terminal = args.tty === true ? { cols: args.cols ?? DEFAULT_TERMINAL.cols, rows: args.rows ?? DEFAULT_TERMINAL.rows } : null;
+  return { workspace: workspace.id, command: args.command!, cwd: cwd.path, env: args.env ?? {}, mode, timeoutMs: mode === 'exec' ? (args.timeoutMs ?? DEFAULT_TIMEOUT_MS) : null, terminal };
 }
 
 async function exec(args: Input, workspace: Workspace, processes: ProcessStore, recordEffect: (() => void) | undefined) {

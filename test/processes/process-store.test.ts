@@ -17,6 +17,7 @@ describe('process records', () => {
       env: { CI: '1' },
       mode: 'exec',
       timeoutMs: 120_000,
+      terminal: null,
       status: 'queued',
       pid: null,
       exitCode: null,
@@ -30,6 +31,13 @@ describe('process records', () => {
     });
     expect(store.get('ws', record.id)).toEqual(record);
     expect(store.create(newProcess()).id).not.toBe(record.id);
+  });
+
+  it('keeps the terminal a started process asked for, and none otherwise', () => {
+    const { store } = memoryStore();
+    const terminal = store.create(newProcess({ mode: 'start', timeoutMs: null, terminal: { cols: 80, rows: 24 } }));
+    expect(store.get('ws', terminal.id)?.terminal).toEqual({ cols: 80, rows: 24 });
+    expect(store.create(newProcess({ mode: 'start', timeoutMs: null })).terminal).toBeNull();
   });
 
   it('lists a workspace oldest first and hides each workspace from the others', () => {

@@ -2,10 +2,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { detectIsolation, startCommand, type Isolation, type RunningCommand, type SandboxOptions } from '../../src/runner/node/sandbox.ts';
+import { bubblewrapInstalled, startCommand, type Isolation, type RunningCommand, type SandboxOptions } from '../../src/runner/node/sandbox.ts';
 
 /** Why bubblewrap tests cannot run here, when they cannot. */
-export const bwrapSkipReason = detectIsolation() === 'bwrap' ? undefined : 'bubblewrap is not installed on this host';
+export const bwrapSkipReason = bubblewrapInstalled() ? undefined : 'bubblewrap is not installed on this host';
 
 /** Each isolation mode, with why it cannot run here when it cannot. */
 export const isolationModes: { isolation: Isolation; skipReason: string | undefined }[] = [

@@ -5,7 +5,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isToolError } from '../../src/core/errors.ts';
-import { describeIsolation, detectIsolation } from '../../src/runner/node/sandbox.ts';
+import { bubblewrapInstalled, describeIsolation, startCommand } from '../../src/runner/node/sandbox.ts';
 import { bwrapSkipReason, isolationModes, removeWorkspaces, run, start, tempWorkspace } from './sandbox-fixtures.ts';
 
 const RUNNER_SECRET = 'TOOLGATE_SANDBOX_TEST_RUNNER_SECRET';
@@ -151,15 +151,26 @@ describe('bubblewrap isolation', () => {
 });
 
 describe('isolation detection', () => {
-  it('chooses bubblewrap exactly when it is installed', () => {
+  it('finds bubblewrap exactly when it is installed, or only where TOOLGATE_BWRAP_PATH points', () => {
     const installed = ['/usr/bin', ...(process.env.PATH ?? '').split(':')].some((dir) => dir !== '' && existsSync(join(dir, 'bwrap')));
-    expect(detectIsolation()).toBe(installed ? 'bwrap' : 'process-group');
+    expect(bubblewrapInstalled()).toBe(installed);
+    expect(bubblewrapInstalled('/nonexistent/bwrap')).toBe(false);
   });
 
-  it('warns at start-up when commands run without isolation', () => {
-    expect(describeIsolation('process-group')).toBe(
-      'bubblewrap not found: commands run without isolation in their own process group; install bubblewrap',
-    );
-    expect(describeIsolation('bwrap')).toMatch(/^commands run in bubblewrap/);
+  it('refuses to run a command when bubblewrap is missing, naming what to install', () => {
+    let refused: unknown;
+    try {
+      startCommand({ workspaceDir: tempWorkspace(), cwd: '', command: 'true', env: {}, bwrapPath: '/nonexistent/bwrap', onOutput: () => undefined });
+    } catch (error) {
+      refused = error;
+    }
+    expect(isToolError(refused) && refused.code).toBe('unavailable');
+    expect((refused as Error).message).toContain('apt-get install bubblewrap');
+  });
+
+  it('says at start-up when commands run without a sandbox, or would be refused', () => {
+    expect(describeIsolation('process-group')).toMatch(/^TOOLGATE_SANDBOX=none: commands run WITHOUT a sandbox/);
+    expect(describeIsolation('bwrap', true, '/nonexistent/bwrap')).toMatch(/^bubblewrap is not installed .*apt-get install bubblewrap/);
+    if (bwrapSkipReason === undefined) expect(describeIsolation('bwrap')).toMatch(/^commands run in bubblewrap/);
   });
 });

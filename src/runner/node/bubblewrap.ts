@@ -12,6 +12,14 @@ export interface BubblewrapCommand {
   env: Readonly<Record<string, string>>;
   network: boolean;
   command: string;
+  /** The program line run inside, in place of `/bin/bash --noprofile --norc -c command`. */
+  argv?: readonly string[];
+  /**
+   * The line changes to another uid first (the runner is root): the sandbox is then set up without
+   * a user namespace, whose single mapping would leave no other uid to change to, and keeps only
+   * the capabilities that change needs, which the change itself drops.
+   */
+  changesUser?: boolean;
 }
 
 /** Top-level names that merged-/usr systems make links into /usr and older ones keep as directories. */
@@ -45,33 +53,45 @@ const ETC_NETWORK = [
   '/etc/pki/ca-trust',
 ];
 
-let located: { path: string | undefined } | undefined;
+/** What to install where bubblewrap is missing, for messages that must say so. */
+export const INSTALL_BUBBLEWRAP = 'apt-get install bubblewrap (dnf install bubblewrap, apk add bubblewrap)';
+
+const located = new Map<string, string | undefined>();
 let rootLayout: string[] | undefined;
 
-/** The bubblewrap binary: /usr/bin/bwrap, else the first `bwrap` on the runner's PATH; undefined when absent. */
-export function locateBubblewrap(): string | undefined {
-  located ??= { path: findBubblewrap() };
-  return located.path;
+/**
+ * The bubblewrap binary: `configured` (TOOLGATE_BWRAP_PATH) when given, else /usr/bin/bwrap, else
+ * the first `bwrap` on the runner's PATH; undefined when absent.
+ */
+export function locateBubblewrap(configured?: string): string | undefined {
+  const key = configured ?? '';
+  if (!located.has(key)) located.set(key, findBubblewrap(configured));
+  return located.get(key);
 }
 
 /** bwrap's arguments: the whole command line after the binary. */
 export function bubblewrapArgs(options: BubblewrapCommand): string[] {
-  const args = ['--unshare-all'];
-  if (options.network) args.push('--share-net');
+  const args = options.changesUser ? ['--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try'] : ['--unshare-all'];
+  if (options.changesUser && !options.network) args.push('--unshare-net');
+  if (!options.changesUser && options.network) args.push('--share-net');
   args.push('--die-with-parent', '--new-session', '--clearenv', '--cap-drop', 'ALL');
+  // Entering the working directory, which is the command user's own, takes CAP_DAC_READ_SEARCH until the change.
+  if (options.changesUser) args.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP', '--cap-add', 'CAP_DAC_READ_SEARCH');
   args.push('--ro-bind', '/usr', '/usr', ...systemDirArgs());
   for (const path of options.network ? [...ETC_ALWAYS, ...ETC_NETWORK] : ETC_ALWAYS) {
     args.push('--ro-bind-try', path, path);
   }
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  // /tmp and /dev/shm are everyone's, sticky, as on a host: the command may run as a user other than the one setting up.
+  args.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/dev/shm', '--perms', '1777', '--tmpfs', '/tmp');
   args.push('--bind', options.workspaceDir, SANDBOX_WORKSPACE, '--chdir', options.cwd);
   for (const [name, value] of Object.entries(options.env)) args.push('--setenv', name, value);
-  args.push('/bin/bash', '--noprofile', '--norc', '-c', options.command);
+  args.push(...(options.argv ?? ['/bin/bash', '--noprofile', '--norc', '-c', options.command]));
   return args;
 }
 
-function findBubblewrap(): string | undefined {
-  const candidates = ['/usr/bin/bwrap', ...(process.env.PATH ?? '').split(':').filter((dir) => dir !== '').map((dir) => join(dir, 'bwrap'))];
+function findBubblewrap(configured: string | undefined): string | undefined {
+  const path = (process.env.PATH ?? '').split(':').filter((dir) => dir !== '').map((dir) => join(dir, 'bwrap'));
+  const candidates = configured !== undefined ? [configured] : ['/usr/bin/bwrap', ...path];
   return candidates.find((path) => {
     try {
       accessSync(path, constants.X_OK);

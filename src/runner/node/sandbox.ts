@@ -1,16 +1,22 @@
-// Runs one bash command on this host: inside bubblewrap where installed, else in its own process group.
+// Runs one bash command on this host: inside bubblewrap, or (TOOLGATE_SANDBOX=none, on purpose) unsandboxed in its own process group.
 //
 // Either way the command's end ends everything it started: bubblewrap tears down the PID
-// namespace when its command exits, and the process-group mode kills what is left, so no
-// background process keeps running unsupervised after the command that started it.
+// namespace when its command exits, the process-group mode kills what is left, and a command with
+// a cgroup of its own is killed by its cgroup, so no background process keeps running
+// unsupervised after the command that started it.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { chownSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join, posix, resolve } from 'node:path';
 import { ToolError } from '../../core/errors.ts';
-import { bubblewrapArgs, locateBubblewrap } from './bubblewrap.ts';
+import { bubblewrapArgs, INSTALL_BUBBLEWRAP, locateBubblewrap } from './bubblewrap.ts';
+import { commandEnvironment, cwdSegments, hostBash, requireDirectory } from './command-environment.ts';
+import { commandArgv, TERMINAL_LAUNCH_ENV, type CommandOutput } from './command-line.ts';
+import type { CommandUser } from './command-user.ts';
 import { describeChangeTracking, detectOverlay, overlayLaunch, type OverlayMount } from './overlay.ts';
-import { findProcessTree, readStdioTargets, signalProcesses, signalProcessGroup } from './process-tree.ts';
+import { findProcessTree, readStdioTargets, signalProcesses, signalProcessGroup, type HostProcess } from './process-tree.ts';
+import { limitCommand, type CommandLimits, type Launch, type LimitEnforcement } from './resource-limits.ts';
+import type { ProcessLimits } from './sandbox-settings.ts';
 import { SANDBOX_WORKSPACE } from './mirror-disk.ts';
 
 export type Isolation = 'bwrap' | 'process-group';
@@ -26,13 +32,23 @@ export interface SandboxOptions {
   env: Record<string, string>;
   /** Allow network access (default false). Only bubblewrap can withhold it; process-group mode always has it. */
   network?: boolean;
-  /** Default: 'bwrap' where bubblewrap is installed, else 'process-group' (no isolation). */
+  /** Default 'bwrap'; 'process-group' runs the command without a sandbox, for TOOLGATE_SANDBOX=none. */
   isolation?: Isolation;
+  /** The bubblewrap binary (default: as `locateBubblewrap` finds it); where it is missing the command is refused. */
+  bwrapPath?: string;
   /**
    * bubblewrap only: the command sees an overlay with `workspaceDir` as its lower layer instead of
    * the directory itself, so its changes land in the upper layer (see overlay.ts).
    */
   overlay?: OverlayMount;
+  /** bubblewrap only: the user the command becomes before it runs (see command-user.ts); default the runner's. */
+  user?: CommandUser;
+  /** Memory and process limits of the command and all it starts, and how they are enforced; default none. */
+  limits?: { limits: ProcessLimits; enforcement?: LimitEnforcement };
+  /** Default: stdout and stderr apart. */
+  output?: CommandOutput;
+  /** After this long the command is stopped (SIGTERM, SIGKILL after a grace) and its exit says so. */
+  maxRunMs?: number;
   /** Decoded UTF-8; a chunk never ends inside a multi-byte character. Must not throw. */
   onOutput(stream: OutputStream, text: string): void;
 }
@@ -42,6 +58,8 @@ export interface CommandExit {
   exitCode: number;
   /** The signal that ended the top process on the host, when one did (inside bubblewrap a signal arrives as 128 + n). */
   signal: string | null;
+  /** Present when `maxRunMs` passed and the command was stopped for it. */
+  runLimitReached?: true;
 }
 
 export interface RunningCommand {
@@ -65,79 +83,111 @@ export interface RunningCommand {
   exited: Promise<CommandExit>;
 }
 
-const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** How often leftovers are killed while something still holds the output open after the command exited. */
 const SWEEP_INTERVAL_MS = 100;
 /** After this many sweeps the output is closed from this side, so `exited` settles even if a holder cannot be killed. */
 const MAX_SWEEPS = 50;
+/** How long a command stopped at its run-time limit has between SIGTERM and SIGKILL: the default grace of `stop`. */
+const RUN_LIMIT_GRACE_MS = 5_000;
 
-/** 'bwrap' when bubblewrap is installed (/usr/bin/bwrap or `bwrap` on PATH), else 'process-group'. */
-export function detectIsolation(): Isolation {
-  return locateBubblewrap() === undefined ? 'process-group' : 'bwrap';
+/** Whether bubblewrap is installed: at `bwrapPath` when given, else /usr/bin/bwrap or `bwrap` on PATH. */
+export function bubblewrapInstalled(bwrapPath?: string): boolean {
+  return locateBubblewrap(bwrapPath) !== undefined;
 }
 
-/** One sentence for the runner's start-up log saying how commands are isolated and how an exec's changes are found. */
-export function describeIsolation(isolation: Isolation = detectIsolation(), overlay = true): string {
+/** One sentence for the start-up log saying how commands are isolated and how an exec's changes are found. */
+export function describeIsolation(isolation: Isolation = 'bwrap', overlay = true, bwrapPath?: string): string {
+  if (isolation === 'process-group') return 'TOOLGATE_SANDBOX=none: commands run WITHOUT a sandbox, in their own process group, as the runner\'s user';
+  const bwrap = locateBubblewrap(bwrapPath);
+  if (bwrap === undefined) return `bubblewrap is not installed (${bwrapPath ?? 'bwrap'}), so every command is refused: install it (${INSTALL_BUBBLEWRAP}), or set TOOLGATE_SANDBOX=none`;
   const tracking = overlay ? describeChangeTracking(detectOverlay()) : 'exec changes are found by a full scan of the workspace copy (overlay turned off)';
-  return isolation === 'bwrap'
-    ? `commands run in bubblewrap (${locateBubblewrap() ?? 'bwrap'}): only the workspace is writable and there is no network unless configured; ${tracking}`
-    : 'bubblewrap not found: commands run without isolation in their own process group; install bubblewrap';
+  return `commands run in bubblewrap (${bwrap}): only the workspace is writable and there is no network unless configured; ${tracking}`;
 }
 
 /** Starts a command; throws ToolError for a bad cwd or env name, or when it cannot be started at all. */
 export function startCommand(options: SandboxOptions): RunningCommand {
-  const isolation = options.isolation ?? detectIsolation();
+  const isolation = options.isolation ?? 'bwrap';
   const workspaceDir = resolve(options.workspaceDir);
   const segments = cwdSegments(options.cwd);
   requireDirectory(join(workspaceDir, ...segments), options.cwd);
   if (options.command.includes('\0')) {
     throw new ToolError('invalid_argument', 'The command contains a NUL character; remove it.', { field: 'command' });
   }
-  const child = isolation === 'bwrap' ? spawnBubblewrap(options, workspaceDir, segments) : spawnProcessGroup(options, workspaceDir, segments);
-  return supervise(child, isolation, options.onOutput);
+  const bwrap = isolation === 'bwrap' ? locateBubblewrap(options.bwrapPath) : undefined;
+  if (isolation === 'bwrap' && bwrap === undefined) {
+    throw new ToolError(
+      'unavailable',
+      `bubblewrap is not installed on this runner, and commands run only in its sandbox: install it (${INSTALL_BUBBLEWRAP}), or set TOOLGATE_SANDBOX=none to run commands unsandboxed on purpose.`,
+    );
+  }
+  const limits = options.limits ? limitCommand(options.limits.limits, options.limits.enforcement) : undefined;
+  let child: ChildProcessWithoutNullStreams;
+  try {
+    const { launch, cwd, env } = bwrap !== undefined ? bubblewrapLaunch(options, bwrap, workspaceDir, segments, limits) : processGroupLaunch(options, workspaceDir, segments, limits);
+    child = limits ? limits.spawn(launch, { cwd, env }) : spawn(launch.command, launch.args, { cwd, env, stdio: 'pipe', detached: true });
+  } catch (error) {
+    limits?.release();
+    throw error;
+  }
+  return supervise(child, isolation, options, limits);
 }
 
-function spawnBubblewrap(options: SandboxOptions, workspaceDir: string, segments: string[]): ChildProcessWithoutNullStreams {
-  const bwrap = locateBubblewrap();
-  if (bwrap === undefined) {
-    throw new ToolError('unavailable', 'bubblewrap is not installed on this runner; install it or use process-group isolation.');
-  }
+interface PreparedLaunch {
+  launch: Launch;
+  cwd: string;
+  env: Record<string, string>;
+}
+
+function bubblewrapLaunch(options: SandboxOptions, bwrap: string, workspaceDir: string, segments: string[], limits: CommandLimits | undefined): PreparedLaunch {
   const cwd = posix.join(SANDBOX_WORKSPACE, ...segments);
-  const { overlay } = options;
-  const args = bubblewrapArgs({ workspaceDir: overlay?.layers.merged ?? workspaceDir, cwd, env: commandEnvironment(cwd, options.env), network: options.network ?? false, command: options.command });
+  const { overlay, user } = options;
+  const output = options.output ?? { kind: 'separate' };
+  const terminal = output.kind === 'terminal';
+  const env = commandEnvironment(cwd, options.env, terminal);
+  const argv = commandArgv({ bash: '/bin/bash', command: options.command, user, prefix: limits?.innerPrefix ?? [], output, callerShell: options.env.SHELL });
+  const args = bubblewrapArgs({
+    workspaceDir: overlay?.layers.merged ?? workspaceDir,
+    cwd,
+    env: terminal ? { ...env, ...TERMINAL_LAUNCH_ENV } : env,
+    network: options.network ?? false,
+    command: options.command,
+    argv,
+    changesUser: user !== undefined,
+  });
+  // The overlay's root shows its upper directory's owner: the user's, so the command may create files at the top.
+  if (overlay && user) chownSync(overlay.layers.upper, user.uid, user.gid);
   // The launcher mounts the overlay and then execs bwrap in place, so the spawned pid ends up bwrap's as without it.
   const launch = overlay ? overlayLaunch(overlay.support, overlay.layers, bwrap, args) : { command: bwrap, args };
   // bwrap itself needs no environment; --clearenv and --setenv give the command its own.
-  return spawn(launch.command, launch.args, { cwd: workspaceDir, env: {}, stdio: 'pipe', detached: true });
+  return { launch, cwd: workspaceDir, env: {} };
 }
 
-function spawnProcessGroup(options: SandboxOptions, workspaceDir: string, segments: string[]): ChildProcessWithoutNullStreams {
+function processGroupLaunch(options: SandboxOptions, workspaceDir: string, segments: string[], limits: CommandLimits | undefined): PreparedLaunch {
   const cwd = join(workspaceDir, ...segments);
-  return spawn(hostBash(), ['--noprofile', '--norc', '-c', options.command], {
-    cwd,
-    env: commandEnvironment(cwd, options.env),
-    stdio: 'pipe',
-    detached: true,
-  });
+  const output = options.output ?? { kind: 'separate' };
+  const env = commandEnvironment(cwd, options.env, output.kind === 'terminal');
+  const argv = commandArgv({ bash: hostBash(), command: options.command, prefix: limits?.innerPrefix ?? [], output, callerShell: options.env.SHELL });
+  return { launch: { command: argv[0]!, args: argv.slice(1) }, cwd, env: output.kind === 'terminal' ? { ...env, ...TERMINAL_LAUNCH_ENV } : env };
 }
 
-function supervise(child: ChildProcessWithoutNullStreams, isolation: Isolation, onOutput: SandboxOptions['onOutput']): RunningCommand {
+function supervise(child: ChildProcessWithoutNullStreams, isolation: Isolation, options: SandboxOptions, limits: CommandLimits | undefined): RunningCommand {
   // A failed spawn reports its error asynchronously; this listener keeps it from crashing the runner.
   child.on('error', () => undefined);
   child.stdin.on('error', () => undefined);
   const pid = child.pid;
   if (pid === undefined) {
+    limits?.release();
     throw new ToolError('unavailable', 'The command could not be started on this runner; check that bash and bubblewrap are installed.');
   }
   for (const stream of ['stdout', 'stderr'] as const) {
     child[stream].setEncoding('utf8');
-    child[stream].on('data', (text: string) => onOutput(stream, text));
+    child[stream].on('data', (text: string) => options.onOutput(stream, text));
   }
   const group = isolation === 'process-group' ? pid : undefined;
   const stdioTargets = readStdioTargets(pid);
   let topExited = false;
   let inputEnded = false;
+  let runLimitReached = false;
   const killTimers = new Set<ReturnType<typeof setTimeout>>();
 
   /** Everything of the command still alive; after the top has exited its pid may name another process, so it no longer counts. */
@@ -145,19 +195,41 @@ function supervise(child: ChildProcessWithoutNullStreams, isolation: Isolation, 
   const killTree = (rounds = 2) => {
     // A second round catches children forked between the first scan and the kill.
     for (let round = 0; round < rounds; round += 1) {
+      // The cgroup holds everything the command forked, however it detached: none can fork past a kill of it all.
+      limits?.kill();
       signalProcesses(tree().map((entry) => entry.pid), 'SIGKILL');
       if (group !== undefined) signalProcessGroup(group, 'SIGKILL');
     }
   };
+  const stop = (graceMs: number) => {
+    if (topExited) return;
+    terminateTree();
+    const timer = setTimeout(() => {
+      killTimers.delete(timer);
+      if (!topExited) killTree();
+    }, Math.max(0, graceMs));
+    killTimers.add(timer);
+  };
+  const runLimit =
+    options.maxRunMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          runLimitReached = true;
+          stop(RUN_LIMIT_GRACE_MS);
+        }, options.maxRunMs);
+  // A terminal's holder (`script`) passes on how its shell ended; TERM to it would end the session its own way instead.
+  const terminal = options.output?.kind === 'terminal';
   const terminateTree = () => {
     const found = tree();
-    if (group !== undefined) {
+    if (group !== undefined && !terminal) {
       signalProcesses(found.map((entry) => entry.pid), 'SIGTERM');
       signalProcessGroup(group, 'SIGTERM');
       return;
     }
     // bwrap and the namespace's init (bwrap's child) would die or ignore TERM; the command's own processes get it.
-    const inside = found.filter((entry) => entry.pid !== pid && entry.ppid !== pid);
+    const init = new Set(group === undefined ? found.filter((entry) => entry.ppid === pid).map((entry) => entry.pid) : []);
+    const holder = (entry: HostProcess) => terminal && (group === undefined ? init.has(entry.ppid) : entry.pid === pid);
+    const inside = found.filter((entry) => (group !== undefined || (entry.pid !== pid && entry.ppid !== pid)) && !holder(entry));
     // Before the command has started inside the sandbox there is nothing to stop gracefully.
     signalProcesses(inside.length > 0 ? inside.map((entry) => entry.pid) : [pid], 'SIGTERM');
   };
@@ -166,6 +238,7 @@ function supervise(child: ChildProcessWithoutNullStreams, isolation: Isolation, 
     let sweeper: ReturnType<typeof setInterval> | undefined;
     child.once('exit', () => {
       topExited = true;
+      clearTimeout(runLimit);
       for (const timer of killTimers) clearTimeout(timer);
       killTimers.clear();
       // bubblewrap's namespace dies with bwrap (--die-with-parent); a process group may still have members.
@@ -180,7 +253,9 @@ function supervise(child: ChildProcessWithoutNullStreams, isolation: Isolation, 
     });
     child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
       clearInterval(sweeper);
-      settle(exitStatus(code, signal));
+      clearTimeout(runLimit);
+      limits?.release();
+      settle({ ...exitStatus(code, signal), ...(runLimitReached ? { runLimitReached: true as const } : {}) });
     });
   });
 
@@ -202,69 +277,12 @@ function supervise(child: ChildProcessWithoutNullStreams, isolation: Isolation, 
       inputEnded = true;
       child.stdin.end();
     },
-    stop(graceMs) {
-      if (topExited) return;
-      terminateTree();
-      const timer = setTimeout(() => {
-        killTimers.delete(timer);
-        if (!topExited) killTree();
-      }, Math.max(0, graceMs));
-      killTimers.add(timer);
-    },
+    stop,
     kill() {
       killTree();
     },
     exited,
   };
-}
-
-/** The minimal environment plus the caller's variables, which may override it. */
-function commandEnvironment(pwd: string, callerEnv: Record<string, string>): Record<string, string> {
-  for (const [name, value] of Object.entries(callerEnv)) {
-    if (!ENV_NAME.test(name)) {
-      throw new ToolError('invalid_argument', `Environment variable name "${name}" is invalid; use letters, digits and underscores, not starting with a digit.`, {
-        field: 'env',
-        name,
-      });
-    }
-    if (value.includes('\0')) {
-      throw new ToolError('invalid_argument', `Environment variable "${name}" contains a NUL character; remove it.`, { field: 'env', name });
-    }
-  }
-  return { PATH: DEFAULT_PATH, HOME: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb', PWD: pwd, ...callerEnv };
-}
-
-function cwdSegments(cwd: string): string[] {
-  const segments = cwd.split('/').filter((segment) => segment !== '' && segment !== '.');
-  if (segments.includes('..')) {
-    throw new ToolError('path_outside_workspace', `The cwd "${cwd}" leaves the workspace; use a path inside it.`, { cwd });
-  }
-  return segments;
-}
-
-function requireDirectory(hostPath: string, cwd: string): void {
-  let isDirectory = false;
-  try {
-    isDirectory = statSync(hostPath).isDirectory();
-  } catch {
-    // Missing: reported below like a file.
-  }
-  if (!isDirectory) {
-    throw new ToolError('not_found', `The cwd "${cwd}" is not a directory in the workspace; create it or pick another.`, { cwd });
-  }
-}
-
-/** bash from the default PATH, so a caller's PATH never decides which shell runs the command. */
-function hostBash(): string {
-  for (const dir of DEFAULT_PATH.split(':')) {
-    try {
-      accessSync(join(dir, 'bash'), constants.X_OK);
-      return join(dir, 'bash');
-    } catch {
-      // Not in this directory.
-    }
-  }
-  return '/bin/bash';
 }
 
 function exitStatus(code: number | null, signal: NodeJS.Signals | null): CommandExit {
