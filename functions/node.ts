@@ -1,16 +1,16 @@
 // Composition root of the embedded default: `npm start` runs this file.
 import { readNodeConfig } from '../src/node/config.ts';
 import { startNodeServer } from '../src/node/server.ts';
-import { describeIsolation, detectIsolation } from '../src/runner/node/sandbox.ts';
 
 async function main(): Promise<void> {
   const config = readNodeConfig(process.env);
   const server = await startNodeServer(config);
   console.log(`toolgate listening on ${server.url} (data in ${config.dataDir}, blobs in ${server.blobs === 's3' ? 'S3' : 'the data dir'})`);
+  if (config.sandbox.mode === 'none') console.warn('toolgate: WARNING: TOOLGATE_SANDBOX=none: bash commands run WITHOUT a sandbox (/healthz says "sandbox": "none")');
   if (server.runner) {
-    const isolation = detectIsolation();
-    if (isolation === 'bwrap') console.log(`toolgate: in-process runner: ${describeIsolation(isolation, config.runnerOverlay)}`);
-    else console.warn(`toolgate: WARNING: ${describeIsolation(isolation)}`);
+    const sandbox = server.runner.sandbox.describe(config.runnerOverlay);
+    if (sandbox.warning) console.warn(`toolgate: WARNING: in-process runner: ${sandbox.text}`);
+    else console.log(`toolgate: in-process runner: ${sandbox.text}`);
   } else {
     console.log('toolgate: no in-process runner (TOOLGATE_RUNNER=off); start runners with `TOOLGATE_RUNNER_KEY=... npx toolgate runner --url ...`');
   }

@@ -3,12 +3,15 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { Runner } from '../src/runner/node/runner.ts';
 import { readRunnerKey, RunnerKeyError } from '../src/runner/node/runner-key.ts';
-import { describeIsolation, detectIsolation } from '../src/runner/node/sandbox.ts';
+import { readSandboxSettings, type SandboxSettings } from '../src/runner/node/sandbox-settings.ts';
 
 const usage = `Usage: toolgate runner --url <server url> [--key-file <path>] [--data <dir>] [--concurrency <n>] [--network]
 
 Leases bash jobs from a toolgate server (Node or Cloudflare home) and runs them in bubblewrap.
 Its key, an API key with the role runner, is read from TOOLGATE_RUNNER_KEY or --key-file.
+Commands run only in bubblewrap (TOOLGATE_SANDBOX=none runs them unsandboxed, on purpose), as
+TOOLGATE_RUNNER_UID (default 65534) when the runner is root, within TOOLGATE_PROCESS_MEMORY_MB,
+TOOLGATE_PROCESS_PIDS and (started processes) TOOLGATE_MAX_PROCESS_MS; see the README.
   --url          the server, e.g. http://127.0.0.1:8787
   --key-file     a file holding the key (surrounding whitespace ignored); refused unless only its owner
                  may read it (chmod 600)
@@ -63,17 +66,25 @@ function main(): void {
     process.stderr.write('toolgate runner: --concurrency must be a positive integer\n');
     process.exit(2);
   }
-  const isolation = detectIsolation();
+  let sandboxSettings: SandboxSettings;
+  try {
+    sandboxSettings = readSandboxSettings(process.env);
+  } catch (error) {
+    process.stderr.write(`toolgate runner: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
   const overlay = !values['full-scan'];
-  if (isolation === 'bwrap') console.log(`toolgate runner: ${describeIsolation(isolation, overlay)}`);
-  else console.warn(`toolgate runner: WARNING: ${describeIsolation(isolation, overlay)}`);
   const onKeyRefused = (message: string) => {
     process.stderr.write(`toolgate runner: the server refuses this key for the runner protocol (${message.slice(0, 300)}); use a key with the role runner.\n`);
     void runner.stop().then(() => process.exit(1));
   };
-  const runner = new Runner({ url: values.url.replace(/\/+$/, ''), key, dataDir: resolve(values.data ?? '.toolgate-runner'), concurrency, network: values.network ?? false, overlay, onKeyRefused });
+  const dataDir = resolve(values.data ?? '.toolgate-runner');
+  const runner = new Runner({ url: values.url.replace(/\/+$/, ''), key, dataDir, concurrency, network: values.network ?? false, overlay, sandbox: sandboxSettings, onKeyRefused });
+  const sandbox = runner.sandbox.describe(overlay);
+  if (sandbox.warning) console.warn(`toolgate runner: WARNING: ${sandbox.text}`);
+  else console.log(`toolgate runner: ${sandbox.text}`);
   runner.start();
-  console.log(`toolgate runner ${runner.id} serving ${values.url} (${isolation})`);
+  console.log(`toolgate runner ${runner.id} serving ${values.url} (${runner.sandbox.isolation === 'bwrap' ? 'bubblewrap' : 'no sandbox'})`);
   const shutdown = () => void runner.stop().then(() => process.exit(0));
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

@@ -11,7 +11,6 @@ import { loadAdminSecret } from '../src/node/admin-key.ts';
 import { readNodeConfig } from '../src/node/config.ts';
 import { Runner } from '../src/runner/node/runner.ts';
 import { makePrivateDir, writePrivateFile } from '../src/storage/node/private-files.ts';
-import { describeIsolation } from '../src/runner/node/sandbox.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /** Variables the Worker reads, passed on when set. */
@@ -20,13 +19,16 @@ const WORKER_VARIABLES = [
   'TOOLGATE_MAX_FILE_BYTES',
   'TOOLGATE_DEFAULT_READ_MAX_CHARS',
   'TOOLGATE_LEASE_MS',
+  'TOOLGATE_WORKSPACE_MAX_PROCESSES',
   'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS',
   'TOOLGATE_APPROVAL_TTL_MS',
+  'TOOLGATE_PROCESS_ACCRUAL_MS',
   'TOOLGATE_RATE_LIMIT_PER_MINUTE',
   'TOOLGATE_IMPORT_MAX_FILES',
   'TOOLGATE_IMPORT_MAX_BYTES',
   'TOOLGATE_IMPORT_TIMEOUT_MS',
   'TOOLGATE_EGRESS_ALLOW_HOSTS',
+  'TOOLGATE_SANDBOX',
 ];
 
 async function freePort(): Promise<number> {
@@ -110,10 +112,13 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   if (runnerKey !== undefined) {
-    runner = new Runner({ url, key: runnerKey, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork, overlay: config.runnerOverlay });
+    runner = new Runner({ url, key: runnerKey, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork, overlay: config.runnerOverlay, sandbox: config.sandbox });
     runner.start();
-    console.log(`toolgate: runner attached: ${describeIsolation(undefined, config.runnerOverlay)}`);
+    const sandbox = runner.sandbox.describe(config.runnerOverlay);
+    if (sandbox.warning) console.warn(`toolgate: WARNING: runner attached: ${sandbox.text}`);
+    else console.log(`toolgate: runner attached: ${sandbox.text}`);
   }
+  if (config.sandbox.mode === 'none') console.warn('toolgate: WARNING: TOOLGATE_SANDBOX=none: bash commands run WITHOUT a sandbox (/healthz says "sandbox": "none")');
   console.log(`toolgate listening on ${url} (Cloudflare home under wrangler dev, state in ${config.dataDir})`);
   if (adminKey.generated) {
     console.log(`toolgate generated the first admin key (shown once; kept in ${adminKey.file}):`);

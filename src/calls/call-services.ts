@@ -17,6 +17,8 @@ export interface CallServicesOptions {
   limits: ToolLimits;
   processes?: ProcessStore;
   approvalTtlMs?: number;
+  /** See ToolCallsOptions.processAccrualMs. */
+  processAccrualMs?: number;
   rateLimitPerMinute?: number;
   log?: (message: string, error?: unknown) => void;
   /** See ToolCallsOptions.afterCall. */
@@ -47,6 +49,7 @@ export function createCallServices(options: CallServicesOptions): CallServices {
     limits: options.limits,
     processes: options.processes,
     approvalTtlMs: options.approvalTtlMs ?? 3_600_000,
+    processAccrualMs: options.processAccrualMs,
     defaultRateLimitPerMinute: options.rateLimitPerMinute ?? 0,
     log: options.log,
     afterCall: options.afterCall,

@@ -14,6 +14,7 @@ import type { ToolLimits } from '../tools/tool.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
 import { byteLength, errorAnswer, finalAnswer, jsonAnswer, type CallAnswer } from './call-answers.ts';
+import { ProcessTime } from './process-time.ts';
 
 export { finalAnswer, type CallAnswer } from './call-answers.ts';
 
@@ -36,8 +37,10 @@ export interface CallLimiter {
 export interface QuotaLedger {
   /** Counts one admitted call against the key's quota, or throws `quota_exceeded`. */
   admit(key: ApiKey, options: { usesProcessTime: boolean }): Promise<void>;
-  /** Adds the process seconds of one of the key's calls (started at `startedAt`) once they are known. */
+  /** Adds process seconds of one of the key's calls (started at `startedAt`) as they are counted. */
   addProcessSeconds(keyId: string, startedAt: number, seconds: number): Promise<void>;
+  /** Whether the key's processSeconds quota is spent. */
+  processSecondsSpent(key: ApiKey): Promise<boolean>;
 }
 
 export interface ToolCallsOptions {
@@ -57,6 +60,8 @@ export interface ToolCallsOptions {
   now?: () => number;
   /** Where failures that the caller never sees (undelivered notices, internal errors) are reported. */
   log?: (message: string, error?: unknown) => void;
+  /** How often running processes' seconds are counted against quotas (default 10 s; API.md: at least every 30 s). */
+  processAccrualMs?: number;
   /** Runs after a call's effect landed, before it answers (an automatic checkpoint); a failure is logged, never the call's. */
   afterCall?: (call: { tool: string; args: unknown; workspace: Workspace; result: unknown }) => Promise<void>;
   /** What approval notices go out through: the home's egress guard (without one, no notice is sent). */
@@ -83,10 +88,15 @@ export class ToolCalls {
   private readonly decided = new Map<string, Set<() => void>>();
   private expiryTimer: ReturnType<typeof setTimeout> | undefined;
   private expiryAt = Infinity;
-  private stopProcessWatch: (() => void) | undefined;
+  /** Process seconds of started processes: counted as they run and when they end. */
+  readonly processTime: ProcessTime | undefined;
 
   constructor(private readonly options: ToolCallsOptions) {
     this.now = options.now ?? Date.now;
+    const { processes } = options;
+    this.processTime =
+      processes &&
+      new ProcessTime({ meter: options.meter, processes, keys: options.keys, quotaLedger: options.quotaLedger, now: this.now, log: (message, error) => this.log(message, error), accrualMs: options.processAccrualMs });
   }
 
   /**
@@ -95,24 +105,18 @@ export class ToolCalls {
    * keeps process run times up to date and expires approvals on time.
    */
   start(): void {
-    const { approvals, meter, processes } = this.options;
+    const { approvals, meter } = this.options;
     for (const approval of approvals.interrupted()) {
       const error = { code: 'unavailable' as const, message: 'The server stopped while this approved call ran; it may or may not have happened. Check the workspace before retrying.' };
       approvals.complete(approval.id, { error }, () => meter.finish(approval.usageId, { outcome: 'interrupted', bytesOut: 0, durationMs: 0 }));
     }
     meter.closeInterrupted();
-    if (processes) {
-      for (const open of meter.openProcesses()) this.countProcess(open.workspace, open.processId);
-      this.stopProcessWatch = processes.onChange((id) => {
-        const workspace = meter.openProcessWorkspace(id);
-        if (workspace !== undefined) this.countProcess(workspace, id);
-      });
-    }
+    this.processTime?.start();
     this.expire();
   }
 
   stop(): void {
-    this.stopProcessWatch?.();
+    this.processTime?.stop();
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     this.expiryTimer = undefined;
   }
@@ -279,22 +283,12 @@ export class ToolCalls {
 
   /** A process that a call started and that already ended adds its run time now. */
   private countStarted(outcome: CallOutcome): void {
-    if (outcome.processId !== undefined) this.countProcess(this.options.meter.openProcessWorkspace(outcome.processId) ?? '', outcome.processId);
+    if (outcome.processId !== undefined) this.processTime?.countStarted(outcome.processId);
   }
 
-  private countProcess(workspace: string, processId: string): void {
-    const record = this.options.processes?.get(workspace, processId);
-    if (record === undefined) return void this.options.meter.processEnded(processId, 0);
-    if (record.endedAt === null) return;
-    const seconds = runSeconds(record.startedAt, record.endedAt);
-    for (const call of this.options.meter.processEnded(processId, seconds)) this.reportSeconds(call.keyId, call.startedAt, seconds);
-  }
-
-  /** Tells the quota ledger (when there is one) the process seconds a call used; a failure is logged, never the call's. */
+  /** Tells the quota ledger (when there is one) the process seconds an exec used. */
   private reportSeconds(keyId: string, startedAt: number, seconds: number | undefined): void {
-    const { quotaLedger } = this.options;
-    if (!quotaLedger || !seconds) return;
-    void quotaLedger.addProcessSeconds(keyId, startedAt, seconds).catch((error: unknown) => this.log(`could not add ${seconds} process seconds to the quota of key ${keyId}`, error));
+    this.processTime?.report(keyId, startedAt, seconds);
   }
 
   private notify(key: ApiKey, approval: Approval): void {
@@ -362,11 +356,6 @@ function outcomeOf(error: unknown): string {
   return isToolError(error) ? error.code : 'internal';
 }
 
-
-function runSeconds(startedAt: string | null, endedAt: string | null): number {
-  if (startedAt === null || endedAt === null) return 0;
-  return Math.max(0, (Date.parse(endedAt) - Date.parse(startedAt)) / 1000);
-}
 
 interface Executed {
   answer: CallAnswer;

@@ -52,13 +52,17 @@ export interface Env {
   TOOLGATE_MAX_FILE_BYTES?: string;
   TOOLGATE_DEFAULT_READ_MAX_CHARS?: string;
   TOOLGATE_LEASE_MS?: string;
+  TOOLGATE_WORKSPACE_MAX_PROCESSES?: string;
   TOOLGATE_MAX_PROCESS_OUTPUT_CHARS?: string;
   TOOLGATE_APPROVAL_TTL_MS?: string;
+  TOOLGATE_PROCESS_ACCRUAL_MS?: string;
   TOOLGATE_RATE_LIMIT_PER_MINUTE?: string;
   TOOLGATE_IMPORT_MAX_FILES?: string;
   TOOLGATE_IMPORT_MAX_BYTES?: string;
   TOOLGATE_IMPORT_TIMEOUT_MS?: string;
   TOOLGATE_EGRESS_ALLOW_HOSTS?: string;
+  /** `none` when the attached runners run commands unsandboxed on purpose: /healthz says so. */
+  TOOLGATE_SANDBOX?: string;
 }
 
 const MiB = 1024 * 1024;
@@ -71,8 +75,10 @@ export function readSettings(env: Env) {
     maxFileBytes: integer(env.TOOLGATE_MAX_FILE_BYTES, 'TOOLGATE_MAX_FILE_BYTES', 32 * MiB, 1, 100 * 1000 * 1000),
     defaultReadMaxChars: integer(env.TOOLGATE_DEFAULT_READ_MAX_CHARS, 'TOOLGATE_DEFAULT_READ_MAX_CHARS', 20_000, 1, 2 ** 31),
     leaseMs: integer(env.TOOLGATE_LEASE_MS, 'TOOLGATE_LEASE_MS', 15_000, 1000, 3_600_000),
+    workspaceMaxProcesses: integer(env.TOOLGATE_WORKSPACE_MAX_PROCESSES, 'TOOLGATE_WORKSPACE_MAX_PROCESSES', 4, 1, 10_000),
     maxOutputChars: integer(env.TOOLGATE_MAX_PROCESS_OUTPUT_CHARS, 'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS', 1_048_576, 1024, 16 * MiB),
     approvalTtlMs: integer(env.TOOLGATE_APPROVAL_TTL_MS, 'TOOLGATE_APPROVAL_TTL_MS', 3_600_000, 1000, 30 * 24 * 3_600_000),
+    processAccrualMs: integer(env.TOOLGATE_PROCESS_ACCRUAL_MS, 'TOOLGATE_PROCESS_ACCRUAL_MS', 10_000, 100, 30_000),
     rateLimitPerMinute: integer(env.TOOLGATE_RATE_LIMIT_PER_MINUTE, 'TOOLGATE_RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000),
     // An import holds the fetched pack in the object's memory (128 MB), so its bytes stay well below that.
     importLimits: {
@@ -81,6 +87,8 @@ export function readSettings(env: Env) {
       timeoutMs: integer(env.TOOLGATE_IMPORT_TIMEOUT_MS, 'TOOLGATE_IMPORT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     },
     egressAllowHosts: parseEgressAllowList(env.TOOLGATE_EGRESS_ALLOW_HOSTS),
+    // Only 'none' changes anything the Worker serves (/healthz); commands run on the runners.
+    sandbox: env.TOOLGATE_SANDBOX === 'none' ? ('none' as const) : undefined,
   };
 }
 

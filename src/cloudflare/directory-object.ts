@@ -68,7 +68,7 @@ export class DirectoryObject {
     const limits = { maxBodyBytes: settings.maxBodyBytes, maxFileBytes: settings.maxFileBytes, defaultReadMaxChars: settings.defaultReadMaxChars };
     const spanning = new SpanningViews(this.env, index);
 
-    const app = createBaseApp({ keys, tools, runnerProtocol: true });
+    const app = createBaseApp({ keys, tools, runnerProtocol: true, sandbox: settings.sandbox });
     app.route('/v1', keyRoutes({ keys, tools, limits }));
     app.route('/v1', toolListRoutes({ tools }));
     app.route('/v1', usageRoutes({ usage: spanning }));
@@ -92,6 +92,10 @@ export class DirectoryObject {
       const { key, usesProcessTime } = await read<{ key: ApiKey; usesProcessTime: boolean }>(c.req.raw);
       ledger.admit(key, usesProcessTime);
       return c.body(null, 204);
+    });
+    internal.post('/quota/spent', async (c) => {
+      const { key } = await read<{ key: ApiKey }>(c.req.raw);
+      return c.json({ spent: ledger.processSecondsSpent(key) });
     });
     internal.post('/quota/seconds', async (c) => {
       const { keyId, startedAt, seconds } = await read<{ keyId: string; startedAt: number; seconds: number }>(c.req.raw);
@@ -158,6 +162,14 @@ class QuotaLedgerTable {
         since,
       );
     });
+  }
+
+  /** Whether the key's processSeconds quota is spent in its current period. */
+  processSecondsSpent(key: ApiKey): boolean {
+    if (key.quota?.processSeconds === undefined) return false;
+    const since = periodStart(key.quota.period, Date.now());
+    const [row] = this.db.query<{ seconds: number | null }>('SELECT SUM(seconds) AS seconds FROM quota_seconds WHERE key_id = ? AND started_at >= ?', key.id, since);
+    return (row?.seconds ?? 0) >= key.quota.processSeconds;
   }
 
   addSeconds(keyId: string, startedAt: number, seconds: number): void {

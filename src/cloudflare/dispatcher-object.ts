@@ -9,18 +9,26 @@ import { assertRoutesGuarded } from '../http/route-access.ts';
 import { leaseInput } from '../http/runner-routes.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import type { LeaseHolder } from '../processes/runner-reports.ts';
+import type { LeaseWish } from '../processes/runner-side.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
 import { parseInput, ToolRegistry } from '../tools/registry.ts';
 import { callObject, directoryObject, INTERNAL_PREFIX, internalOnly, readSettings, workspaceObject, type DurableObjectState, type Env, type JobMessage } from './bindings.ts';
 
+/** How soon a lease looks again at offers another lease was asking about (which it may leave to others). */
+const CLAIM_RECHECK_MS = 50;
+
 export class DispatcherObject {
   private readonly app: Hono<AppEnv>;
   private readonly offers: JobOffers;
   /** Offers a lease is asking about right now: two runners are never sent to the same job at once. */
   private readonly claimed = new Set<string>();
-  private readonly waiting = new Set<() => void>();
+  /** Lease requests waiting for an offer, with whether each takes exec jobs only. */
+  private readonly waiting = new Map<() => void, boolean>();
+  /** When each workspace's job was last handed out (a rising turn number): runners take workspaces in turn. */
+  private readonly served = new Map<string, number>();
+  private turn = 0;
 
   constructor(state: DurableObjectState, env: Env) {
     const settings = readSettings(env);
@@ -30,13 +38,14 @@ export class DispatcherObject {
     app.post('/v1/runner/lease', async (c) => {
       const key = c.get('key');
       const input = parseInput(leaseInput, await readJsonBody(c.req.raw, settings.maxBodyBytes), 'runner report');
-      const job = await this.lease(env, input.runnerId, { keyId: key.id, workspaces: key.workspaces }, input.waitMs ?? 0, c.req.raw.signal);
+      const holder = { keyId: key.id, workspaces: key.workspaces };
+      const job = await this.lease(env, input.runnerId, holder, { execOnly: input.execOnly }, input.waitMs ?? 0, c.req.raw.signal);
       return job ? c.json({ job }) : c.body(null, 204);
     });
     app.post(`${INTERNAL_PREFIX}offer`, internalOnly(), async (c) => {
       const message = (await readJsonBody(c.req.raw, settings.maxBodyBytes)) as JobMessage;
       this.offers.add(message);
-      for (const wake of [...this.waiting]) wake();
+      for (const wake of [...this.waiting.keys()]) wake();
       return c.body(null, 204);
     });
     assertRoutesGuarded(app);
@@ -48,27 +57,42 @@ export class DispatcherObject {
   }
 
   /**
-   * Asks the workspace object of each offer in the runner key's scope, oldest first, to lease its
-   * job to the runner; an offer whose job no longer waits (leased, stopped, its workspace deleted)
-   * is dropped. With no offer left, waits up to `waitMs` for one to arrive.
+   * Asks the workspace objects, one offer each (its oldest, the workspace served least recently
+   * first) and only in the runner key's scope, to lease the offered job to the runner. An offer
+   * whose job no longer waits (leased, stopped, its workspace deleted) is dropped; one that must
+   * wait (its workspace runs its most processes, or it is a start and the runner asked for an
+   * exec) stays. With no offer taken, waits up to `waitMs` for one to arrive.
    */
-  private async lease(env: Env, runnerId: string, holder: LeaseHolder, waitMs: number, signal: AbortSignal): Promise<unknown> {
+  private async lease(env: Env, runnerId: string, holder: LeaseHolder, wish: LeaseWish, waitMs: number, signal: AbortSignal): Promise<unknown> {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      for (const offer of this.offers.oldest(this.claimed, holder.workspaces)) {
-        // Another lease may have taken it while this one waited on a workspace object.
-        if (this.claimed.has(offer.jobId)) continue;
+      const heads = this.offers.heads(this.claimed, holder.workspaces).sort((a, b) => (this.served.get(a.workspace) ?? 0) - (this.served.get(b.workspace) ?? 0) || a.seq - b.seq);
+      let skipped = false;
+      for (const offer of heads) {
+        // Another lease may be asking about it (and may leave it): looked at again shortly.
+        if (this.claimed.has(offer.jobId)) {
+          skipped = true;
+          continue;
+        }
         this.claimed.add(offer.jobId);
         try {
-          const answer = await callObject<{ job: unknown }>(workspaceObject(env, offer.workspace), 'lease-job', { jobId: offer.jobId, runnerId, holder });
+          const answer = await callObject<{ job?: unknown; later?: boolean }>(workspaceObject(env, offer.workspace), 'lease-job', { jobId: offer.jobId, runnerId, holder, wish });
+          if (answer?.later) {
+            // Held back from an exec-only request, the job may suit a request that takes any: those re-check.
+            if (wish.execOnly) for (const [wake, execOnly] of [...this.waiting]) if (!execOnly) wake();
+            continue;
+          }
           this.offers.remove(offer.jobId);
-          if (answer) return answer.job;
+          if (answer?.job) {
+            this.served.set(offer.workspace, ++this.turn);
+            return answer.job;
+          }
         } finally {
           this.claimed.delete(offer.jobId);
         }
       }
-      const left = deadline - Date.now();
-      if (left <= 0 || signal.aborted) return undefined;
+      const left = Math.min(deadline - Date.now(), skipped || this.claimed.size > 0 ? CLAIM_RECHECK_MS : Infinity);
+      if (deadline - Date.now() <= 0 || signal.aborted) return undefined;
       await new Promise<void>((resolve) => {
         const wake = () => {
           clearTimeout(timer);
@@ -76,7 +100,7 @@ export class DispatcherObject {
           resolve();
         };
         const timer = setTimeout(wake, left);
-        this.waiting.add(wake);
+        this.waiting.set(wake, wish.execOnly ?? false);
       });
     }
   }
@@ -96,17 +120,20 @@ class JobOffers {
     );
   }
 
-  /** A few of the oldest offers of workspaces in `scope` not being asked about already. */
-  oldest(claimed: ReadonlySet<string>, scope: WorkspaceScope): JobMessage[] {
+  /** The oldest offer of each workspace in `scope`, of those not being asked about already. */
+  heads(claimed: ReadonlySet<string>, scope: WorkspaceScope): (JobMessage & { seq: number })[] {
     const filter = scopeFilter(scope);
     return this.db
-      .query<{ job_id: string; workspace: string }>(
-        `SELECT job_id, workspace FROM job_offers ${filter === undefined ? '' : 'WHERE workspace IN (SELECT value FROM json_each(?))'} ORDER BY seq LIMIT ?`,
+      .query<{ job_id: string; workspace: string; seq: number }>(
+        `SELECT offer.job_id AS job_id, offer.workspace AS workspace, offer.seq AS seq FROM job_offers AS offer
+         JOIN (SELECT workspace, MIN(seq) AS seq FROM job_offers
+               WHERE job_id NOT IN (SELECT value FROM json_each(?)) ${filter === undefined ? '' : 'AND workspace IN (SELECT value FROM json_each(?))'}
+               GROUP BY workspace) AS head
+         ON head.workspace = offer.workspace AND head.seq = offer.seq`,
+        JSON.stringify([...claimed]),
         ...(filter === undefined ? [] : [filter]),
-        claimed.size + 16,
       )
-      .filter((row) => !claimed.has(row.job_id))
-      .map((row) => ({ jobId: row.job_id, workspace: row.workspace }));
+      .map((row) => ({ jobId: row.job_id, workspace: row.workspace, seq: row.seq }));
   }
 
   remove(jobId: string): void {

@@ -19,6 +19,7 @@ import type { ApiKey } from '../keys/key-store.ts';
 import { UsageMeter, type UsageQuery } from '../metering/usage-meter.ts';
 import { ProcessStore } from '../processes/process-store.ts';
 import type { LeaseHolder } from '../processes/runner-reports.ts';
+import type { LeaseWish } from '../processes/runner-side.ts';
 import { WorkspaceHistory } from '../history/workspace-history.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
@@ -75,6 +76,8 @@ export class WorkspaceObject {
   async alarm(): Promise<void> {
     await this.ready;
     this.processes?.sweep();
+    // While processes run the alarm comes every few seconds: their seconds count against quotas as they accrue.
+    await this.calls?.processTime?.accrue();
     this.calls?.expire();
     await this.dispatch?.send();
     await this.scheduleAlarm();
@@ -88,7 +91,7 @@ export class WorkspaceObject {
     const workspaces = new Workspaces(db, objects, [], BLOB_CACHE_BYTES);
     const egress = workerEgressFetch(settings.egressAllowHosts);
     const history = new WorkspaceHistory(db, objects, { limits: { ...settings.importLimits, maxFileBytes: settings.maxFileBytes }, egress }).attach(workspaces);
-    const processes = new ProcessStore(db, { leaseMs: settings.leaseMs, maxOutputChars: settings.maxOutputChars });
+    const processes = new ProcessStore(db, { leaseMs: settings.leaseMs, maxOutputChars: settings.maxOutputChars, maxRunningPerWorkspace: settings.workspaceMaxProcesses });
     const tools = new ToolRegistry(builtinTools);
     const limits = { maxBodyBytes: settings.maxBodyBytes, maxFileBytes: settings.maxFileBytes, defaultReadMaxChars: settings.defaultReadMaxChars };
     const directory = new DirectoryClient(env);
@@ -106,6 +109,7 @@ export class WorkspaceObject {
       limits,
       processes,
       approvalTtlMs: settings.approvalTtlMs,
+      processAccrualMs: settings.processAccrualMs,
       defaultRateLimitPerMinute: settings.rateLimitPerMinute,
       afterCall: history.afterCall,
       egress,
@@ -130,9 +134,15 @@ export class WorkspaceObject {
       return c.json(calls.listApprovals(key, status, limit));
     });
     internal.post('/lease-job', async (c) => {
-      const { jobId, runnerId, holder } = await read<{ jobId: string; runnerId: string; holder: LeaseHolder }>(c.req.raw);
-      const job = processes.leaseJob(jobId, runnerId, holder);
-      return job ? c.json({ job: leasedJobBody(job, deps) }) : c.body(null, 204);
+      const { jobId, runnerId, holder, wish } = await read<{ jobId: string; runnerId: string; holder: LeaseHolder; wish?: LeaseWish }>(c.req.raw);
+      const job = processes.leaseJob(jobId, runnerId, holder, wish);
+      if (job === 'gone') return c.body(null, 204);
+      if (job === 'later') {
+        // Held back: once a slot frees, this object's jobs are offered again so a waiting runner hears of them.
+        this.dispatch!.heldBack = true;
+        return c.json({ later: true });
+      }
+      return c.json({ job: leasedJobBody(job, deps) });
     });
     // Webhook deliveries the directory verified: run here, as the hook's owner key, once per delivery id.
     const hookDeliveries = new HookDeliveries({ calls, keys: directory, records: new DeliveryRecords(db), workspaces, history });
@@ -148,6 +158,9 @@ export class WorkspaceObject {
     const dispatch = new JobDispatch(db, processes, env);
     // At once, not after the answer: an exec's answer waits for the job it queued.
     processes.onQueued(() => void dispatch.send());
+    processes.onChange((id) => {
+      if (dispatch.heldBack && processes.record(id)?.endedAt) void dispatch.reoffer();
+    });
     this.dispatch = dispatch;
   }
 
@@ -181,6 +194,8 @@ class JobDispatch {
   private sending: Promise<void> | undefined;
   /** Set when jobs were queued while a send ran: it goes round once more. */
   private again = false;
+  /** Set when a lease was refused for now (the workspace ran its most processes): the next end of a process offers the jobs again. */
+  heldBack = false;
 
   constructor(
     private readonly db: SqlDatabase,
@@ -188,6 +203,13 @@ class JobDispatch {
     private readonly env: Env,
   ) {
     db.script('CREATE TABLE IF NOT EXISTS job_dispatch (job_id TEXT PRIMARY KEY, attempts INTEGER NOT NULL)');
+  }
+
+  /** Offers every queued job again, waking the dispatcher's waiting leases: a slot freed for jobs held back. */
+  reoffer(): Promise<void> {
+    this.heldBack = false;
+    this.db.query('DELETE FROM job_dispatch');
+    return this.send();
   }
 
   send(): Promise<void> {
@@ -251,6 +273,10 @@ class DirectoryClient implements KeyAuthority, KeyLookup, CallLimiter, QuotaLedg
 
   async addProcessSeconds(keyId: string, startedAt: number, seconds: number): Promise<void> {
     await this.call('quota/seconds', { keyId, startedAt, seconds });
+  }
+
+  async processSecondsSpent(key: ApiKey): Promise<boolean> {
+    return (await this.call<{ spent: boolean }>('quota/spent', { key }))?.spent ?? false;
   }
 
   private call<T>(path: string, body: unknown): Promise<T | undefined> {

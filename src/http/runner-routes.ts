@@ -8,14 +8,21 @@ import { parseInput } from '../tools/registry.ts';
 import type { ManifestEntry } from '../workspace/manifest.ts';
 import { blobFrameStream } from '../runner/blob-frames.ts';
 import { sha256Hex } from '../workspace/content-hash.ts';
-import { syncChanges, type RunnerChange, type SyncResult } from '../workspace/sync-changes.ts';
+import { syncChanges, type SyncedChange, type SyncResult } from '../workspace/sync-changes.ts';
 import type { AppDeps, AppEnv } from './app.ts';
 import { readBodyBytes, readJsonBody } from './json-body.ts';
+import { addUploadRoutes, count } from './runner-upload-routes.ts';
 
 const MAX_LEASE_WAIT_MS = 30_000;
+const MAX_CONTROL_WAIT_MS = 30_000;
 
 const token = z.number().int().nonnegative();
-export const leaseInput = z.strictObject({ runnerId: z.string().min(1).max(200), waitMs: z.number().int().min(0).max(MAX_LEASE_WAIT_MS).optional() });
+export const leaseInput = z.strictObject({
+  runnerId: z.string().min(1).max(200),
+  waitMs: z.number().int().min(0).max(MAX_LEASE_WAIT_MS).optional(),
+  /** Only exec jobs: a runner asks so for its last free slot, so started processes never take every slot. */
+  execOnly: z.boolean().optional(),
+});
 export const startedInput = z.strictObject({ token, pid: z.number().int().nonnegative() });
 export const outputInput = z.strictObject({
   token,
@@ -23,23 +30,39 @@ export const outputInput = z.strictObject({
   offset: z.number().int().nonnegative().optional(),
   skipped: z.number().int().nonnegative().optional(),
 });
-/** A whole number in a query string. */
-const count = z
-  .string()
-  .regex(/^\d{1,15}$/, 'expected a whole number of 0 or more')
-  .transform(Number);
 export const outputQuery = z.strictObject({ token: count, offset: count.optional(), skipped: count.optional() });
 /** Output sent as text: text/plain, in UTF-8 when it names a charset. */
 const TEXT_BODY = /^text\/plain\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-export const heartbeatInput = z.strictObject({ token, stdinAck: z.number().int().min(0).optional() });
+export const heartbeatInput = z.strictObject({
+  token,
+  stdinAck: z.number().int().min(0).optional(),
+  /** The runner has the stop request already, so a waiting heartbeat does not answer for it again. */
+  stopAck: z.boolean().optional(),
+  /** How long the heartbeat may wait for stdin or a stop (the server waits at most half a lease); absent, it answers at once. */
+  waitMs: z.number().int().min(0).max(MAX_CONTROL_WAIT_MS).optional(),
+});
+const blobId = z.string().regex(/^[0-9a-f]{64}$/);
+/** A written file: its content inline, or the id and size of a blob uploaded before the sync. */
+const writeInput = z
+  .strictObject({
+    op: z.literal('write'),
+    path: z.string(),
+    contentBase64: z.string().optional(),
+    blob: blobId.optional(),
+    size: z.number().int().nonnegative().optional(),
+    baseVersion: z.number().int().nullable(),
+  })
+  .refine((write) => (write.contentBase64 !== undefined ? write.blob === undefined && write.size === undefined : write.blob !== undefined && write.size !== undefined), {
+    message: 'a write carries its content as contentBase64, or names an uploaded blob by blob and size',
+  });
 const changeInput = z.discriminatedUnion('op', [
-  z.strictObject({ op: z.literal('write'), path: z.string(), contentBase64: z.string(), baseVersion: z.number().int().nullable() }),
+  writeInput,
   z.strictObject({ op: z.literal('symlink'), path: z.string(), target: z.string(), baseVersion: z.number().int().nullable() }),
   z.strictObject({ op: z.literal('mkdir'), path: z.string() }),
   z.strictObject({ op: z.literal('delete'), path: z.string(), baseVersion: z.number().int() }),
 ]);
-export const blobBatchInput = z.strictObject({ hashes: z.array(z.string().regex(/^[0-9a-f]{64}$/)).min(1).max(1000) });
+export const blobBatchInput = z.strictObject({ hashes: z.array(blobId).min(1).max(1000) });
 export const syncInput = z.strictObject({
   token,
   changes: z.array(changeInput).max(100_000),
@@ -88,16 +111,18 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
   };
   const body = async <S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> =>
     parseInput(schema, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'runner report');
+  addUploadRoutes(routes, deps, { processOf, fence });
 
   routes.post('/runner/lease', async (c) => {
     const input = await body(c, leaseInput);
     const key = c.get('key');
     const holder = { keyId: key.id, workspaces: key.workspaces };
-    let job = processes.lease(input.runnerId, holder);
+    const wish = { execOnly: input.execOnly };
+    let job = processes.lease(input.runnerId, holder, wish);
     if (!job && input.waitMs) {
-      const woken = (await processes.waitForJob(holder.workspaces, input.waitMs)) === 'woken';
+      const woken = (await processes.waitForJob(holder, wish, input.waitMs)) === 'woken';
       // A runner that hung up while waiting must not be handed a job it will never run.
-      if (!c.req.raw.signal.aborted) job = processes.lease(input.runnerId, holder);
+      if (!c.req.raw.signal.aborted) job = processes.lease(input.runnerId, holder, wish);
       // A job this request was woken for and did not take, or more jobs queued than waiters woken
       // (a burst, a requeue): the next waiter is woken.
       if (woken) processes.passOnJob();
@@ -160,9 +185,11 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     return c.json({ end: processes.appendOutput(processOf(c), fence(c, input.token), input.data, input.offset, input.skipped) });
   });
 
+  // With waitMs this is the runner's control request, held open while its process runs: it answers
+  // as soon as stdin or a stop is written, and ends when the runner hangs up.
   routes.post('/runner/workspaces/:ws/processes/:id/heartbeat', async (c) => {
-    const input = await body(c, heartbeatInput);
-    return c.json(processes.heartbeat(processOf(c), fence(c, input.token), input.stdinAck));
+    const { token: leaseToken, ...request } = await body(c, heartbeatInput);
+    return c.json(await processes.control(processOf(c), fence(c, leaseToken), request, c.req.raw.signal));
   });
 
   routes.post('/runner/workspaces/:ws/processes/:id/sync', async (c) => {
@@ -172,13 +199,18 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     processes.renew(id, fence(c, input.token));
     const record = processes.record(id);
     if (!record) throw new ToolError('not_found', `Process ${id} does not exist.`, { processId: id });
-    const changes = input.changes.map((change): RunnerChange =>
-      change.op === 'write' ? { op: 'write', path: change.path, content: fromBase64(change.contentBase64), baseVersion: change.baseVersion } : change,
-    );
+    const changes = input.changes.map((change): SyncedChange => {
+      if (change.op !== 'write') return change;
+      const { path, baseVersion } = change;
+      return change.contentBase64 !== undefined ? { op: 'write', path, content: fromBase64(change.contentBase64), baseVersion } : { op: 'write', path, blob: change.blob!, size: change.size!, baseVersion };
+    });
     const { syncId } = input;
     const recorded = syncId === undefined ? undefined : processes.syncResult<SyncResult>(id, syncId);
     const workspace = deps.workspaces.open(record.workspace);
-    const result = recorded ?? (await syncChanges(workspace, changes, syncId === undefined ? undefined : (landed) => processes.recordSync(id, syncId, landed)));
+    const onCommit = syncId === undefined ? undefined : (landed: SyncResult) => processes.recordSync(id, syncId, landed);
+    const result = recorded ?? (await syncChanges(workspace, changes, { maxFileBytes: deps.limits.maxFileBytes, onCommit }));
+    // What this job staged is spent once its sync names the uploads (an error leaves it for the next cleanup).
+    if (changes.some((change) => 'blob' in change)) await workspace.uploads.discard(id).catch(() => undefined);
     // The committed entries as the commit made them (not as they stand now: a later API write must
     // stay a conflict), so the runner's copy knows their versions without a manifest read.
     return c.json({ ...result, entries: await committedEntries(changes, result) });
@@ -195,7 +227,7 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 }
 
 /** What a runner is told about a job it leased: the same on every home. */
-export function leasedJobBody(job: LeasedJob, deps: Pick<AppDeps, 'workspaces'> & { processes: ProcessStore }): Record<string, unknown> {
+export function leasedJobBody(job: LeasedJob, deps: Pick<AppDeps, 'workspaces' | 'limits'> & { processes: ProcessStore }): Record<string, unknown> {
   const { record } = job;
   return {
     processId: job.processId,
@@ -207,12 +239,17 @@ export function leasedJobBody(job: LeasedJob, deps: Pick<AppDeps, 'workspaces'> 
     env: record.env,
     mode: record.mode,
     timeoutMs: record.timeoutMs,
+    // start with tty: the pseudo-terminal's size; absent (or null from older servers): pipes.
+    terminal: record.terminal,
     // A runner whose copy is at this version need not fetch the manifest again.
     workspaceVersion: deps.workspaces.info(record.workspace)?.version ?? null,
     // A runner keeps one copy per incarnation: a workspace made again under the name starts afresh.
     incarnation: deps.workspaces.incarnation(record.workspace) ?? null,
     // Output older than this many characters is never kept: a runner far behind may skip it.
     outputChars: deps.processes.maxOutputChars,
+    // A larger file the command leaves is not kept; each request, an upload's pieces too, fits the body limit.
+    maxFileBytes: deps.limits.maxFileBytes,
+    maxBodyBytes: deps.limits.maxBodyBytes,
   };
 }
 
@@ -226,14 +263,15 @@ async function readTextBody(request: Request, maxBytes: number): Promise<string>
   }
 }
 
-async function committedEntries(changes: readonly RunnerChange[], result: SyncResult) {
+async function committedEntries(changes: readonly SyncedChange[], result: SyncResult) {
   if (result.version === null) return [];
   const committed = new Set(result.committed);
   const entries = [];
   for (const change of changes) {
     if (!committed.has(change.path) || change.op === 'delete') continue;
     const base = { path: change.path, version: result.version };
-    if (change.op === 'write') entries.push({ ...base, type: 'file', blob: await sha256Hex(change.content), target: null, size: change.content.byteLength });
+    if (change.op === 'write' && 'blob' in change) entries.push({ ...base, type: 'file', blob: change.blob, target: null, size: change.size });
+    else if (change.op === 'write') entries.push({ ...base, type: 'file', blob: await sha256Hex(change.content), target: null, size: change.content.byteLength });
     else if (change.op === 'symlink') entries.push({ ...base, type: 'symlink', blob: null, target: change.target, size: 0 });
     else entries.push({ ...base, type: 'dir', blob: null, target: null, size: 0 });
   }

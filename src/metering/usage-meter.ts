@@ -27,6 +27,14 @@ export interface CallOutcome {
 
 export type UsageGroup = 'tool' | 'workspace' | 'key';
 
+/** Process seconds newly counted on a call's record. */
+export interface ProcessSeconds {
+  keyId: string;
+  startedAt: number;
+  /** Seconds added by this count. */
+  added: number;
+}
+
 /** Which calls a usage summary adds up: a time range, and optionally one key's calls and the workspaces of a scope. */
 export interface UsageQuery {
   from: number;
@@ -223,11 +231,39 @@ export class UsageMeter {
     return this.db.query<{ workspace: string }>('SELECT workspace FROM usage WHERE process_id = ? AND process_open = 1', processId)[0]?.workspace;
   }
 
-  /** Adds an ended process's run time to the call that started it; answers that call (none when already counted). */
-  processEnded(processId: string, seconds: number): { keyId: string; startedAt: number }[] {
-    return this.db
-      .query<{ key_id: string; started_at: number }>('UPDATE usage SET process_seconds = ?, process_open = 0 WHERE process_id = ? AND process_open = 1 RETURNING key_id, started_at', seconds, processId)
-      .map((row) => ({ keyId: row.key_id, startedAt: row.started_at }));
+  /**
+   * Sets an ended process's run time on the call that started it; answers that call with the
+   * seconds added since it was last counted (none when already counted).
+   */
+  processEnded(processId: string, seconds: number): ProcessSeconds[] {
+    return this.countProcess(processId, seconds, false);
+  }
+
+  /** Sets a running process's run time so far on the call that started it (quotas see it at once); answers as processEnded. */
+  processAccrued(processId: string, seconds: number): ProcessSeconds[] {
+    return this.countProcess(processId, seconds, true);
+  }
+
+  /** Whether the key's processSeconds quota is spent by the calls recorded here. */
+  processSecondsSpent(keyId: string, quota: Quota): boolean {
+    if (quota.processSeconds === undefined) return false;
+    return this.spent(keyId, quota).seconds >= quota.processSeconds;
+  }
+
+  private countProcess(processId: string, seconds: number, open: boolean): ProcessSeconds[] {
+    return this.db.transaction(() =>
+      this.db
+        .query<{ key_id: string; started_at: number; process_seconds: number }>(
+          'SELECT key_id, started_at, process_seconds FROM usage WHERE process_id = ? AND process_open = 1',
+          processId,
+        )
+        .map((row) => {
+          // A count never goes back: an accrual ahead of a clock step keeps what it counted.
+          const total = Math.max(seconds, row.process_seconds);
+          this.db.query('UPDATE usage SET process_seconds = ?, process_open = ? WHERE process_id = ? AND process_open = 1', total, open ? 1 : 0, processId);
+          return { keyId: row.key_id, startedAt: row.started_at, added: total - row.process_seconds };
+        }),
+    );
   }
 
   /** Totals per group of the calls started in [from, to), of one key or (undefined) every key, on the workspaces of the scope (undefined: all). */
@@ -264,13 +300,17 @@ export class UsageMeter {
   }
 
   private checkQuota(keyId: string, quota: Quota, usesProcessTime: boolean): void {
+    checkQuota(quota, this.spent(keyId, quota), usesProcessTime, this.now());
+  }
+
+  private spent(keyId: string, quota: Quota): { calls: number; seconds: number } {
     const since = periodStart(quota.period, this.now());
     const [spent] = this.db.query<{ calls: number; seconds: number | null }>(
       'SELECT COUNT(*) AS calls, SUM(process_seconds) AS seconds FROM usage WHERE key_id = ? AND billable = 1 AND started_at >= ?',
       keyId,
       since,
     );
-    checkQuota(quota, { calls: spent!.calls, seconds: spent!.seconds ?? 0 }, usesProcessTime, this.now());
+    return { calls: spent!.calls, seconds: spent!.seconds ?? 0 };
   }
 }
 

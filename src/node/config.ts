@@ -1,6 +1,7 @@
 // Configuration of the Node home, read from environment variables with clear errors.
 import { resolve } from 'node:path';
 import { parseEgressAllowList, type EgressAllowList } from '../core/egress-policy.ts';
+import { readSandboxSettings, type SandboxSettings } from '../runner/node/sandbox-settings.ts';
 import type { ReadOnlyRoot } from '../workspace/workspaces.ts';
 
 export interface NodeConfig {
@@ -16,13 +17,19 @@ export interface NodeConfig {
   /** Run a runner inside the server process (TOOLGATE_RUNNER, default on; `off` to run runners separately). */
   inProcessRunner: boolean;
   leaseMs: number;
+  /** Processes of one workspace that run at once (TOOLGATE_WORKSPACE_MAX_PROCESSES); more wait queued. */
+  workspaceMaxProcesses: number;
   maxProcessOutputChars: number;
   /** Commands may use the network (TOOLGATE_RUNNER_NETWORK=on); off by default. */
   runnerNetwork: boolean;
   /** exec jobs of the in-process runner run over an overlay where the host can mount one (TOOLGATE_RUNNER_OVERLAY, default on). */
   runnerOverlay: boolean;
+  /** How the in-process or attached runner confines commands: TOOLGATE_SANDBOX, TOOLGATE_BWRAP_PATH, TOOLGATE_RUNNER_UID, TOOLGATE_PROCESS_*, TOOLGATE_MAX_PROCESS_MS. */
+  sandbox: SandboxSettings;
   /** How long a call may wait for approval before it is rejected as expired. */
   approvalTtlMs: number;
+  /** How often running processes' seconds count against processSeconds quotas (TOOLGATE_PROCESS_ACCRUAL_MS). */
+  processAccrualMs: number;
   /** Tool calls a minute per key, for keys without their own limit; 0 = unlimited. */
   rateLimitPerMinute: number;
   /** Bounds of one git import: files, bytes of content (and of the pack), and time (TOOLGATE_IMPORT_*). */
@@ -47,10 +54,13 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
     readOnlyRoots: readOnlyRoots(env.TOOLGATE_READ_ONLY_ROOTS),
     inProcessRunner: onOff(env, 'TOOLGATE_RUNNER', true),
     leaseMs: integer(env, 'TOOLGATE_LEASE_MS', 15_000, 1000, 3_600_000),
+    workspaceMaxProcesses: integer(env, 'TOOLGATE_WORKSPACE_MAX_PROCESSES', 4, 1, 10_000),
     maxProcessOutputChars: integer(env, 'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS', 1_048_576, 1024, 2 ** 30),
     runnerNetwork: onOff(env, 'TOOLGATE_RUNNER_NETWORK', false),
     runnerOverlay: onOff(env, 'TOOLGATE_RUNNER_OVERLAY', true),
+    sandbox: readSandboxSettings(env),
     approvalTtlMs: integer(env, 'TOOLGATE_APPROVAL_TTL_MS', 3_600_000, 1000, 30 * 24 * 3_600_000),
+    processAccrualMs: integer(env, 'TOOLGATE_PROCESS_ACCRUAL_MS', 10_000, 100, 30_000),
     rateLimitPerMinute: integer(env, 'TOOLGATE_RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000),
     importLimits: {
       maxFiles: integer(env, 'TOOLGATE_IMPORT_MAX_FILES', 10_000, 1, 1_000_000),

@@ -53,13 +53,13 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   if (!s3) makePrivateDir(join(config.dataDir, 'blobs'));
   const objects: ObjectStore = s3 ?? new FsObjectStore(join(config.dataDir, 'blobs'));
   const workspaces = new Workspaces(db, objects, config.readOnlyRoots);
-  const processes = new ProcessStore(db, { leaseMs: config.leaseMs, maxOutputChars: config.maxProcessOutputChars });
+  const processes = new ProcessStore(db, { leaseMs: config.leaseMs, maxOutputChars: config.maxProcessOutputChars, maxRunningPerWorkspace: config.workspaceMaxProcesses });
   const tools = new ToolRegistry(builtinTools);
   const limits = { maxBodyBytes: config.maxBodyBytes, maxFileBytes: config.maxFileBytes, defaultReadMaxChars: config.defaultReadMaxChars };
   // Imports and approval notices reach only hosts the egress rule allows, checked on the address connected to.
   const egress = nodeEgressFetch(config.egressAllowHosts);
   const history = new WorkspaceHistory(db, objects, { limits: { ...config.importLimits, maxFileBytes: config.maxFileBytes }, egress }).attach(workspaces);
-  const services = createCallServices({ db, tools, workspaces, limits, processes, approvalTtlMs: config.approvalTtlMs, rateLimitPerMinute: config.rateLimitPerMinute, afterCall: history.afterCall, egress });
+  const services = createCallServices({ db, tools, workspaces, limits, processes, approvalTtlMs: config.approvalTtlMs, processAccrualMs: config.processAccrualMs, rateLimitPerMinute: config.rateLimitPerMinute, afterCall: history.afterCall, egress });
   const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
   await services.keys.ensureBootstrapAdmin(adminKey.secret);
   // The in-process runner serves the runner protocol with a runner key of its own, new at every
@@ -69,7 +69,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   // Deliveries run as their hook's owner key through the same calls as the tool routes.
   const hookDeliveries = new HookDeliveries({ calls: services.calls, keys: services.keys, records: new DeliveryRecords(db), workspaces, history });
   const hooks = { hooks: new HookStore(db), deliverer: localDeliverer(hookDeliveries), checkpoints: true };
-  const app = createApp({ workspaces, processes, tools, limits, ...services, hooks, history });
+  const app = createApp({ workspaces, processes, tools, limits, ...services, hooks, history, sandbox: config.sandbox.mode });
   // Jobs whose runner stopped renewing its lease become lost within the lease plus one sweep interval.
   const sweeper = setInterval(() => processes.sweep(), Math.min(processes.sweepIntervalMs, 5_000));
   sweeper.unref();
@@ -101,6 +101,7 @@ export async function startNodeServer(config: NodeConfig, home?: NodeHome): Prom
         dataDir: join(config.dataDir, 'runner'),
         network: config.runnerNetwork,
         overlay: config.runnerOverlay,
+        sandbox: config.sandbox,
         // In this process, the runner's requests go straight to the app: no socket, no HTTP parse.
         transport: inProcessTransport(built.app.fetch),
       })

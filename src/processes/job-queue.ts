@@ -2,8 +2,17 @@
 import { ToolError } from '../core/errors.ts';
 import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
+import type { JobCandidate } from './process-events.ts';
 import type { ProcessStatus } from './process-record.ts';
 import type { LeaseFence } from './runner-reports.ts';
+
+/** How a runner's next job is chosen: the per-workspace cap, whether it takes exec jobs only, and when each workspace was last served. */
+export interface JobPick {
+  maxRunning: number;
+  execOnly?: boolean;
+  /** A number that grows with each lease of the workspace's jobs (0 for one never served). */
+  lastServed: (workspace: string) => number;
+}
 
 /** Queued jobs whose process still waits for them. */
 const WAITING = "jobs.state = 'queued' AND processes.status = 'queued'";
@@ -29,23 +38,57 @@ export class JobQueue {
     this.db.query("INSERT INTO jobs (id, state, created_at) VALUES (?, 'queued', ?) ON CONFLICT (id) DO NOTHING", id, now);
   }
 
-  /** The oldest waiting job of a workspace in `scope`. */
-  next(scope: WorkspaceScope): string | undefined {
+  /**
+   * The job a runner of `scope` takes next, fairly: of the workspaces in scope with a waiting job
+   * and fewer than `pick.maxRunning` leased ones, the one served least recently (by
+   * `pick.lastServed`), and its oldest waiting job; only `exec` jobs when `pick.execOnly`.
+   */
+  next(scope: WorkspaceScope, pick: JobPick): string | undefined {
     const filter = scopeFilter(scope);
-    const [row] = this.db.query<{ id: string }>(
-      `SELECT jobs.id AS id FROM jobs JOIN processes ON processes.id = jobs.id
-       WHERE ${WAITING} ${filter === undefined ? '' : 'AND processes.workspace IN (SELECT value FROM json_each(?))'}
-       ORDER BY processes.seq LIMIT 1`,
+    const heads = this.db.query<{ workspace: string; seq: number }>(
+      `SELECT processes.workspace AS workspace, MIN(processes.seq) AS seq FROM jobs JOIN processes ON processes.id = jobs.id
+       WHERE ${WAITING} ${pick.execOnly ? "AND processes.mode = 'exec'" : ''}
+         ${filter === undefined ? '' : 'AND processes.workspace IN (SELECT value FROM json_each(?))'}
+       GROUP BY processes.workspace`,
       ...(filter === undefined ? [] : [filter]),
     );
-    return row?.id;
+    if (heads.length === 0) return undefined;
+    const running = new Map(
+      this.db
+        .query<{ workspace: string; leased: number }>(
+          `SELECT processes.workspace AS workspace, COUNT(*) AS leased FROM jobs JOIN processes ON processes.id = jobs.id
+           WHERE jobs.state = 'leased' GROUP BY processes.workspace`,
+        )
+        .map((row) => [row.workspace, row.leased]),
+    );
+    let chosen: { workspace: string; seq: number; served: number } | undefined;
+    for (const head of heads) {
+      if ((running.get(head.workspace) ?? 0) >= pick.maxRunning) continue;
+      const served = pick.lastServed(head.workspace);
+      if (!chosen || served < chosen.served || (served === chosen.served && head.seq < chosen.seq)) chosen = { ...head, served };
+    }
+    return chosen && this.db.query<{ id: string }>('SELECT id FROM processes WHERE seq = ?', chosen.seq)[0]?.id;
   }
 
-  /** The workspaces that have a waiting job. */
-  waitingWorkspaces(): string[] {
+  /** The kinds of waiting jobs a runner may take now: of workspaces under `maxRunning` leased jobs, by mode. */
+  leasable(maxRunning: number): JobCandidate[] {
     return this.db
-      .query<{ workspace: string }>(`SELECT DISTINCT processes.workspace AS workspace FROM jobs JOIN processes ON processes.id = jobs.id WHERE ${WAITING}`)
-      .map((row) => row.workspace);
+      .query<{ workspace: string; exec: number }>(
+        `SELECT DISTINCT processes.workspace AS workspace, processes.mode = 'exec' AS exec FROM jobs JOIN processes ON processes.id = jobs.id
+         WHERE ${WAITING} AND (SELECT COUNT(*) FROM jobs AS held JOIN processes AS owner ON owner.id = held.id
+                               WHERE held.state = 'leased' AND owner.workspace = processes.workspace) < ?`,
+        maxRunning,
+      )
+      .map((row) => ({ workspace: row.workspace, exec: row.exec === 1 }));
+  }
+
+  /** Whether the workspace runs fewer than `maxRunning` leased jobs, so one more of its jobs may start. */
+  hasRoom(workspace: string, maxRunning: number): boolean {
+    const [row] = this.db.query<{ leased: number }>(
+      `SELECT COUNT(*) AS leased FROM jobs JOIN processes ON processes.id = jobs.id WHERE jobs.state = 'leased' AND processes.workspace = ?`,
+      workspace,
+    );
+    return (row?.leased ?? 0) < maxRunning;
   }
 
   /** Queued jobs whose process is still queued, oldest first, with how often each was leased before. */

@@ -1,6 +1,12 @@
 // In-process notices of process changes and queued jobs, so request handlers wait without polling.
 import { scopeCovers, type WorkspaceScope } from '../core/workspace-scope.ts';
 
+/** A kind of job waiting for a runner: which workspace, and whether it is an exec. */
+export interface JobCandidate {
+  workspace: string;
+  exec: boolean;
+}
+
 /** The longest delay setTimeout honours; longer ones would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -38,7 +44,7 @@ export class ProcessEvents {
   readonly #changed = new Listeners<[string]>();
   readonly #queued = new Listeners<[]>();
   /** Runners' lease requests waiting for a job, oldest first: a queued job wakes one, not all. */
-  readonly #jobWaiters: { scope: WorkspaceScope; wake: () => void }[] = [];
+  readonly #jobWaiters: { scope: WorkspaceScope; execOnly: boolean; wake: () => void }[] = [];
 
   onChange(listener: (id: string) => void): () => void {
     return this.#changed.add(listener);
@@ -52,10 +58,9 @@ export class ProcessEvents {
     for (const id of ids) this.#changed.emit(id);
   }
 
-  /** Jobs of these workspaces were queued (or queued again). */
-  queued(workspaces: Iterable<string>): void {
+  /** A job was queued (or queued again): for listeners that hand jobs on (the Cloudflare home's Queue). Waiters are woken apart. */
+  queued(): void {
     this.#queued.emit();
-    this.wakeJobWaiter(workspaces);
   }
 
   /**
@@ -64,10 +69,11 @@ export class ProcessEvents {
    * take it, not every idle runner's (whose answers and new requests would all be served while the
    * job starts), nor a runner that may not take it.
    */
-  waitForJob(scope: WorkspaceScope, timeoutMs: number): Promise<'woken' | 'timed-out'> {
+  waitForJob(scope: WorkspaceScope, execOnly: boolean, timeoutMs: number): Promise<'woken' | 'timed-out'> {
     return new Promise((resolve) => {
       const waiter = {
         scope,
+        execOnly,
         wake: () => {
           clearTimeout(timer);
           resolve('woken');
@@ -82,10 +88,9 @@ export class ProcessEvents {
     });
   }
 
-  /** Wakes the oldest waiting lease request whose scope holds one of `workspaces`, if any. */
-  wakeJobWaiter(workspaces: Iterable<string>): void {
-    const names = [...workspaces];
-    const index = this.#jobWaiters.findIndex((waiter) => names.some((name) => scopeCovers(waiter.scope, name)));
+  /** Wakes the oldest waiting lease request that may take one of these jobs (its workspace in scope, an exec for an exec-only one), if any. */
+  wakeJobWaiter(jobs: readonly JobCandidate[]): void {
+    const index = this.#jobWaiters.findIndex((waiter) => jobs.some((job) => scopeCovers(waiter.scope, job.workspace) && (job.exec || !waiter.execOnly)));
     if (index !== -1) this.#jobWaiters.splice(index, 1)[0]!.wake();
   }
 }

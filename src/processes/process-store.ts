@@ -6,15 +6,17 @@ import { ProcessEvents, waitFor } from './process-events.ts';
 import { ProcessLog, wellFormed } from './process-log.ts';
 import { FINAL_STATUSES, type ProcessRecord, type ProcessRequest } from './process-record.ts';
 import { isFinal, recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
-import type { WorkspaceScope } from '../core/workspace-scope.ts';
 import type { ExecResult, FinishReport, HeartbeatReply, LeasedJob, LeaseFence, LeaseHolder } from './runner-reports.ts';
-import { RunnerSide } from './runner-side.ts';
+import { RunnerControl, type ControlRequest } from './runner-control.ts';
+import { RunnerSide, type LeaseWish } from './runner-side.ts';
 import { applyProcessSchema } from './schema.ts';
 
 export const DEFAULT_MAX_OUTPUT_CHARS = 1_048_576;
 export const DEFAULT_LEASE_MS = 15_000;
 export const DEFAULT_LOST_AFTER_MS = 30_000;
 export const DEFAULT_LOGS_LIMIT = 65_536;
+/** Processes of one workspace that run at once (TOOLGATE_WORKSPACE_MAX_PROCESSES); more wait queued. */
+export const DEFAULT_MAX_RUNNING_PER_WORKSPACE = 4;
 const DEFAULT_CHUNK_CHARS = 16_384;
 
 export interface ProcessStoreOptions {
@@ -22,6 +24,8 @@ export interface ProcessStoreOptions {
   leaseMs?: number;
   /** The sweeper's period: a vanished runner's job is lost within leaseMs + this. */
   lostAfterMs?: number;
+  /** Processes of one workspace that run at once; more wait queued (default 4). */
+  maxRunningPerWorkspace?: number;
   /** Characters per stored log chunk (tests make it small to exercise the ring). */
   chunkChars?: number;
   /** Epoch milliseconds. */
@@ -53,6 +57,7 @@ export class ProcessStore {
   readonly #jobs: JobQueue;
   readonly #events = new ProcessEvents();
   readonly #runner: RunnerSide;
+  readonly #control: RunnerControl;
 
   constructor(db: SqlDatabase, options: ProcessStoreOptions = {}) {
     const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
@@ -68,7 +73,10 @@ export class ProcessStore {
     this.#now = options.now ?? Date.now;
     this.#log = new ProcessLog(db, { maxOutputChars, chunkChars });
     this.#jobs = new JobQueue(db);
-    this.#runner = new RunnerSide({ db, jobs: this.#jobs, log: this.#log, events: this.#events, now: this.#now, leaseMs: this.leaseMs });
+    const maxRunningPerWorkspace = options.maxRunningPerWorkspace ?? DEFAULT_MAX_RUNNING_PER_WORKSPACE;
+    if (!(Number.isSafeInteger(maxRunningPerWorkspace) && maxRunningPerWorkspace >= 1)) throw new RangeError('ProcessStore needs maxRunningPerWorkspace >= 1');
+    this.#runner = new RunnerSide({ db, jobs: this.#jobs, log: this.#log, events: this.#events, now: this.#now, leaseMs: this.leaseMs, maxRunningPerWorkspace });
+    this.#control = new RunnerControl({ db, jobs: this.#jobs, events: this.#events, now: this.#now, leaseMs: this.leaseMs });
     applyProcessSchema(db);
   }
 
@@ -82,8 +90,8 @@ export class ProcessStore {
     const now = this.#now();
     const record = this.#db.transaction(() => {
       const [row] = this.#db.query<ProcessRow>(
-        `INSERT INTO processes (id, workspace, command, cwd, env, mode, timeout_ms, status, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?) RETURNING *`,
+        `INSERT INTO processes (id, workspace, command, cwd, env, mode, timeout_ms, terminal, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?) RETURNING *`,
         id,
         input.workspace,
         wellFormed(input.command),
@@ -91,13 +99,15 @@ export class ProcessStore {
         JSON.stringify(input.env),
         input.mode,
         input.timeoutMs,
+        input.terminal ? JSON.stringify({ cols: input.terminal.cols, rows: input.terminal.rows }) : null,
         new Date(now).toISOString(),
       );
       this.#jobs.enqueue(id, now);
       inTransaction?.();
       return recordOf(row!);
     });
-    this.#events.queued([input.workspace]);
+    this.#events.queued();
+    this.#runner.wakeForWaitingJobs();
     return record;
   }
 
@@ -155,14 +165,15 @@ export class ProcessStore {
       if (eof) this.#db.query('UPDATE processes SET stdin_closed = 1 WHERE id = ?', id);
       return true;
     });
-    // Not a state change, but an in-process runner may deliver stdin at once instead of at its next heartbeat.
+    // Not a state change, but the runner's waiting control request hands it over at once.
     if (queued) this.#events.changed([id]);
     return input.length;
   }
 
   /**
    * A queued process never runs: it is `stopped` at once. A running one keeps running until
-   * its runner, told by its next heartbeat, reports the end. A finished one is returned as is.
+   * its runner, told at once through its waiting control request, reports the end. A finished
+   * one is returned as is.
    */
   requestStop(workspace: string, id: string, graceMs: number): ProcessRecord {
     nonNegativeInteger('graceMs', graceMs);
@@ -211,17 +222,18 @@ export class ProcessStore {
    * Leases the oldest queued job of a workspace in the holder's scope, or answers undefined when
    * none waits. The process stays queued until started().
    */
-  lease(runnerId: string, holder: LeaseHolder): LeasedJob | undefined {
-    return this.#runner.lease(runnerId, holder);
+  lease(runnerId: string, holder: LeaseHolder, wish?: LeaseWish): LeasedJob | undefined {
+    return this.#runner.lease(runnerId, holder, wish);
   }
 
   /**
-   * Leases one named job when it is still queued and in the holder's scope, else answers undefined:
-   * for homes where a dispatcher hands job ids to runners (at least once) and this store decides
-   * who gets the job.
+   * Leases one named job when it is still queued, in the holder's scope and free to run now; else
+   * answers `gone` (it will never be leased: drop the offer) or `later` (keep offering it): for
+   * homes where a dispatcher hands job ids to runners (at least once) and this store decides who
+   * gets the job.
    */
-  leaseJob(id: string, runnerId: string, holder: LeaseHolder): LeasedJob | undefined {
-    return this.#runner.leaseJob(id, runnerId, holder);
+  leaseJob(id: string, runnerId: string, holder: LeaseHolder, wish?: LeaseWish): LeasedJob | 'gone' | 'later' {
+    return this.#runner.leaseJob(id, runnerId, holder, wish);
   }
 
   /** Refuses (`forbidden`) a key without a live lease on a job of the workspace: reading its manifest or blobs needs one. */
@@ -250,7 +262,15 @@ export class ProcessStore {
 
   /** Renews the lease and hands over pending stdin (each chunk once, in order) and any stop request. */
   heartbeat(id: string, fence: LeaseFence, stdinAck?: number): HeartbeatReply {
-    return this.#runner.heartbeat(id, fence, stdinAck);
+    return this.#control.heartbeat(id, fence, stdinAck);
+  }
+
+  /**
+   * A heartbeat that may wait up to `request.waitMs` for stdin or a stop and answers as soon as one
+   * is written: how stdin and stop reach a running process at once (see RunnerControl.control).
+   */
+  control(id: string, fence: LeaseFence, request: ControlRequest, signal?: AbortSignal): Promise<HeartbeatReply> {
+    return this.#control.control(id, fence, request, signal);
   }
 
   /** Checks the fence and renews the lease, touching nothing else. */
@@ -332,15 +352,14 @@ export class ProcessStore {
    * 'woken' that does not take the job must call `passOnJob`, so a job is never left waiting while
    * other waiters sleep.
    */
-  waitForJob(scope: WorkspaceScope, timeoutMs: number): Promise<'woken' | 'timed-out'> {
-    if (this.#jobs.next(scope) !== undefined) return Promise.resolve('woken');
-    return this.#events.waitForJob(scope, timeoutMs);
+  waitForJob(holder: LeaseHolder, wish: LeaseWish, timeoutMs: number): Promise<'woken' | 'timed-out'> {
+    if (this.#runner.hasJobFor(holder, wish)) return Promise.resolve('woken');
+    return this.#events.waitForJob(holder.workspaces, wish.execOnly ?? false, timeoutMs);
   }
 
-  /** After a woken waiter's lease attempt: while jobs still wait, the next waiting lease request that may take one is woken. */
+  /** After a woken waiter's lease attempt: while jobs wait that a runner may take now, the next waiting lease request that may take one is woken. */
   passOnJob(): void {
-    const waiting = this.#jobs.waitingWorkspaces();
-    if (waiting.length > 0) this.#events.wakeJobWaiter(waiting);
+    this.#runner.wakeForWaitingJobs();
   }
 
   // ---- rows ----

@@ -7,7 +7,7 @@ import type { ProcessEvents } from './process-events.ts';
 import type { ProcessLog } from './process-log.ts';
 import type { ProcessRecord } from './process-record.ts';
 import { recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
-import { FINISH_STATUSES, type ExecResult, type FinishReport, type HeartbeatReply, type LeasedJob, type LeaseFence, type LeaseHolder } from './runner-reports.ts';
+import { FINISH_STATUSES, type ExecResult, type FinishReport, type LeasedJob, type LeaseFence, type LeaseHolder } from './runner-reports.ts';
 
 /** Leases of a job that no runner started before the job fails: a command that kills its runners stops there. */
 export const MAX_LEASE_ATTEMPTS = 3;
@@ -19,6 +19,13 @@ export interface RunnerSideParts {
   events: ProcessEvents;
   now: () => number;
   leaseMs: number;
+  /** Processes of one workspace that run at once; more wait queued. */
+  maxRunningPerWorkspace: number;
+}
+
+/** What a lease asks for beyond the holder: only exec jobs (a runner's last free slot). */
+export interface LeaseWish {
+  execOnly?: boolean;
 }
 
 export class RunnerSide {
@@ -28,6 +35,10 @@ export class RunnerSide {
   readonly #events: ProcessEvents;
   readonly #now: () => number;
   readonly #leaseMs: number;
+  readonly #maxRunning: number;
+  /** When each workspace's job was last leased (a rising turn number): runners take workspaces in turn. */
+  readonly #served = new Map<string, number>();
+  #turn = 0;
 
   constructor(parts: RunnerSideParts) {
     this.#db = parts.db;
@@ -36,21 +47,39 @@ export class RunnerSide {
     this.#events = parts.events;
     this.#now = parts.now;
     this.#leaseMs = parts.leaseMs;
+    this.#maxRunning = parts.maxRunningPerWorkspace;
   }
 
-  lease(runnerId: string, holder: LeaseHolder): LeasedJob | undefined {
+  lease(runnerId: string, holder: LeaseHolder, wish: LeaseWish = {}): LeasedJob | undefined {
     return this.#db.transaction(() => {
-      const id = this.#jobs.next(holder.workspaces);
+      const id = this.#next(holder, wish);
       return id === undefined ? undefined : this.#lease(id, runnerId, holder);
     });
   }
 
-  leaseJob(id: string, runnerId: string, holder: LeaseHolder): LeasedJob | undefined {
+  /** Whether a lease of this holder would find a job now. */
+  hasJobFor(holder: LeaseHolder, wish: LeaseWish = {}): boolean {
+    return this.#next(holder, wish) !== undefined;
+  }
+
+  /**
+   * Leases one named job: `gone` when it no longer waits or is outside the holder's scope, `later`
+   * when it waits but may not run now (its workspace runs its most processes, or it is a start and
+   * the runner asked for an exec).
+   */
+  leaseJob(id: string, runnerId: string, holder: LeaseHolder, wish: LeaseWish = {}): LeasedJob | 'gone' | 'later' {
     return this.#db.transaction(() => {
       const row = selectProcess(this.#db, id);
-      if (row === undefined || !scopeCovers(holder.workspaces, row.workspace) || !this.#jobs.isQueued(id)) return undefined;
+      if (row === undefined || !scopeCovers(holder.workspaces, row.workspace) || !this.#jobs.isQueued(id)) return 'gone';
+      if ((wish.execOnly && row.mode !== 'exec') || !this.#jobs.hasRoom(row.workspace, this.#maxRunning)) return 'later';
       return this.#lease(id, runnerId, holder);
     });
+  }
+
+  /** Wakes a waiting lease request when a job it may take waits: after a job was queued, ended, or passed on. */
+  wakeForWaitingJobs(): void {
+    const jobs = this.#jobs.leasable(this.#maxRunning);
+    if (jobs.length > 0) this.#events.wakeJobWaiter(jobs);
   }
 
   /** Whether the key holds a live lease on a job of the workspace: reading its manifest and blobs needs one. */
@@ -109,28 +138,6 @@ export class RunnerSide {
     return end;
   }
 
-  /**
-   * Renews the lease and hands out pending stdin. With `stdinAck` (the last seq the runner has
-   * applied) only what it acknowledged is dropped, so stdin in a reply that never arrived is
-   * handed out again; the acknowledged row itself stays, keeping seq rising. Without it, what is
-   * handed out is dropped at once (at most once).
-   */
-  heartbeat(id: string, fence: LeaseFence, stdinAck?: number): HeartbeatReply {
-    return this.#db.transaction(() => {
-      this.#fenceAndRenew(id, fence);
-      if (stdinAck !== undefined) this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq < ?', id, stdinAck);
-      const pending = this.#db.query<{ seq: number; data: string; eof: number }>(
-        'SELECT seq, data, eof FROM process_stdin WHERE process_id = ? AND seq > ? ORDER BY seq',
-        id,
-        stdinAck ?? 0,
-      );
-      const last = pending.at(-1);
-      if (stdinAck === undefined && last !== undefined) this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq <= ?', id, last.seq);
-      const graceMs = this.#row(id).stop_requested_grace_ms;
-      return { stdin: pending.map((chunk) => ({ seq: chunk.seq, data: chunk.data, eof: chunk.eof !== 0 })), stop: graceMs === null ? null : { graceMs } };
-    });
-  }
-
   /** Renews the lease of a job whose token still holds it (and only that). */
   renew(id: string, fence: LeaseFence): void {
     this.#db.transaction(() => this.#fenceAndRenew(id, fence));
@@ -167,20 +174,24 @@ export class RunnerSide {
         id,
       );
     });
-    if (changed) this.#events.changed([id]);
+    if (changed) {
+      this.#events.changed([id]);
+      // Its slot is free: a job of its workspace held back by the cap may go now.
+      this.wakeForWaitingJobs();
+    }
     return record;
   }
 
   sweep(): string[] {
     const lost: string[] = [];
     const failed: string[] = [];
-    const requeued = new Set<string>();
+    let requeued = false;
     this.#db.transaction(() => {
       const endedAt = this.#iso();
       for (const lease of this.#jobs.expired(this.#now())) {
         if (lease.status === 'queued' && lease.attempts < MAX_LEASE_ATTEMPTS) {
           this.#jobs.requeue(lease.id);
-          requeued.add(lease.workspace);
+          requeued = true;
           continue;
         }
         this.#jobs.complete(lease.id, null);
@@ -196,7 +207,9 @@ export class RunnerSide {
       }
     });
     this.#events.changed([...lost, ...failed]);
-    if (requeued.size > 0) this.#events.queued(requeued);
+    // Requeued jobs, and slots that lost and failed jobs freed, may let a waiting runner take one.
+    if (requeued) this.#events.queued();
+    if (requeued || lost.length > 0 || failed.length > 0) this.wakeForWaitingJobs();
     return lost;
   }
 
@@ -207,9 +220,15 @@ export class RunnerSide {
     return row;
   }
 
+  #next(holder: LeaseHolder, wish: LeaseWish): string | undefined {
+    return this.#jobs.next(holder.workspaces, { maxRunning: this.#maxRunning, execOnly: wish.execOnly, lastServed: (workspace) => this.#served.get(workspace) ?? 0 });
+  }
+
   #lease(id: string, runnerId: string, holder: LeaseHolder): LeasedJob {
     const token = this.#jobs.lease(id, runnerId, holder.keyId, this.#now() + this.#leaseMs);
-    return { processId: id, token, leaseMs: this.#leaseMs, record: recordOf(this.#row(id)) };
+    const record = recordOf(this.#row(id));
+    this.#served.set(record.workspace, ++this.#turn);
+    return { processId: id, token, leaseMs: this.#leaseMs, record };
   }
 
   #fenceAndRenew(id: string, fence: LeaseFence): void {

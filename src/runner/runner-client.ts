@@ -13,6 +13,10 @@ export interface LeasedJob extends ProcessRequest {
   incarnation: string | null;
   /** The latest characters of output the server keeps. */
   outputChars: number;
+  /** A larger file the command leaves is not kept (absent from older servers: no limit known). */
+  maxFileBytes?: number;
+  /** The largest request body the server takes (absent from older servers). */
+  maxBodyBytes?: number;
 }
 
 export interface ManifestRow {
@@ -26,6 +30,8 @@ export interface ManifestRow {
 
 export type SyncChange =
   | { op: 'write'; path: string; contentBase64: string; baseVersion: number | null }
+  /** A write whose content went ahead by `uploadBlobs` or `uploadPiece`. */
+  | { op: 'write'; path: string; blob: string; size: number; baseVersion: number | null }
   | { op: 'symlink'; path: string; target: string; baseVersion: number | null }
   | { op: 'mkdir'; path: string }
   | { op: 'delete'; path: string; baseVersion: number };
@@ -49,6 +55,12 @@ export interface ExitReport {
   stdout?: string;
   stderr?: string;
   truncated?: boolean;
+}
+
+/** What a heartbeat answers: stdin past the acknowledged seq, in order, and the stop request once there is one. */
+export interface ControlReply {
+  stdin: { seq: number; data: string; eof: boolean }[];
+  stop: { graceMs: number } | null;
 }
 
 /** Which job a report is about: runner reports are addressed within the job's workspace. */
@@ -113,8 +125,9 @@ export class RunnerClient {
   ) {}
 
   /** The next job, waiting up to `waitMs` for one; undefined when none came. */
-  async lease(runnerId: string, waitMs: number, signal?: AbortSignal): Promise<LeasedJob | undefined> {
-    const response = await this.send('POST', '/v1/runner/lease', { runnerId, waitMs }, signal);
+  /** The next job, waiting up to `waitMs` for one; with `execOnly`, an exec job only. */
+  async lease(runnerId: string, waitMs: number, signal?: AbortSignal, execOnly = false): Promise<LeasedJob | undefined> {
+    const response = await this.send('POST', '/v1/runner/lease', { runnerId, waitMs, ...(execOnly ? { execOnly } : {}) }, signal);
     if (response.status === 204) return undefined;
     return ((await response.json()) as { job: LeasedJob }).job;
   }
@@ -159,16 +172,32 @@ export class RunnerClient {
     await this.send('POST', `${processPath(job)}/output?${query}`, data);
   }
 
-  /** Renews the lease; `stdinAck` is the last stdin seq applied, so nothing in a lost reply is lost. */
-  async heartbeat(job: JobRef, token: number, stdinAck: number): Promise<{ stdin: { seq: number; data: string; eof: boolean }[]; stop: { graceMs: number } | null }> {
-    const response = await this.send('POST', `${processPath(job)}/heartbeat`, { token, stdinAck });
-    return (await response.json()) as { stdin: { seq: number; data: string; eof: boolean }[]; stop: { graceMs: number } | null };
+  /**
+   * Renews the lease; `stdinAck` is the last stdin seq applied, so nothing in a lost reply is lost.
+   * With `wait` it is the process's control request: the server holds it up to `waitMs` and answers
+   * as soon as stdin or a stop (one the runner lacks, `stopAck`) is written; `signal` ends it.
+   */
+  async heartbeat(job: JobRef, token: number, stdinAck: number, wait?: { waitMs: number; stopAck: boolean; signal?: AbortSignal }): Promise<ControlReply> {
+    const body = wait === undefined ? { token, stdinAck } : { token, stdinAck, waitMs: wait.waitMs, stopAck: wait.stopAck };
+    const response = await this.send('POST', `${processPath(job)}/heartbeat`, body, wait?.signal);
+    return (await response.json()) as ControlReply;
   }
 
   /** One sync-back; `syncId` makes its retries safe (the server answers a repeat as it did the first). */
   async sync(job: JobRef, token: number, changes: SyncChange[], syncId: string): Promise<SyncAnswer> {
     const response = await this.send('POST', `${processPath(job)}/sync`, { token, changes, syncId });
     return (await response.json()) as SyncAnswer;
+  }
+
+  /** Small blobs in one request, framed as blob-frames.ts frames them; the server stores them all or, when one's id is wrong, none. */
+  async uploadBlobs(job: JobRef, token: number, framed: Uint8Array): Promise<void> {
+    await this.send('POST', `${processPath(job)}/blobs?token=${token}`, framed);
+  }
+
+  /** One piece of a blob of `size` bytes, at `offset`; the server stores the blob once the last piece is in. */
+  async uploadPiece(job: JobRef, token: number, hash: string, size: number, offset: number, bytes: Uint8Array): Promise<{ received: number; complete: boolean }> {
+    const response = await this.send('PUT', `${processPath(job)}/blobs/${hash}?token=${token}&offset=${offset}&size=${size}`, bytes);
+    return (await response.json()) as { received: number; complete: boolean };
   }
 
   async exit(job: JobRef, token: number, report: ExitReport): Promise<void> {
@@ -182,10 +211,11 @@ export class RunnerClient {
    */
   private async send(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.key}` };
-    // A string body is sent as UTF-8 text; anything else as JSON.
+    // A string body is sent as UTF-8 text, bytes as they are; anything else as JSON.
     const plain = typeof body === 'string';
-    if (body !== undefined) headers['content-type'] = plain ? 'text/plain; charset=utf-8' : 'application/json';
-    const init: RequestInit = { method, headers, body: body === undefined ? undefined : plain ? body : JSON.stringify(body), signal };
+    const binary = body instanceof Uint8Array;
+    if (body !== undefined) headers['content-type'] = plain ? 'text/plain; charset=utf-8' : binary ? 'application/octet-stream' : 'application/json';
+    const init: RequestInit = { method, headers, body: body === undefined ? undefined : plain || binary ? (body as string | Uint8Array<ArrayBuffer>) : JSON.stringify(body), signal };
     const leasing = path.endsWith('/lease');
     const retrying = !leasing;
     const deadline = Date.now() + this.retryForMs;

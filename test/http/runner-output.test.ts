@@ -5,7 +5,8 @@ import { createRunnerKey } from '../support/keys.ts';
 import { callApi, useServer } from '../support/server-process.ts';
 
 const RING = 1024;
-const server = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: String(RING), TOOLGATE_MAX_BODY_BYTES: '65536' } });
+// Each test leases processes of one workspace and leaves them running: no cap on them here.
+const server = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: String(RING), TOOLGATE_MAX_BODY_BYTES: '65536', TOOLGATE_WORKSPACE_MAX_PROCESSES: '100' } });
 
 let runnerKey = '';
 beforeAll(async () => {

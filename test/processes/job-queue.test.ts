@@ -217,7 +217,7 @@ describe('waiting for a job', () => {
     vi.useFakeTimers();
     try {
       let resolved = false;
-      void store.waitForJob(['*'], 5_000).then(() => (resolved = true));
+      void store.waitForJob(RUNNER, {}, 5_000).then(() => (resolved = true));
       await vi.advanceTimersByTimeAsync(4_999);
       expect(resolved).toBe(false);
       await vi.advanceTimersByTimeAsync(1);
@@ -226,12 +226,12 @@ describe('waiting for a job', () => {
       vi.useRealTimers();
     }
 
-    const waiting = store.waitForJob(['*'], 10_000);
+    const waiting = store.waitForJob(RUNNER, {}, 10_000);
     store.create(newProcess());
     await waiting;
-    await store.waitForJob(['*'], 10_000);
+    await store.waitForJob(RUNNER, {}, 10_000);
     store.lease('runner-a', RUNNER);
-    const queuedLater = store.waitForJob(['*'], 60_000);
+    const queuedLater = store.waitForJob(RUNNER, {}, 60_000);
     store.create(newProcess());
     await queuedLater;
   });
@@ -239,7 +239,7 @@ describe('waiting for a job', () => {
   it('wakes one waiter per queued job, oldest first, and a waiter that passes on wakes the next', async () => {
     const { store } = memoryStore();
     const settled: string[] = [];
-    const waiters = ['a', 'b', 'c'].map((name) => store.waitForJob(['*'], 60_000).then((how) => settled.push(`${name}:${how}`)));
+    const waiters = ['a', 'b', 'c'].map((name) => store.waitForJob(RUNNER, {}, 60_000).then((how) => settled.push(`${name}:${how}`)));
     store.create(newProcess());
     await waiters[0];
     await new Promise((resolve) => setImmediate(resolve));
@@ -271,16 +271,16 @@ describe('a runner key bounded by its scope', () => {
     const inA = store.create(newProcess({ workspace: 'a' }));
     expect(store.lease('runner-a', runnerA)?.processId).toBe(inA.id);
     expect(store.lease('runner-a', runnerA)).toBeUndefined();
-    expect(store.leaseJob(inB.id, 'runner-a', runnerA)).toBeUndefined();
+    expect(store.leaseJob(inB.id, 'runner-a', runnerA)).toBe('gone');
     expect(store.queuedJobs().map((job) => job.id)).toEqual([inB.id]);
-    expect(store.leaseJob(inB.id, 'runner-b', runnerB)?.processId).toBe(inB.id);
+    expect(store.leaseJob(inB.id, 'runner-b', runnerB)).toMatchObject({ processId: inB.id });
   });
 
   it('is woken only by jobs it may take, and a job passed on goes to a waiter that may take it', async () => {
     const { store } = memoryStore();
     const settled: string[] = [];
-    const forA = store.waitForJob(runnerA.workspaces, 60_000).then((how) => settled.push(`a:${how}`));
-    const forB = store.waitForJob(runnerB.workspaces, 60_000).then((how) => settled.push(`b:${how}`));
+    const forA = store.waitForJob(runnerA, {}, 60_000).then((how) => settled.push(`a:${how}`));
+    const forB = store.waitForJob(runnerB, {}, 60_000).then((how) => settled.push(`b:${how}`));
     store.create(newProcess({ workspace: 'b' }));
     await forB;
     await new Promise((resolve) => setImmediate(resolve));
@@ -325,6 +325,54 @@ describe('a runner key bounded by its scope', () => {
     store.finish(created.id, fence(again.token, runnerA.keyId), { exitCode: 0, status: 'exited' });
     expect(refused('a', runnerA.keyId)).toThrow(expect.objectContaining({ code: 'forbidden' }));
     expect(job.token).toBeLessThan(again.token);
+  });
+});
+
+describe('fair leasing', () => {
+  const lease = (store: ProcessStore, wish = {}) => store.lease('runner', RUNNER, wish);
+  const workspaceOf = (store: ProcessStore, wish = {}) => lease(store, wish)?.record.workspace;
+
+  it('takes workspaces in turn, each at its oldest job', () => {
+    const { store } = memoryStore();
+    for (const workspace of ['a', 'a', 'a', 'b', 'c']) store.create(newProcess({ workspace }));
+    expect([1, 2, 3, 4, 5].map(() => workspaceOf(store))).toEqual(['a', 'b', 'c', 'a', 'a']);
+  });
+
+  it('runs at most maxRunningPerWorkspace processes of one workspace; the rest wait until one ends', () => {
+    const { store } = memoryStore({ maxRunningPerWorkspace: 2 });
+    const inA = ['a', 'a', 'a'].map((workspace) => store.create(newProcess({ workspace })));
+    const first = lease(store)!;
+    lease(store);
+    expect(lease(store)).toBeUndefined();
+    expect(store.leaseJob(inA[2]!.id, 'runner', RUNNER)).toBe('later');
+    store.create(newProcess({ workspace: 'b' }));
+    expect(workspaceOf(store)).toBe('b');
+    store.finish(first.processId, fence(first.token), { exitCode: 0, status: 'exited' });
+    expect(lease(store)?.processId).toBe(inA[2]!.id);
+  });
+
+  it('hands a runner asking for exec only an exec, past older starts', () => {
+    const { store } = memoryStore();
+    store.create(newProcess({ workspace: 'a', mode: 'start' }));
+    const exec = store.create(newProcess({ workspace: 'a', mode: 'exec', timeoutMs: 1000 }));
+    expect(lease(store, { execOnly: true })?.processId).toBe(exec.id);
+    expect(lease(store, { execOnly: true })).toBeUndefined();
+    expect(lease(store)?.record.mode).toBe('start');
+  });
+
+  it('wakes a waiting runner when a slot frees for a job held back, and not before', async () => {
+    const { store } = memoryStore({ maxRunningPerWorkspace: 1 });
+    store.create(newProcess({ workspace: 'a' }));
+    store.create(newProcess({ workspace: 'a' }));
+    const running = lease(store)!;
+    let woken = false;
+    const waiting = store.waitForJob(RUNNER, {}, 60_000).then(() => (woken = true));
+    store.passOnJob();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(woken).toBe(false);
+    store.finish(running.processId, fence(running.token), { exitCode: 0, status: 'exited' });
+    await waiting;
+    expect(lease(store)).toBeDefined();
   });
 });
 

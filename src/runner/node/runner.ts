@@ -1,16 +1,21 @@
 // A runner: leases bash jobs from a toolgate server, runs them in a sandbox, streams output, syncs files back.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makePrivateDir } from '../../storage/node/private-files.ts';
 import { KeyedLock } from '../../workspace/keyed-lock.ts';
-import { KeyRefusedError, RunnerClient, StaleLeaseError, type LeasedJob, type RunnerTransport, type SyncChange } from '../runner-client.ts';
+import { KeyRefusedError, RunnerClient, StaleLeaseError, type LeasedJob, type RunnerTransport } from '../runner-client.ts';
 import { BlobFiles } from './blob-files.ts';
+import { removeTree } from './confined-tree.ts';
 import { FileWriters } from './file-writers.ts';
 import { OutputPump } from './output-pump.ts';
+import { ProcessControl } from './process-control.ts';
 import { clearLayers, createLayers, detectOverlay, removeLayers, type OverlayMount } from './overlay.ts';
-import { detectIsolation, startCommand, type RunningCommand } from './sandbox.ts';
+import { RunnerSandbox } from './runner-sandbox.ts';
+import { startCommand, type RunningCommand } from './sandbox.ts';
+import type { SandboxSettings } from './sandbox-settings.ts';
+import { sendChanges } from './sync-back.ts';
 import { WorkspaceMirror } from './workspace-mirror.ts';
 
 export interface RunnerOptions {
@@ -21,6 +26,9 @@ export interface RunnerOptions {
   runnerId?: string;
   /** Jobs run at once (default 8). */
   concurrency?: number;
+  /** How commands are confined: TOOLGATE_SANDBOX, TOOLGATE_RUNNER_UID and the per-process limits (default: their defaults). */
+  sandbox?: SandboxSettings;
+  /** Overrides `sandbox.mode` (tests). */
   isolation?: 'bwrap' | 'process-group';
   /** Run exec jobs over an overlay of the workspace copy where this host can (default true); false scans the copy after each. */
   overlay?: boolean;
@@ -35,11 +43,14 @@ export interface RunnerOptions {
 }
 
 const LEASE_WAIT_MS = 20_000;
+/** An exec-only lease waits less, so its slot soon asks again for any job once started processes leave room. */
+const EXEC_ONLY_WAIT_MS = 3_000;
 
 export class Runner {
   readonly id: string;
   private readonly client: RunnerClient;
   private readonly blobs: BlobFiles;
+  readonly sandbox: RunnerSandbox;
   /** Threads that create the files of workspace copies, shared by all copies. */
   private readonly writers = new FileWriters();
   /** Each workspace's copy, of the incarnation its last job named. */
@@ -53,17 +64,27 @@ export class Runner {
   private stopping = false;
   private readonly leasing = new AbortController();
   private loops: Promise<void>[] = [];
+  /** Started processes running now (they hold a slot for as long as they run). */
+  private runningStarts = 0;
+  /** Lease requests waiting now that may bring a started process. */
+  private anyJobPolls = 0;
 
   constructor(private readonly options: RunnerOptions) {
     this.id = options.runnerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.client = new RunnerClient(options.url, options.key, undefined, options.transport);
     this.blobs = new BlobFiles(join(options.dataDir, 'blobs'));
+    this.sandbox = new RunnerSandbox(options.sandbox, options.isolation);
   }
 
   start(): void {
     // Its copies hold tenants' files and its cache their blobs: the runner's user's alone.
     makePrivateDir(this.options.dataDir);
-    this.loops = Array.from({ length: this.options.concurrency ?? 8 }, () => this.loop());
+    this.loops = Array.from({ length: this.slots }, () => this.loop());
+  }
+
+  /** Jobs run at once. */
+  private get slots(): number {
+    return this.options.concurrency ?? 8;
   }
 
   /** Stops leasing and kills what is still running (its jobs become lost on the server). */
@@ -71,15 +92,26 @@ export class Runner {
     this.stopping = true;
     this.leasing.abort();
     for (const command of this.running) command.kill();
+    this.sandbox.close();
     await Promise.allSettled(this.loops);
     await this.writers.close();
   }
 
+  /**
+   * One slot: leases a job, runs it, again. Started processes never take the last free slot
+   * (with more than one): each lease that may bring a started process counts as one, so at most
+   * as many of those wait as there are slots left for started processes; the other slots ask for
+   * exec jobs only, and ask again sooner (a slot for started processes may free meanwhile). No
+   * lease is ever abandoned for another: a request the server cannot tell was given up could be
+   * handed a job nobody runs.
+   */
   private async loop(): Promise<void> {
     while (!this.stopping) {
       let job: LeasedJob | undefined;
+      const execOnly = this.slots > 1 && this.anyJobPolls >= this.slots - 1 - this.runningStarts;
+      if (!execOnly) this.anyJobPolls += 1;
       try {
-        job = await this.client.lease(this.id, LEASE_WAIT_MS, this.leasing.signal);
+        job = await this.client.lease(this.id, execOnly ? EXEC_ONLY_WAIT_MS : LEASE_WAIT_MS, this.leasing.signal, execOnly);
       } catch (error) {
         if (this.stopping) return;
         if (error instanceof KeyRefusedError) {
@@ -92,8 +124,12 @@ export class Runner {
         this.log(`lease failed: ${(error as Error).message}; retrying`);
         await new Promise((resolve) => setTimeout(resolve, 1000));
         continue;
+      } finally {
+        if (!execOnly) this.anyJobPolls -= 1;
       }
+      if (job?.mode === 'start') this.runningStarts += 1;
       if (job) await this.run(job).catch((error: unknown) => this.log(`job ${job.processId}: ${(error as Error).message}`));
+      if (job?.mode === 'start') this.runningStarts -= 1;
       // Cache copies of the blobs the job fetched are written once it has answered, off its path.
       if (job) void this.blobs.storeDeferred().catch((error: unknown) => this.log(`could not cache blobs: ${(error as Error).message}`));
     }
@@ -111,7 +147,8 @@ export class Runner {
     if (current?.incarnation === incarnation) return current.mirror;
     const parent = join(this.options.dataDir, 'workspaces', job.workspace);
     await mkdir(parent, { recursive: true });
-    for (const name of await readdir(parent)) if (name !== incarnation) await rm(join(parent, name), { recursive: true, force: true });
+    // A command of the old incarnation may still be ending in its copy: removed without following its links.
+    for (const name of await readdir(parent)) if (name !== incarnation) removeTree(join(parent, name));
     const mirror = new WorkspaceMirror(join(parent, incarnation), this.blobs, this.writers);
     this.mirrors.set(job.workspace, { incarnation, mirror });
     return mirror;
@@ -137,6 +174,8 @@ export class Runner {
           (hashes) => this.client.blobs(job.workspace, hashes),
         );
         mirror.exact = exact && !mirror.hasUnwrittenLinks() && !this.directWriters.get(job.workspace);
+        // What the runner just wrote is root's when it runs as root: the commands' user gets it.
+        await this.sandbox.handOver(mirror.root);
         mirror.version = manifest.version;
         return mirror;
       });
@@ -166,10 +205,10 @@ export class Runner {
    * bind it: processes running side by side keep sharing one live directory.
    */
   private async overlayFor(job: LeasedJob, mirror: WorkspaceMirror): Promise<OverlayMount | undefined> {
-    if (job.mode !== 'exec' || this.options.overlay === false || (this.options.isolation ?? detectIsolation()) !== 'bwrap') return undefined;
+    if (job.mode !== 'exec' || this.options.overlay === false || this.sandbox.isolation !== 'bwrap') return undefined;
     const parent = join(this.options.dataDir, 'overlays');
     const { support } = detectOverlay(parent);
-    if (!support) return undefined;
+    if (!support || !this.sandbox.acceptsOverlay(support)) return undefined;
     // Layers a previous runner on this data directory left behind go first, once.
     this.staleLayersCleared ??= clearLayers(parent);
     await this.staleLayersCleared;
@@ -187,7 +226,7 @@ export class Runner {
         command: job.command,
         env: job.env,
         network: this.options.network,
-        isolation: this.options.isolation,
+        ...this.sandbox.commandOptions(job),
         overlay,
         onOutput: (stream, text) => output.add(stream, text),
       });
@@ -198,7 +237,6 @@ export class Runner {
     this.running.add(command);
     output.onPressure = (high) => (high ? command.pauseOutput() : command.resumeOutput());
     let abandoned = false;
-    let stopRequested = false;
     let timedOut = false;
     const abandon = (error: unknown) => {
       if (error instanceof StaleLeaseError && !abandoned) {
@@ -208,22 +246,8 @@ export class Runner {
     };
     output.onStale = abandon;
     await this.client.started(job, job.token, command.pid).catch(abandon);
-    // The last stdin chunk applied: replies may overlap or repeat, each chunk is written once.
-    let stdinAck = 0;
-    const heartbeat = setInterval(() => {
-      this.client.heartbeat(job, job.token, stdinAck).then((reply) => {
-        for (const chunk of reply.stdin) {
-          if (chunk.seq <= stdinAck) continue;
-          stdinAck = chunk.seq;
-          if (chunk.data) command.write(chunk.data);
-          if (chunk.eof) command.endInput();
-        }
-        if (reply.stop && !stopRequested) {
-          stopRequested = true;
-          command.stop(reply.stop.graceMs);
-        }
-      }, abandon);
-    }, heartbeatMs(job));
+    // Stdin and a stop arrive through it as soon as they are written; it renews the lease meanwhile.
+    const control = new ProcessControl(this.client, job, command, heartbeatMs(job), abandon);
     const timer =
       job.timeoutMs === null
         ? undefined
@@ -232,7 +256,7 @@ export class Runner {
             command.kill();
           }, job.timeoutMs);
     const exit = await command.exited;
-    clearInterval(heartbeat);
+    control.close();
     if (timer) clearTimeout(timer);
     this.running.delete(command);
     await output.close();
@@ -247,38 +271,45 @@ export class Runner {
     if (abandoned) return;
     await this.report(job, {
       exitCode: exit.exitCode,
-      status: stopRequested ? 'stopped' : 'exited',
+      status: control.stopRequested || exit.runLimitReached ? 'stopped' : 'exited',
       timedOut,
       conflicts: sync.conflicts,
-      ...(sync.error ? { error: sync.error } : {}),
+      ...(sync.error || exit.runLimitReached ? { error: sync.error ?? this.sandbox.runLimitNote } : {}),
       ...(job.mode === 'exec' ? output.execStreams() : {}),
     });
   }
 
   private async syncBack(job: LeasedJob, mirror: WorkspaceMirror, overlay?: OverlayMount): Promise<{ conflicts: string[]; error?: string }> {
     const { changes, skipped } = overlay ? await mirror.takeUpper(overlay.support, overlay.layers) : await mirror.scan();
-    const wire: SyncChange[] = changes.map((change) =>
-      change.op === 'write' ? { op: 'write', path: change.path, contentBase64: Buffer.from(change.content).toString('base64'), baseVersion: change.baseVersion } : change,
-    );
     // The copy holds exactly what is known once all it held was seen and committed, and no command bound in place is changing it.
     const alone = (this.directWriters.get(job.workspace) ?? 0) === (overlay ? 0 : 1);
-    if (wire.length === 0 && skipped.length === 0) {
+    if (changes.length === 0 && skipped.length === 0) {
       mirror.exact = alone;
       return { conflicts: [] };
     }
     const before = mirror.version;
-    const answer = wire.length > 0 ? await this.client.sync(job, job.token, wire, randomUUID()) : { committed: [], entries: [], conflicts: [], skipped: [], version: null };
-    // Bring the copy's record up to what the server now holds; conflicted and refused paths are
-    // forgotten, so the next materialise puts the server's side of them back on disk.
-    mirror.forget([...answer.conflicts, ...answer.skipped.map((entry) => entry.path), ...answer.committed]);
+    const { answer, tooLarge, failed, sent } = await sendChanges(this.client, job, changes);
+    // Bring the copy's record up to what the server now holds; conflicted, refused and unsent paths
+    // are forgotten, so the next materialise puts the server's side of them back on disk.
+    const unsent = [...tooLarge, ...failed].map((entry) => entry.path);
+    mirror.forget([...answer.conflicts, ...answer.skipped.map((entry) => entry.path), ...answer.committed, ...unsent]);
     await mirror.accept(answer.entries);
-    const refused = [...skipped, ...answer.skipped];
+    // A file too large to keep is known as one the server lacks, so the next materialise removes it
+    // (or puts the server's version back) rather than each later scan finding it again.
+    await mirror.accept(tooLarge.map(({ path }) => ({ path, type: 'file', blob: null, target: null, version: 0 })));
+    const conflicts = [...answer.conflicts, ...tooLarge.map((entry) => entry.path)];
+    const refused = [
+      ...skipped,
+      ...answer.skipped,
+      ...failed,
+      ...tooLarge.map(({ path, size }) => ({ path, reason: `${size} bytes, over the file limit of ${job.maxFileBytes} bytes (TOOLGATE_MAX_FILE_BYTES), so not kept` })),
+    ];
     // The copy equals the new version only when our commit was the only one since it was made.
-    const clean = answer.conflicts.length === 0 && refused.length === 0 && before !== undefined && answer.version === before + 1;
+    const clean = conflicts.length === 0 && refused.length === 0 && before !== undefined && answer.version === before + 1;
     mirror.version = clean ? (answer.version ?? undefined) : undefined;
-    mirror.exact = alone && answer.conflicts.length === 0 && refused.length === 0 && answer.committed.length === wire.length;
+    mirror.exact = alone && conflicts.length === 0 && refused.length === 0 && answer.committed.length === sent;
     return {
-      conflicts: answer.conflicts,
+      conflicts,
       ...(refused.length > 0 ? { error: `not synced: ${refused.map((entry) => `${entry.path} (${entry.reason})`).join('; ')}` } : {}),
     };
   }
@@ -294,7 +325,7 @@ export class Runner {
   }
 }
 
-/** How often a job's lease is renewed: three times a lease, so one lost heartbeat never loses it. */
+/** How often a job's lease is renewed (the longest its control request waits): three times a lease, so one lost heartbeat never loses it. */
 function heartbeatMs(job: LeasedJob): number {
   return Math.max(200, Math.floor(job.leaseMs / 3));
 }
