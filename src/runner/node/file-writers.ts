@@ -10,6 +10,8 @@ export type CreateResult = { stamp: string } | { code: string | undefined; messa
 
 interface Request {
   id: number;
+  /** Who owns the files created (the commands' user, when the runner is root). */
+  owner?: { uid: number; gid: number };
   buffers: ArrayBuffer[];
   files: ({ host: string; buffer: number; offset: number; length: number } | { host: string; source: string })[];
 }
@@ -23,17 +25,19 @@ const WORKER_CODE = `
 const { parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
 const stamp = (stat) => stat.size + ':' + stat.mtimeMs + ':' + stat.ino;
-parentPort.on('message', ({ id, buffers, files }) => {
+parentPort.on('message', ({ id, owner, buffers, files }) => {
   const results = [];
   for (const file of files) {
     try {
       if (file.source !== undefined) {
         fs.copyFileSync(file.source, file.host, fs.constants.COPYFILE_EXCL | fs.constants.COPYFILE_FICLONE);
+        if (owner) fs.lchownSync(file.host, owner.uid, owner.gid);
         results.push({ stamp: stamp(fs.lstatSync(file.host)) });
         continue;
       }
       const fd = fs.openSync(file.host, 'wx');
       try {
+        if (owner) fs.fchownSync(fd, owner.uid, owner.gid);
         fs.writeFileSync(fd, new Uint8Array(buffers[file.buffer], file.offset, file.length));
         results.push({ stamp: stamp(fs.fstatSync(fd)) });
       } finally {
@@ -63,9 +67,9 @@ export class FileWriters {
    * Creates the files, spread over the threads, and answers a result per file in order. A thread
    * that dies fails what it had, and the pool refuses further work (the caller then writes itself).
    */
-  async create(files: readonly FileToCreate[]): Promise<CreateResult[]> {
+  async create(files: readonly FileToCreate[], owner?: { uid: number; gid: number }): Promise<CreateResult[]> {
     const answers: Promise<CreateResult[]>[] = [];
-    for (let start = 0; start < files.length; start += FILES_PER_MESSAGE) answers.push(this.send(files.slice(start, start + FILES_PER_MESSAGE)));
+    for (let start = 0; start < files.length; start += FILES_PER_MESSAGE) answers.push(this.send(files.slice(start, start + FILES_PER_MESSAGE), owner));
     return (await Promise.all(answers)).flat();
   }
 
@@ -80,7 +84,7 @@ export class FileWriters {
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
-  private send(files: readonly FileToCreate[]): Promise<CreateResult[]> {
+  private send(files: readonly FileToCreate[], owner: { uid: number; gid: number } | undefined): Promise<CreateResult[]> {
     if (this.broken) return Promise.reject(this.broken);
     const workers = this.start();
     const worker = workers[this.next++ % workers.length]!;
@@ -101,6 +105,7 @@ export class FileWriters {
     const buffers = [...ranges].map(([buffer, range]) => (buffer as ArrayBuffer).slice(range.start, range.end));
     const request: Request = {
       id: ++this.lastId,
+      owner,
       buffers,
       files: files.map((file) => {
         if ('source' in file) return { host: file.host, source: file.source };

@@ -1,6 +1,6 @@
 // How a workspace copy sits on disk: link targets translated both ways, the order of a walk,
 // and the stamps that tell whether a file changed.
-import { closeSync, constants, copyFileSync, fstatSync, lstatSync, openSync, writeFileSync, type Stats } from 'node:fs';
+import { closeSync, constants, copyFileSync, fchownSync, fstatSync, lchownSync, lstatSync, openSync, writeFileSync, type Stats } from 'node:fs';
 import { copyFile, readdir } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { letEventLoopRun } from './blob-files.ts';
@@ -66,10 +66,17 @@ export function ancestors(path: string): string[] {
   return parts.slice(0, -1).map((_, index) => parts.slice(0, index + 1).join('/'));
 }
 
-/** Creates a file that must not exist yet (a link there is not followed) and answers its stamp. */
-export function createFile(host: string, bytes: Uint8Array): string {
+/** Who owns what the runner writes into a copy: the commands' user, when the runner is root. */
+export interface CopyOwner {
+  uid: number;
+  gid: number;
+}
+
+/** Creates a file that must not exist yet (a link there is not followed), owned by `owner` when given, and answers its stamp. */
+export function createFile(host: string, bytes: Uint8Array, owner?: CopyOwner): string {
   const fd = openSync(host, 'wx');
   try {
+    if (owner) fchownSync(fd, owner.uid, owner.gid);
     writeFileSync(fd, bytes);
     return stampFrom(fstatSync(fd));
   } finally {
@@ -85,10 +92,11 @@ const BLOCKING_COPY_BYTES = 1024 * 1024;
  * one; never a link, since commands may edit the copy in place) and answers its stamp. A large
  * file is copied through the thread pool, not holding the event loop.
  */
-export async function copyCachedFile(source: string, host: string, size: number | undefined): Promise<string> {
+export async function copyCachedFile(source: string, host: string, size: number | undefined, owner?: CopyOwner): Promise<string> {
   const flags = constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE;
   if ((size ?? Number.MAX_SAFE_INTEGER) <= BLOCKING_COPY_BYTES) copyFileSync(source, host, flags);
   else await copyFile(source, host, flags);
+  if (owner) lchownSync(host, owner.uid, owner.gid);
   return stampFrom(lstatSync(host));
 }
 
@@ -96,8 +104,8 @@ export async function copyCachedFile(source: string, host: string, size: number 
 export type FileContent = { bytes: Uint8Array } | { source: string };
 
 /** Creates a file that must not exist yet, from its bytes or a cache copy of `size` bytes, and answers its stamp. */
-export function createFrom(content: FileContent, host: string, size: number | undefined): string | Promise<string> {
-  return 'bytes' in content ? createFile(host, content.bytes) : copyCachedFile(content.source, host, size);
+export function createFrom(content: FileContent, host: string, size: number | undefined, owner?: CopyOwner): string | Promise<string> {
+  return 'bytes' in content ? createFile(host, content.bytes, owner) : copyCachedFile(content.source, host, size, owner);
 }
 
 export function stampFrom(stat: Stats): string {

@@ -53,6 +53,8 @@ export class Runner {
   readonly sandbox: RunnerSandbox;
   /** Threads that create the files of workspace copies, shared by all copies. */
   private readonly writers = new FileWriters();
+  /** Copies whose entries are all the commands' user's (written by this runner, or handed over once). */
+  private readonly handedOver = new WeakSet<WorkspaceMirror>();
   /** Each workspace's copy, of the incarnation its last job named. */
   private readonly mirrors = new Map<string, { incarnation: string; mirror: WorkspaceMirror }>();
   /** Materialise and sync of one workspace copy take turns; commands themselves run side by side. */
@@ -150,6 +152,8 @@ export class Runner {
     // A command of the old incarnation may still be ending in its copy: removed without following its links.
     for (const name of await readdir(parent)) if (name !== incarnation) removeTree(join(parent, name));
     const mirror = new WorkspaceMirror(join(parent, incarnation), this.blobs, this.writers);
+    // What it writes is the commands' user's from the start (when the runner is root), so a copy written from nothing needs no ownership walk.
+    mirror.owner = this.sandbox.user;
     this.mirrors.set(job.workspace, { incarnation, mirror });
     return mirror;
   }
@@ -166,7 +170,8 @@ export class Runner {
         mirror.version = undefined;
         // Materialising keeps the copy exact (it writes only what it records), or makes it so when
         // it starts from nothing, unless it fails half way.
-        const exact = mirror.exact || (await mirror.holdsNothing());
+        const fresh = await mirror.holdsNothing();
+        const exact = mirror.exact || fresh;
         mirror.exact = false;
         await mirror.materialise(
           manifest.entries,
@@ -174,8 +179,9 @@ export class Runner {
           (hashes) => this.client.blobs(job.workspace, hashes),
         );
         mirror.exact = exact && !mirror.hasUnwrittenLinks() && !this.directWriters.get(job.workspace);
-        // What the runner just wrote is root's when it runs as root: the commands' user gets it.
-        await this.sandbox.handOver(mirror.root);
+        // A copy this runner did not write from nothing may hold what an earlier runner left root's: handed over once.
+        if (!fresh && !this.handedOver.has(mirror)) await this.sandbox.handOver(mirror.root);
+        this.handedOver.add(mirror);
         mirror.version = manifest.version;
         return mirror;
       });

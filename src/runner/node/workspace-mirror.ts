@@ -1,5 +1,5 @@
 // A runner-local copy of one workspace: materialised from the manifest, and what a command changed in it, by a scan or an overlay's upper layer.
-import { mkdirSync, readlinkSync, symlinkSync, type Stats } from 'node:fs';
+import { lchownSync, mkdirSync, readlinkSync, symlinkSync, type Stats } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isCanonicalPath } from '../../core/virtual-path.ts';
@@ -9,7 +9,7 @@ import type { FileWriters } from './file-writers.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
 import { applyUpper, readUpper, type UpperNode } from './overlay-upper.ts';
 import { ConfinedTree, isNotThere, removeTree, withTree } from './confined-tree.ts';
-import { ancestors, bySegments, createFrom, isMissingOrEmpty, fromDiskTarget, listDisk, stampFrom, toDiskTarget, withinAny, type DiskType, type FileContent } from './mirror-disk.ts';
+import { ancestors, bySegments, createFrom, isMissingOrEmpty, fromDiskTarget, listDisk, stampFrom, toDiskTarget, withinAny, type CopyOwner, type DiskType, type FileContent } from './mirror-disk.ts';
 
 export interface MirrorEntry {
   path: string;
@@ -54,6 +54,11 @@ export class WorkspaceMirror {
    * materialise into an empty directory) and clears it whenever the directory may change unseen.
    */
   exact = false;
+  /**
+   * Who owns what materialise writes (the commands' user, when the runner is root), set at
+   * creation: a copy it wrote from nothing needs no ownership walk afterwards.
+   */
+  owner: CopyOwner | undefined;
 
   constructor(
     readonly root: string,
@@ -75,6 +80,7 @@ export class WorkspaceMirror {
     fetchBlobs?: (hashes: string[]) => Promise<Map<string, Uint8Array>>,
   ): Promise<void> {
     await mkdir(this.root, { recursive: true });
+    if (this.owner) lchownSync(this.root, this.owner.uid, this.owner.gid);
     await withTree(this.root, (tree) => this.materialiseIn(tree, entries, fetchBlob, fetchBlobs));
   }
 
@@ -143,7 +149,10 @@ export class WorkspaceMirror {
       }
       await letEventLoopRun();
       await this.place(tree, { entry, occupied: disk !== undefined }, (host) => {
-        if (diskTarget !== undefined) symlinkSync(diskTarget, host);
+        if (diskTarget !== undefined) {
+          symlinkSync(diskTarget, host);
+          this.own(host);
+        }
         return undefined;
       });
     }
@@ -354,7 +363,9 @@ export class WorkspaceMirror {
     }
     for (let attempt = 0; ; attempt += 1) {
       try {
-        mkdirSync(tree.at(path));
+        const host = tree.at(path);
+        mkdirSync(host);
+        this.own(host);
         return;
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
@@ -399,6 +410,11 @@ export class WorkspaceMirror {
     }
   }
 
+  /** Gives what was just made at `host` (a path under the tree, never followed) to the owner. */
+  private own(host: string): void {
+    if (this.owner) lchownSync(host, this.owner.uid, this.owner.gid);
+  }
+
   /** Makes the directories `path` lies in real directories again, looking afresh at each (a command may have swapped one). */
   private remakeParents(tree: ConfinedTree, path: string): void {
     const dirs = ancestors(path);
@@ -410,7 +426,9 @@ export class WorkspaceMirror {
       if (stat) tree.remove(dir);
       this.forgetTree(dir);
       try {
-        mkdirSync(tree.at(dir));
+        const host = tree.at(dir);
+        mkdirSync(host);
+        this.own(host);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST' && !isNotThere(error)) throw error;
       }
@@ -429,12 +447,12 @@ export class WorkspaceMirror {
     for (const file of files) {
       if (byThreads.has(file)) continue;
       await letEventLoopRun();
-      await this.place(tree, file.placement, (host) => createFrom(file, host, file.placement.entry.size));
+      await this.place(tree, file.placement, (host) => createFrom(file, host, file.placement.entry.size, this.owner));
     }
     if (threaded.length === 0) return;
     for (const { placement } of threaded) this.known.delete(placement.entry.path);
     // The threads create each file at a path relative to its parent's descriptor, which the tree keeps open until materialise ends.
-    const results = await this.writers!.create(threaded.map((file) => ({ host: tree.at(file.placement.entry.path), ...('bytes' in file ? { bytes: file.bytes } : { source: file.source }) }))).catch(
+    const results = await this.writers!.create(threaded.map((file) => ({ host: tree.at(file.placement.entry.path), ...('bytes' in file ? { bytes: file.bytes } : { source: file.source }) })), this.owner).catch(
       // The threads failed (what they made is unknown): every file is put here, replacing what is there.
       () => threaded.map(() => ({ code: 'EEXIST', message: 'retried without the writer threads' })),
     );
@@ -444,7 +462,7 @@ export class WorkspaceMirror {
         this.known.set(file.placement.entry.path, { entry: file.placement.entry, stamp: result.stamp });
       } else if (result.code === 'EEXIST' || isNotThere(result)) {
         await letEventLoopRun();
-        await this.place(tree, { ...file.placement, occupied: true }, (host) => createFrom(file, host, file.placement.entry.size));
+        await this.place(tree, { ...file.placement, occupied: true }, (host) => createFrom(file, host, file.placement.entry.size, this.owner));
       } else {
         throw Object.assign(new Error(`could not create ${file.placement.entry.path}: ${result.message}`), { code: result.code });
       }
