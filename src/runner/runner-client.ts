@@ -121,7 +121,8 @@ export class RunnerClient {
     private readonly url: string,
     private readonly key: string,
     private readonly retryForMs = RETRY_FOR_MS,
-    private readonly transport: RunnerTransport = (request) => fetch(request),
+    /** Default: fetch over the network. */
+    private readonly transport?: RunnerTransport,
   ) {}
 
   /** The next job, waiting up to `waitMs` for one; undefined when none came. */
@@ -222,7 +223,9 @@ export class RunnerClient {
     let response: Response;
     for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
       try {
-        response = await this.transport(new Request(this.url + path, init));
+        // Over the network the signal goes to fetch itself: one carried only by a Request object
+        // can be lost (Node 20's fetch follows it weakly), and a lease long-poll then outlives its abort.
+        response = await (this.transport ? this.transport(new Request(this.url + path, init)) : fetch(this.url + path, init));
         if (!retrying || ![502, 503, 504].includes(response.status) || Date.now() + delay > deadline) break;
         await response.body?.cancel();
       } catch (error) {
