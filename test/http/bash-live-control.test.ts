@@ -1,7 +1,7 @@
 // Live control over real HTTP with real bubblewrap: stdin and stop reach a running process at once,
 // on the server's own runner and on a separate `toolgate runner`.
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostProcessesNamed, uniqueSleeps } from '../support/host-processes.ts';
 import { createRunnerKey } from '../support/keys.ts';
 import { startRunner } from '../support/runner-process.ts';
 import { makeDataDir, removeDir, useServer, type ServerProcess } from '../support/server-process.ts';
@@ -10,26 +10,6 @@ import { makeDataDir, removeDir, useServer, type ServerProcess } from '../suppor
 const LEASE = { TOOLGATE_LEASE_MS: '60000' };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Durations unique to this run, so processes of another run on the same host cannot be mistaken for ours. */
-function uniqueSleeps(count: number): string[] {
-  const base = 100_000 + Math.floor(Math.random() * 800_000);
-  return Array.from({ length: count }, (_, i) => `sleep ${base + i}.5`);
-}
-
-/** The host's processes whose command line holds one of `names`. */
-function survivors(names: string[]): string[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      } catch {
-        return '';
-      }
-    })
-    .filter((cmdline) => names.some((name) => cmdline.includes(name)));
-}
 
 function liveControl(label: string, server: ServerProcess, ws: string): void {
   const bash = (args: Record<string, unknown>) => server.call('POST', `/v1/workspaces/${ws}/tools/bash`, args);
@@ -59,8 +39,8 @@ function liveControl(label: string, server: ServerProcess, ws: string): void {
 
   /** Waits, for a little while, until none of `names` runs on the host; answers those still running. */
   async function treeGone(names: string[]): Promise<string[]> {
-    for (let attempt = 0; attempt < 50 && survivors(names).length > 0; attempt += 1) await sleep(100);
-    return survivors(names);
+    for (let attempt = 0; attempt < 50 && hostProcessesNamed(names).length > 0; attempt += 1) await sleep(100);
+    return hostProcessesNamed(names);
   }
 
   describe(label, () => {
@@ -85,7 +65,7 @@ function liveControl(label: string, server: ServerProcess, ws: string): void {
       const started = (await bash({ action: 'start', command: `trap '' TERM; echo ready; ${names[0]}` })).body.result;
       await waitForStatus(started.processId, (status) => status === 'running');
       await waitForLog(started.processId, 0, 'ready\n');
-      expect(survivors(names)).not.toEqual([]);
+      expect(hostProcessesNamed(names)).not.toEqual([]);
       const stopping = await bash({ action: 'stop', processId: started.processId, graceMs: 0 });
       expect(stopping.status).toBe(200);
       const ended = await waitForStatus(started.processId, (status) => status !== 'running');

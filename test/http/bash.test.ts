@@ -1,6 +1,6 @@
 // bash over real HTTP with the in-process runner and real bubblewrap: every action of API.md's table.
-import { readdirSync, readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { hostProcessesNamed, uniqueSleeps } from '../support/host-processes.ts';
 import { removeDir, startServer, useServer } from '../support/server-process.ts';
 
 const MARKER = 'TOOLGATE_TEST_MARKER_must_not_leak';
@@ -53,23 +53,11 @@ describe('exec', () => {
   });
 
   it('kills the whole tree at timeoutMs, setsid descendants included, and answers timedOut with 137', async () => {
-    // Durations unique to this run, so processes of another run on the same host cannot be mistaken for ours.
-    const base = 100_000 + Math.floor(Math.random() * 800_000);
-    const names = [base, base + 1, base + 2].map((n) => `sleep ${n}.5`);
+    const names = uniqueSleeps(3);
     const answer = await bash({ action: 'exec', command: `(${names[0]} &); setsid ${names[1]} & ${names[2]}`, timeoutMs: 1500 });
     expect(answer.body.result).toMatchObject({ timedOut: true, exitCode: 137 });
     await sleep(500);
-    const survivors = readdirSync('/proc')
-      .filter((name) => /^\d+$/.test(name))
-      .map((pid) => {
-        try {
-          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-        } catch {
-          return '';
-        }
-      })
-      .filter((cmdline) => names.some((name) => cmdline.includes(name)));
-    expect(survivors).toEqual([]);
+    expect(hostProcessesNamed(names)).toEqual([]);
   });
 
   it('stores a symlink to the host as a link the guard refuses to follow', async () => {
