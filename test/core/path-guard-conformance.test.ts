@@ -1,4 +1,4 @@
-// Every case of ../shared/conformance/paths/cases.json through the guard: asserted, or counted as a documented divergence.
+// Every case of test/fixtures/conformance/paths/cases.json through the guard: asserted, or counted as a documented divergence.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.ts';
@@ -13,7 +13,7 @@ interface Group {
   cases: Case[];
 }
 
-const data = JSON.parse(readFileSync(new URL('../../../shared/conformance/paths/cases.json', import.meta.url), 'utf8')) as { groups: Group[] };
+const data = JSON.parse(readFileSync(new URL('../fixtures/conformance/paths/cases.json', import.meta.url), 'utf8')) as { groups: Group[] };
 const planners = { ...hostGroupPlanners, ...lexicalGroupPlanners };
 const guardCodes = new Set(['invalid_argument', 'path_outside_workspace', 'path_denied', 'symlink_loop']);
 
@@ -61,7 +61,7 @@ function label(c: Case, index: number): string {
   return `#${index} ${name}`;
 }
 
-describe('path guard conformance (../shared/conformance/paths/cases.json)', () => {
+describe('path guard conformance (test/fixtures/conformance/paths/cases.json)', () => {
   it('has a planner for exactly the groups in the file', () => {
     expect(data.groups.map((group) => group.id).sort()).toEqual(Object.keys(planners).sort());
   });

@@ -153,7 +153,7 @@ describe('isCanonicalPath', () => {
     const picked = ['a', 'a/b', 'src/index.ts', '', '/', '.', './a', 'a/.', 'a/..', '../a', 'a//b', 'a/', '/a', '...', 'a/...', '..a', 'a..', '.a/.b', 'a\\b',
       'a\u0000b', 'a\u001fb', 'a\u007fb', 'a\u0085b', 'caf\u00e9', 'cafe\u0301', '\ud800', '\u{1f600}', ' ', 'a b', '~/x', 'x'.repeat(MAX_PATH_BYTES), 'x'.repeat(MAX_PATH_BYTES + 1),
       `${'\u00e9'.repeat(2048)}`, `${'\u00e9'.repeat(2049)}`];
-    const cases = JSON.parse(readFileSync(new URL('../../../shared/conformance/paths/cases.json', import.meta.url), 'utf8')) as { groups: { cases?: { input?: unknown; path?: unknown }[] }[] };
+    const cases = JSON.parse(readFileSync(new URL('../fixtures/conformance/paths/cases.json', import.meta.url), 'utf8')) as { groups: { cases?: { input?: unknown; path?: unknown }[] }[] };
     const fromConformance = cases.groups.flatMap((group) => (group.cases ?? []).flatMap((entry) => [entry.input, entry.path].filter((value): value is string => typeof value === 'string')));
     expect(fromConformance.length).toBeGreaterThan(20);
     for (const text of [...picked, ...fromConformance]) expect(isCanonicalPath(text), JSON.stringify(text)).toBe(canonical(text));

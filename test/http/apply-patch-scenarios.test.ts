@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { useServer } from '../support/server-process.ts';
 
-const scenariosDir = fileURLToPath(new URL('../../../shared/conformance/apply_patch/scenarios/', import.meta.url));
+const scenariosDir = fileURLToPath(new URL('../fixtures/conformance/apply_patch/scenarios/', import.meta.url));
 const scenarios = readdirSync(scenariosDir)
   .filter((name) => statSync(join(scenariosDir, name)).isDirectory())
   .sort();

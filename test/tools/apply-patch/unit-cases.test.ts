@@ -1,4 +1,4 @@
-// Every Codex apply_patch unit case and scenario in ../shared/conformance/apply_patch: asserted, or listed here as a divergence with its reason.
+// Every Codex apply_patch unit case and scenario in test/fixtures/conformance/apply_patch (copied from Codex; see PROVENANCE.md there): asserted, or listed here as a divergence with its reason.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ToolError, type ErrorCode } from '../../../src/core/errors.ts';
@@ -49,7 +49,7 @@ interface UnitCases {
   classic_update_chunk_cases: ChunkCase[];
 }
 
-const root = new URL('../../../../shared/conformance/apply_patch/', import.meta.url);
+const root = new URL('../../fixtures/conformance/apply_patch/', import.meta.url);
 const data = JSON.parse(readFileSync(new URL('unit-cases.json', root), 'utf8')) as UnitCases;
 
 /**
