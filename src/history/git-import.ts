@@ -4,7 +4,7 @@ import type { EgressFetch } from '../core/egress-fetch.ts';
 import { ToolError } from '../core/errors.ts';
 import { parentPath } from '../core/virtual-path.ts';
 import type { FileChange, Workspace } from '../workspace/workspace.ts';
-import { concurrently } from './concurrently.ts';
+import { concurrently } from '../core/concurrently.ts';
 import { memoryGitObjects, type GitObjects } from './git-directory.ts';
 import type { HistoryRecords } from './history-records.ts';
 import { boundedHttp, parseRemoteUrl, remoteError } from './remote-http.ts';

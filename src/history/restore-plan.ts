@@ -2,7 +2,7 @@
 import { parentPath } from '../core/virtual-path.ts';
 import type { Precondition } from '../workspace/manifest.ts';
 import type { FileChange, Workspace } from '../workspace/workspace.ts';
-import { concurrently } from './concurrently.ts';
+import { concurrently } from '../core/concurrently.ts';
 import type { GitObjects } from './git-directory.ts';
 import type { HistoryRecords } from './history-records.ts';
 import { SYMLINK_MODE } from './snapshot-tree.ts';

@@ -1,10 +1,10 @@
 // Writes the git tree of a workspace's manifest: a blob per file (hashed once per content), mode 120000 per symlink, a tree per directory.
 import { writeBlob, writeTree, type TreeEntry } from 'isomorphic-git';
 import { baseName, parentPath } from '../core/virtual-path.ts';
-import { sha256Hex } from '../workspace/content-hash.ts';
+import { sha256Hex } from '../core/content-hash.ts';
 import type { ManifestEntry } from '../workspace/manifest.ts';
 import type { Workspace } from '../workspace/workspace.ts';
-import { concurrently } from './concurrently.ts';
+import { concurrently } from '../core/concurrently.ts';
 import type { GitObjects } from './git-directory.ts';
 import type { HistoryRecords } from './history-records.ts';
 

@@ -7,7 +7,7 @@ import type { LeasedJob, LeaseFence } from '../processes/runner-reports.ts';
 import { parseInput } from '../tools/registry.ts';
 import type { ManifestEntry } from '../workspace/manifest.ts';
 import { blobFrameStream } from '../runner/blob-frames.ts';
-import { sha256Hex } from '../workspace/content-hash.ts';
+import { sha256Hex } from '../core/content-hash.ts';
 import { syncChanges, type SyncedChange, type SyncResult } from '../workspace/sync-changes.ts';
 import type { AppDeps, AppEnv } from './app.ts';
 import { readBodyBytes, readJsonBody } from './json-body.ts';

@@ -6,7 +6,7 @@ import { ToolError } from '../core/errors.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
 import type { LeaseFence } from '../processes/runner-reports.ts';
 import { parseInput } from '../tools/registry.ts';
-import { sha256Hex } from '../workspace/content-hash.ts';
+import { sha256Hex } from '../core/content-hash.ts';
 import type { AppDeps, AppEnv } from './app.ts';
 import { readBodyBytes } from './json-body.ts';
 

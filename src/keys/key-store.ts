@@ -2,7 +2,7 @@
 import { ToolError } from '../core/errors.ts';
 import { scopeCovers, scopeWithin } from '../core/workspace-scope.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
-import { sha256Hex } from '../workspace/content-hash.ts';
+import { sha256Hex } from '../core/content-hash.ts';
 
 export type KeyRole = 'agent' | 'approver' | 'admin' | 'runner';
 export type ApprovalMode = 'auto' | 'safe' | 'manual';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
 import { parseVirtualPath } from '../core/virtual-path.ts';
 import { defineTool } from './tool.ts';
-import { countNewlines, cutAtChars, lineStarts } from './text-lines.ts';
+import { countNewlines, cutAtChars, lineStarts } from '../core/text-lines.ts';
 
 /** The arguments, as the typed client (src/client) also sees them. */
 export const readFileInput = z.strictObject({

@@ -4,7 +4,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { deletePrefix } from '../storage/object-store.ts';
 import { BlobCache } from './blob-cache.ts';
 import { BlobUploads } from './blob-uploads.ts';
-import { sha256Hex } from './content-hash.ts';
+import { sha256Hex } from '../core/content-hash.ts';
 
 export const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
 

@@ -4,7 +4,7 @@
 import { ToolError } from '../core/errors.ts';
 import { deletePrefix, type ObjectStore } from '../storage/object-store.ts';
 import type { BlobStore } from './blob-store.ts';
-import { sha256Hex } from './content-hash.ts';
+import { sha256Hex } from '../core/content-hash.ts';
 
 /** One piece of an upload: `bytes` go at `offset` of the blob `hash`, which is `size` bytes in all. */
 export interface UploadPiece {

@@ -3,7 +3,7 @@ import { ToolError } from '../core/errors.ts';
 import { resolvePath, type Access, type GuardEntry, type ResolvedPath } from '../core/path-guard.ts';
 import type { BlobStore } from './blob-store.ts';
 import type { BlobUploads } from './blob-uploads.ts';
-import type { KeyedLock } from './keyed-lock.ts';
+import type { KeyedLock } from '../core/keyed-lock.ts';
 import type { CommitResult, Manifest, ManifestChange, ManifestEntry, Precondition } from './manifest.ts';
 
 /** Another workspace's manifest, visible read-only at `path`. */

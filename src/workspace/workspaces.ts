@@ -5,7 +5,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { BlobStore } from './blob-store.ts';
 import { EntryCache } from './entry-cache.ts';
-import { KeyedLock } from './keyed-lock.ts';
+import { KeyedLock } from '../core/keyed-lock.ts';
 import { Manifest, type ManifestEntry } from './manifest.ts';
 import { applyWorkspaceSchema } from './schema.ts';
 import { Workspace, type ReadOnlyMount } from './workspace.ts';

@@ -1,5 +1,5 @@
 // Ships a command's output to the server in batches, and keeps exec's separate streams.
-import { cutAtChars } from '../../tools/text-lines.ts';
+import { cutAtChars } from '../../core/text-lines.ts';
 import type { LeasedJob, RunnerClient } from '../runner-client.ts';
 
 /** The least time between the starts of two batches: output after a quiet spell goes at once (an echo of stdin is seen at once), a stream gathers in between. */

@@ -1,6 +1,6 @@
 // Applies the hunks of one file update to its text: locates every hunk as Codex does, then splices them in.
 import { ToolError } from '../../core/errors.ts';
-import { isCrlf } from '../text-lines.ts';
+import { isCrlf } from '../../core/text-lines.ts';
 import type { ChangedRange } from './file-diff.ts';
 import { quoteLine } from './patch-text.ts';
 import type { Hunk } from './patch.ts';

@@ -1,7 +1,7 @@
 // Parses git-style unified diffs (`diff --git`, `--- a/x` / `+++ b/x`, `@@` hunks) into file operations, via jsdiff.
 import { parsePatch as parseStructuredPatches, type StructuredPatch, type StructuredPatchHunk } from 'diff';
 import type { ToolError } from '../../core/errors.ts';
-import { isCrlf } from '../text-lines.ts';
+import { isCrlf } from '../../core/text-lines.ts';
 import { invalidPatch, quoteLine } from './patch-text.ts';
 import type { FileOperation, Hunk, ParsedPatch } from './patch.ts';
 

@@ -1,6 +1,6 @@
 // Patch text shared by both parsers: its lines, a heredoc wrapper, and errors pointing at a line.
 import { ToolError } from '../../core/errors.ts';
-import { cutAtChars } from '../text-lines.ts';
+import { cutAtChars } from '../../core/text-lines.ts';
 
 /** Codex's lenient mode accepts these first lines, left behind when a heredoc never reached a shell. */
 const HEREDOC_OPENERS = new Set(['<<EOF', "<<'EOF'", '<<"EOF"']);
