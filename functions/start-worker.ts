@@ -6,6 +6,7 @@ import { accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { settingsReadBy } from '../src/contract/settings.ts';
 import { generateSecret } from '../src/keys/key-store.ts';
 import { loadAdminSecret } from '../src/node/admin-key.ts';
 import { readNodeConfig } from '../src/node/config.ts';
@@ -13,23 +14,8 @@ import { Runner } from '../src/runner/node/runner.ts';
 import { makePrivateDir, writePrivateFile } from '../src/storage/node/private-files.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-/** Variables the Worker reads, passed on when set. */
-const WORKER_VARIABLES = [
-  'TOOLGATE_MAX_BODY_BYTES',
-  'TOOLGATE_MAX_FILE_BYTES',
-  'TOOLGATE_DEFAULT_READ_MAX_CHARS',
-  'TOOLGATE_LEASE_MS',
-  'TOOLGATE_WORKSPACE_MAX_PROCESSES',
-  'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS',
-  'TOOLGATE_APPROVAL_TTL_MS',
-  'TOOLGATE_PROCESS_ACCRUAL_MS',
-  'TOOLGATE_RATE_LIMIT_PER_MINUTE',
-  'TOOLGATE_IMPORT_MAX_FILES',
-  'TOOLGATE_IMPORT_MAX_BYTES',
-  'TOOLGATE_IMPORT_TIMEOUT_MS',
-  'TOOLGATE_EGRESS_ALLOW_HOSTS',
-  'TOOLGATE_SANDBOX',
-];
+/** Variables the Worker reads, passed on when set; its two keys are written apart, as this program chooses them. */
+const WORKER_VARIABLES = settingsReadBy('cloudflare').filter((name) => name !== 'TOOLGATE_API_KEY' && name !== 'TOOLGATE_RUNNER_KEY');
 
 async function freePort(): Promise<number> {
   const probe = createServer();

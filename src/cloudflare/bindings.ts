@@ -1,7 +1,7 @@
 // What the Cloudflare home is given: its bindings and variables, read into typed settings, and
 // the way its objects call one another.
 import type { MiddlewareHandler } from 'hono';
-import { parseEgressAllowList } from '../core/egress-policy.ts';
+import { readSetting, type SettingName } from '../contract/settings.ts';
 import { errorStatus, ToolError, type ErrorBody } from '../core/errors.ts';
 import { errorResponse } from '../http/error-response.ts';
 import type { DurableObjectStorageBinding } from '../storage/durable-object-sql-database.ts';
@@ -65,41 +65,31 @@ export interface Env {
   TOOLGATE_SANDBOX?: string;
 }
 
-const MiB = 1024 * 1024;
-
 /** The settings every object reads from the variables; a bad value stops the object with a clear message. */
 export function readSettings(env: Env) {
+  const read = <N extends SettingName>(name: N) => readSetting(env, name, 'cloudflare');
   return {
-    // Cloudflare refuses request bodies over 100 MB before the Worker sees them.
-    maxBodyBytes: integer(env.TOOLGATE_MAX_BODY_BYTES, 'TOOLGATE_MAX_BODY_BYTES', 10 * MiB, 1, 100 * 1000 * 1000),
-    maxFileBytes: integer(env.TOOLGATE_MAX_FILE_BYTES, 'TOOLGATE_MAX_FILE_BYTES', 32 * MiB, 1, 100 * 1000 * 1000),
-    defaultReadMaxChars: integer(env.TOOLGATE_DEFAULT_READ_MAX_CHARS, 'TOOLGATE_DEFAULT_READ_MAX_CHARS', 20_000, 1, 2 ** 31),
-    leaseMs: integer(env.TOOLGATE_LEASE_MS, 'TOOLGATE_LEASE_MS', 15_000, 1000, 3_600_000),
-    workspaceMaxProcesses: integer(env.TOOLGATE_WORKSPACE_MAX_PROCESSES, 'TOOLGATE_WORKSPACE_MAX_PROCESSES', 4, 1, 10_000),
-    maxOutputChars: integer(env.TOOLGATE_MAX_PROCESS_OUTPUT_CHARS, 'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS', 1_048_576, 1024, 16 * MiB),
-    approvalTtlMs: integer(env.TOOLGATE_APPROVAL_TTL_MS, 'TOOLGATE_APPROVAL_TTL_MS', 3_600_000, 1000, 30 * 24 * 3_600_000),
-    processAccrualMs: integer(env.TOOLGATE_PROCESS_ACCRUAL_MS, 'TOOLGATE_PROCESS_ACCRUAL_MS', 10_000, 100, 30_000),
-    rateLimitPerMinute: integer(env.TOOLGATE_RATE_LIMIT_PER_MINUTE, 'TOOLGATE_RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000),
-    // An import holds the fetched pack in the object's memory (128 MB), so its bytes stay well below that.
+    maxBodyBytes: read('TOOLGATE_MAX_BODY_BYTES'),
+    maxFileBytes: read('TOOLGATE_MAX_FILE_BYTES'),
+    defaultReadMaxChars: read('TOOLGATE_DEFAULT_READ_MAX_CHARS'),
+    leaseMs: read('TOOLGATE_LEASE_MS'),
+    workspaceMaxProcesses: read('TOOLGATE_WORKSPACE_MAX_PROCESSES'),
+    maxOutputChars: read('TOOLGATE_MAX_PROCESS_OUTPUT_CHARS'),
+    approvalTtlMs: read('TOOLGATE_APPROVAL_TTL_MS'),
+    processAccrualMs: read('TOOLGATE_PROCESS_ACCRUAL_MS'),
+    rateLimitPerMinute: read('TOOLGATE_RATE_LIMIT_PER_MINUTE'),
     importLimits: {
-      maxFiles: integer(env.TOOLGATE_IMPORT_MAX_FILES, 'TOOLGATE_IMPORT_MAX_FILES', 10_000, 1, 1_000_000),
-      maxBytes: integer(env.TOOLGATE_IMPORT_MAX_BYTES, 'TOOLGATE_IMPORT_MAX_BYTES', 32 * MiB, 1, 48 * MiB),
-      timeoutMs: integer(env.TOOLGATE_IMPORT_TIMEOUT_MS, 'TOOLGATE_IMPORT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+      maxFiles: read('TOOLGATE_IMPORT_MAX_FILES'),
+      maxBytes: read('TOOLGATE_IMPORT_MAX_BYTES'),
+      timeoutMs: read('TOOLGATE_IMPORT_TIMEOUT_MS'),
     },
-    egressAllowHosts: parseEgressAllowList(env.TOOLGATE_EGRESS_ALLOW_HOSTS),
+    egressAllowHosts: read('TOOLGATE_EGRESS_ALLOW_HOSTS'),
     // Only 'none' changes anything the Worker serves (/healthz); commands run on the runners.
-    sandbox: env.TOOLGATE_SANDBOX === 'none' ? ('none' as const) : undefined,
+    sandbox: read('TOOLGATE_SANDBOX') === 'none' ? ('none' as const) : undefined,
   };
 }
 
 export type Settings = ReturnType<typeof readSettings>;
-
-function integer(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min || value > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(raw)}.`);
-  return value;
-}
 
 /** Paths under this prefix are the objects' calls to one another; the Worker never forwards them from outside. */
 export const INTERNAL_PREFIX = '/internal/';

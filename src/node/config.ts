@@ -1,7 +1,8 @@
-// Configuration of the Node home, read from environment variables with clear errors.
+// Configuration of the Node home, read from environment variables through the settings table.
 import { resolve } from 'node:path';
-import { parseEgressAllowList, type EgressAllowList } from '../core/egress-policy.ts';
-import { readSandboxSettings, type SandboxSettings } from '../runner/node/sandbox-settings.ts';
+import { readSetting, type SettingName } from '../contract/settings.ts';
+import type { EgressAllowList } from '../core/egress-policy.ts';
+import type { SandboxSettings } from '../runner/node/sandbox-settings.ts';
 import type { ReadOnlyRoot } from '../workspace/workspaces.ts';
 
 export interface NodeConfig {
@@ -43,61 +44,37 @@ export interface NodeConfig {
 export const MiB = 1024 * 1024;
 
 export function readNodeConfig(env: Record<string, string | undefined>): NodeConfig {
+  const read = <N extends SettingName>(name: N) => readSetting(env, name, 'node');
   return {
-    host: env.HOST || '127.0.0.1',
-    port: integer(env, 'PORT', 8787, 0, 65535),
-    dataDir: resolve(env.TOOLGATE_DATA || '.toolgate'),
-    apiKey: env.TOOLGATE_API_KEY || undefined,
-    maxBodyBytes: integer(env, 'TOOLGATE_MAX_BODY_BYTES', 10 * MiB, 1, 2 ** 31),
-    maxFileBytes: integer(env, 'TOOLGATE_MAX_FILE_BYTES', 32 * MiB, 1, 2 ** 31),
-    defaultReadMaxChars: integer(env, 'TOOLGATE_DEFAULT_READ_MAX_CHARS', 20_000, 1, 2 ** 31),
-    readOnlyRoots: readOnlyRoots(env.TOOLGATE_READ_ONLY_ROOTS),
-    inProcessRunner: onOff(env, 'TOOLGATE_RUNNER', true),
-    leaseMs: integer(env, 'TOOLGATE_LEASE_MS', 15_000, 1000, 3_600_000),
-    workspaceMaxProcesses: integer(env, 'TOOLGATE_WORKSPACE_MAX_PROCESSES', 4, 1, 10_000),
-    maxProcessOutputChars: integer(env, 'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS', 1_048_576, 1024, 2 ** 30),
-    runnerNetwork: onOff(env, 'TOOLGATE_RUNNER_NETWORK', false),
-    runnerOverlay: onOff(env, 'TOOLGATE_RUNNER_OVERLAY', true),
-    sandbox: readSandboxSettings(env),
-    approvalTtlMs: integer(env, 'TOOLGATE_APPROVAL_TTL_MS', 3_600_000, 1000, 30 * 24 * 3_600_000),
-    processAccrualMs: integer(env, 'TOOLGATE_PROCESS_ACCRUAL_MS', 10_000, 100, 30_000),
-    rateLimitPerMinute: integer(env, 'TOOLGATE_RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000),
-    importLimits: {
-      maxFiles: integer(env, 'TOOLGATE_IMPORT_MAX_FILES', 10_000, 1, 1_000_000),
-      maxBytes: integer(env, 'TOOLGATE_IMPORT_MAX_BYTES', 32 * MiB, 1, 2 ** 31),
-      timeoutMs: integer(env, 'TOOLGATE_IMPORT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    host: read('HOST'),
+    port: read('PORT'),
+    dataDir: resolve(read('TOOLGATE_DATA')),
+    apiKey: read('TOOLGATE_API_KEY'),
+    maxBodyBytes: read('TOOLGATE_MAX_BODY_BYTES'),
+    maxFileBytes: read('TOOLGATE_MAX_FILE_BYTES'),
+    defaultReadMaxChars: read('TOOLGATE_DEFAULT_READ_MAX_CHARS'),
+    readOnlyRoots: read('TOOLGATE_READ_ONLY_ROOTS'),
+    inProcessRunner: read('TOOLGATE_RUNNER'),
+    leaseMs: read('TOOLGATE_LEASE_MS'),
+    workspaceMaxProcesses: read('TOOLGATE_WORKSPACE_MAX_PROCESSES'),
+    maxProcessOutputChars: read('TOOLGATE_MAX_PROCESS_OUTPUT_CHARS'),
+    runnerNetwork: read('TOOLGATE_RUNNER_NETWORK'),
+    runnerOverlay: read('TOOLGATE_RUNNER_OVERLAY'),
+    sandbox: {
+      mode: read('TOOLGATE_SANDBOX'),
+      bwrapPath: read('TOOLGATE_BWRAP_PATH'),
+      commandUid: read('TOOLGATE_RUNNER_UID'),
+      limits: { memoryMb: read('TOOLGATE_PROCESS_MEMORY_MB'), pids: read('TOOLGATE_PROCESS_PIDS'), maxProcessMs: read('TOOLGATE_MAX_PROCESS_MS') },
     },
-    egressAllowHosts: parseEgressAllowList(env.TOOLGATE_EGRESS_ALLOW_HOSTS),
+    approvalTtlMs: read('TOOLGATE_APPROVAL_TTL_MS'),
+    processAccrualMs: read('TOOLGATE_PROCESS_ACCRUAL_MS'),
+    rateLimitPerMinute: read('TOOLGATE_RATE_LIMIT_PER_MINUTE'),
+    importLimits: {
+      maxFiles: read('TOOLGATE_IMPORT_MAX_FILES'),
+      maxBytes: read('TOOLGATE_IMPORT_MAX_BYTES'),
+      timeoutMs: read('TOOLGATE_IMPORT_TIMEOUT_MS'),
+    },
+    egressAllowHosts: read('TOOLGATE_EGRESS_ALLOW_HOSTS'),
     env,
   };
-}
-
-function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be an integer from ${min} to ${max}; it is ${JSON.stringify(raw)}.`);
-  }
-  return value;
-}
-
-function onOff(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (['on', 'true', '1'].includes(raw)) return true;
-  if (['off', 'false', '0'].includes(raw)) return false;
-  throw new Error(`${name} must be "on" or "off"; it is ${JSON.stringify(raw)}.`);
-}
-
-/** `TOOLGATE_READ_ONLY_ROOTS=".skills=skills,docs=handbook"`: mount path = source workspace. */
-function readOnlyRoots(raw: string | undefined): ReadOnlyRoot[] {
-  if (!raw) return [];
-  return raw.split(',').map((pair) => {
-    const [path, workspace, extra] = pair.split('=').map((part) => part.trim());
-    if (!path || !workspace || extra !== undefined) {
-      throw new Error(`TOOLGATE_READ_ONLY_ROOTS entries look like "path=workspace"; ${JSON.stringify(pair)} does not.`);
-    }
-    return { path, workspace };
-  });
 }
