@@ -2,18 +2,20 @@
 // hands them to runners that lease. It only offers: the workspace object that holds a job
 // leases it (or answers that it no longer waits), so a job delivered twice runs once.
 import type { Hono } from 'hono';
+import { parseInput } from '../contract/parse-input.ts';
+import { leaseRequestSchema } from '../contract/runner-protocol.ts';
 import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
-import { createBaseApp, type AppEnv } from '../http/app.ts';
+import type { AppEnv } from '../http/app-deps.ts';
+import { createBaseApp } from '../http/app.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { assertRoutesGuarded } from '../http/route-access.ts';
-import { leaseInput } from '../http/runner-routes.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import type { LeaseHolder } from '../processes/runner-reports.ts';
 import type { LeaseWish } from '../processes/runner-side.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
-import { parseInput, ToolRegistry } from '../tools/registry.ts';
+import { ToolRegistry } from '../tools/registry.ts';
 import { callObject, directoryObject, INTERNAL_PREFIX, internalOnly, readSettings, workspaceObject, type DurableObjectState, type Env, type JobMessage } from './bindings.ts';
 
 /** How soon a lease looks again at offers another lease was asking about (which it may leave to others). */
@@ -37,7 +39,7 @@ export class DispatcherObject {
     const app = createBaseApp({ keys, tools: new ToolRegistry(builtinTools), runnerProtocol: true });
     app.post('/v1/runner/lease', async (c) => {
       const key = c.get('key');
-      const input = parseInput(leaseInput, await readJsonBody(c.req.raw, settings.maxBodyBytes), 'runner report');
+      const input = parseInput(leaseRequestSchema, await readJsonBody(c.req.raw, settings.maxBodyBytes), 'runner report');
       const holder = { keyId: key.id, workspaces: key.workspaces };
       const job = await this.lease(env, input.runnerId, holder, { execOnly: input.execOnly }, input.waitMs ?? 0, c.req.raw.signal);
       return job ? c.json({ job }) : c.body(null, 204);

@@ -3,7 +3,7 @@
 // verified delivery is handed to its workspace's object, which runs it as the hook's owner key.
 import type { CallAnswer } from '../calls/tool-calls.ts';
 import { errorBody, ToolError } from '../core/errors.ts';
-import type { HookDeliverer, SignedDelivery } from '../http/hook-routes.ts';
+import type { HookDeliverer, SignedDelivery } from '../http/app-deps.ts';
 import { INTERNAL_HEADER, INTERNAL_PREFIX, workspaceObject, type Env } from './bindings.ts';
 import { HOOK_ANSWER_HEADERS, HOOK_DELIVERY_HEADER, HOOK_DELIVERY_PATH, type ForwardedDelivery } from './hook-delivery-route.ts';
 import { WORKSPACE_HEADER } from './workspace-object.ts';

@@ -3,10 +3,14 @@
 // transaction of the call's effect), serving the workspace's routes with the core's own code.
 import { Hono } from 'hono';
 import { ApprovalStore, type Approval } from '../approvals/approval-store.ts';
-import { ToolCalls, type CallLimiter, type KeyLookup, type QuotaLedger } from '../calls/tool-calls.ts';
+import { ToolCalls } from '../calls/tool-calls.ts';
+import type { KeyLookup } from '../keys/key-lookup.ts';
+import type { QuotaLedger } from '../metering/quota-ledger.ts';
+import type { CallLimiter } from '../metering/rate-limiter.ts';
 import { DeliveryRecords } from '../hooks/delivery-records.ts';
 import { HookDeliveries } from '../hooks/hook-deliveries.ts';
-import { createBaseApp, type AppEnv, type KeyAuthority } from '../http/app.ts';
+import type { AppEnv, KeyAuthority } from '../http/app-deps.ts';
+import { createBaseApp } from '../http/app.ts';
 import { approvalRoutes } from '../http/approval-routes.ts';
 import { historyRoutes } from '../http/history-routes.ts';
 import { readJsonBody } from '../http/json-body.ts';

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { CallAnswer, KeyLookup, ToolCalls } from '../calls/tool-calls.ts';
 import { errorBody, errorStatus, INTERNAL_MESSAGE, isToolError, ToolError } from '../core/errors.ts';
-import { parseInput } from '../tools/registry.ts';
+import { parseInput } from '../contract/parse-input.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { DeliveryOutcome, DeliveryRecords } from './delivery-records.ts';
 import type { HookTarget } from './hook-store.ts';

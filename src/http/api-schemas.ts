@@ -176,61 +176,6 @@ export const jsonRpcMessageSchema = z
   })
   .describe('A JSON-RPC 2.0 message of the Model Context Protocol.');
 
-const manifestEntry = z.looseObject({
-  path: z.string(),
-  type: z.enum(['file', 'dir', 'symlink']),
-  blob: z.string().nullable().describe('Files: the SHA-256 of the content.'),
-  target: z.string().nullable(),
-  size: count,
-  version: count,
-});
-
-export const leaseAnswerSchema = z.looseObject({
-  job: z.looseObject({
-    processId: z.string(),
-    token: count.describe('The fencing token every report on this job carries.'),
-    leaseMs: count,
-    workspace: z.string(),
-    command: z.string(),
-    cwd: z.string(),
-    env: z.record(z.string(), z.string()),
-    mode: z.enum(['exec', 'start']),
-    timeoutMs: count.nullable(),
-    terminal: z.looseObject({ cols: count, rows: count }).nullable().optional().describe('start with tty: the size of the pseudo-terminal the process runs on.'),
-    workspaceVersion: count.nullable(),
-    outputChars: count.describe('Output older than this many characters is never kept.'),
-    maxFileBytes: count.describe('A larger file the command leaves is not kept: it is reported in conflicts, never uploaded.'),
-    maxBodyBytes: count.describe('The largest request body taken: upload pieces and batches, and each sync, fit within it.'),
-  }),
-});
-
-export const manifestSchema = z.looseObject({ version: count, entries: z.array(manifestEntry) });
-export const startedAnswerSchema = z.looseObject({ ok: z.literal(true) });
-export const outputAnswerSchema = z.looseObject({ end: count.describe('The end offset of the output held.') });
-
-export const heartbeatAnswerSchema = z.looseObject({
-  stdin: z.array(z.looseObject({ seq: count, data: z.string(), eof: z.boolean() })),
-  stop: z.looseObject({ graceMs: count }).nullable(),
-});
-
-export const syncAnswerSchema = z.looseObject({
-  committed: z.array(z.string()),
-  conflicts: z.array(z.string()),
-  skipped: z.array(z.looseObject({ path: z.string(), reason: z.string() })),
-  version: count.nullable(),
-  entries: z.array(manifestEntry),
-});
-
-export const blobPieceAnswerSchema = z
-  .looseObject({
-    received: count.describe('Bytes of the blob held from its start: the next piece goes at this offset.'),
-    complete: z.boolean().describe('The blob is stored, and a sync may name it.'),
-  })
-  .describe('What the server holds of a blob uploaded in pieces.');
-export const blobUploadAnswerSchema = z.looseObject({ stored: z.array(z.string()).describe('The ids of the blobs stored.') });
-
-export const exitAnswerSchema = z.looseObject({ status: processStatus });
-
 export const hookSchema = z
   .looseObject({ id: z.string(), workspace: z.string(), checkpoint: z.boolean(), requireTimestamp: z.boolean(), createdAt: time })
   .describe('A webhook: never its secret. Deliveries run as the admin key that configured it.');

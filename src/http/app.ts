@@ -1,20 +1,14 @@
 // createApp: the Hono app of the HTTP contract, built from injected ports and services.
 import { Hono } from 'hono';
-import type { ToolCalls } from '../calls/tool-calls.ts';
 import { ToolError } from '../core/errors.ts';
-import type { ApiKey, KeyStore } from '../keys/key-store.ts';
-import type { UsageMeter } from '../metering/usage-meter.ts';
-import type { ProcessStore } from '../processes/process-store.ts';
-import type { WorkspaceHistory } from '../history/workspace-history.ts';
-import type { ToolLimits } from '../tools/tool.ts';
-import type { ToolRegistry } from '../tools/registry.ts';
-import type { Workspaces } from '../workspace/workspaces.ts';
+import type { KeyStore } from '../keys/key-store.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { approvalRoutes } from './approval-routes.ts';
 import { authenticate } from './auth.ts';
 import { docsRoutes } from './docs-routes.ts';
 import { errorResponse } from './error-response.ts';
 import { historyRoutes } from './history-routes.ts';
-import { hookRoutes, type HookRouteDeps } from './hook-routes.ts';
+import { hookRoutes } from './hook-routes.ts';
 import { keyRoutes } from './key-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { assertRoutesGuarded, guardRouteGroups } from './route-access.ts';
@@ -22,38 +16,6 @@ import { runnerRoutes } from './runner-routes.ts';
 import { toolListRoutes, toolRoutes } from './tool-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
 import { workspaceRoutes } from './workspace-routes.ts';
-
-export interface AppLimits extends ToolLimits {
-  /** The largest request body accepted, counted on the bytes received. */
-  maxBodyBytes: number;
-}
-
-/** Who a presented secret belongs to: the key store itself, or a home's way of asking it. */
-export interface KeyAuthority {
-  authenticate(secret: string): Promise<ApiKey | undefined>;
-}
-
-export interface AppDeps {
-  workspaces: Workspaces;
-  keys: KeyAuthority;
-  tools: ToolRegistry;
-  /** Every tool call goes through it: scope, approvals, quota, metering. */
-  calls: ToolCalls;
-  meter: UsageMeter;
-  limits: AppLimits;
-  /** Durable bash processes and their job queue; without them bash is unavailable and no runner routes exist. */
-  processes?: ProcessStore;
-  /** Checkpoints, diff, restore and import (API.md History); without it no history routes exist. */
-  history?: WorkspaceHistory;
-  /** Webhooks: their configurations and how a verified delivery runs; without them no hook routes exist. */
-  hooks?: Omit<HookRouteDeps, 'limits'>;
-  /** Called with unexpected failures (the client sees only `internal`). */
-  onInternalError?: (error: unknown) => void;
-  /** 'none' when commands run unsandboxed on purpose (TOOLGATE_SANDBOX=none): /healthz says so. */
-  sandbox?: 'bwrap' | 'none';
-}
-
-export type AppEnv = { Variables: { key: ApiKey } };
 
 /** The whole contract on one set of services, as one process serves it. */
 export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {

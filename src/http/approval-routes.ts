@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
 import { publicApproval, type Approval } from '../approvals/approval-store.ts';
 import type { ApiKey } from '../keys/key-store.ts';
-import { parseInput } from '../tools/registry.ts';
-import type { AppDeps, AppEnv } from './app.ts';
+import { parseInput } from '../contract/parse-input.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
 

@@ -1,7 +1,7 @@
 // Bearer-key authentication for every /v1 route but webhook deliveries.
 import type { MiddlewareHandler } from 'hono';
 import { ToolError } from '../core/errors.ts';
-import type { AppEnv, KeyAuthority } from './app.ts';
+import type { AppEnv, KeyAuthority } from './app-deps.ts';
 import { isHookDelivery } from './route-access.ts';
 
 export function authenticate(keys: KeyAuthority): MiddlewareHandler<AppEnv> {

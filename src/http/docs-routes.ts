@@ -1,6 +1,6 @@
 // The API's own documentation, served without a key: the OpenAPI document and the interactive docs page.
 import { Hono } from 'hono';
-import type { AppDeps, AppEnv } from './app.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { docsPage } from './docs-page.ts';
 import { openApiDocument, type OpenApiDocument } from './openapi.ts';
 

@@ -5,8 +5,8 @@ import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
 import { ToolError } from '../core/errors.ts';
 import type { WorkspaceHistory } from '../history/workspace-history.ts';
 import type { ApiKey } from '../keys/key-store.ts';
-import { parseInput } from '../tools/registry.ts';
-import type { AppDeps, AppEnv } from './app.ts';
+import { parseInput } from '../contract/parse-input.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 
 export const checkpointInput = z.strictObject({
@@ -80,7 +80,7 @@ export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
 function assertMayRewrite(deps: HistoryRouteDeps, key: ApiKey, what: string): void {
   for (const name of ['write_file', 'apply_patch']) {
     const tool = deps.tools.get(name);
-    if (!toolAllowed(key, name, undefined) || approvalDecision(key, tool, undefined) !== 'allow') {
+    if (!toolAllowed(key, tool, undefined) || approvalDecision(key, tool, undefined) !== 'allow') {
       throw new ToolError('forbidden', `To ${what}, a key must be allowed to call write_file and apply_patch without approval; this key's ${name} is not. Ask an approver or admin.`, {
         tool: name,
       });

@@ -6,11 +6,11 @@ import type { CallAnswer } from '../calls/tool-calls.ts';
 import { ToolError } from '../core/errors.ts';
 import type { HookDeliveries } from '../hooks/hook-deliveries.ts';
 import { TIMESTAMP_HEADER, TIMESTAMP_WINDOW_SECONDS, verifySignature } from '../hooks/hook-signature.ts';
-import { hookTarget, publicHook, type Hook, type HookStore, type HookTarget } from '../hooks/hook-store.ts';
+import { hookTarget, publicHook, type Hook } from '../hooks/hook-store.ts';
 import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
-import { parseInput } from '../tools/registry.ts';
+import { parseInput } from '../contract/parse-input.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
-import type { AppDeps, AppEnv } from './app.ts';
+import type { AppDeps, AppEnv, HookDeliverer, HookServices } from './app-deps.ts';
 import { parseJsonBytes, readBodyBytes, readJsonBody } from './json-body.ts';
 import { assertWorkspaceVisible } from './route-access.ts';
 
@@ -29,26 +29,8 @@ export const hookInput = z.strictObject({
 /** The delivery headers that name a delivery; the first one present is its idempotency key. */
 export const DELIVERY_ID_HEADERS = ['x-delivery-id', 'x-github-delivery'] as const;
 
-/** A delivery whose signature verified, as it goes to where its hook's workspace is. */
-export interface SignedDelivery {
-  hook: HookTarget;
-  deliveryId: string | undefined;
-  body: Uint8Array;
-  contentType: string | null;
-}
-
-/** Runs a verified delivery: in this process, or in the part of a home that holds the workspace. */
-export interface HookDeliverer {
-  deliver(delivery: SignedDelivery): Promise<CallAnswer>;
-}
-
-export interface HookRouteDeps extends Pick<AppDeps, 'limits'> {
-  hooks: Pick<HookStore, 'get' | 'put' | 'list' | 'delete'>;
-  deliverer: HookDeliverer;
-  /** Whether deliveries can make checkpoints here; without, `checkpoint: true` is refused. */
-  checkpoints: boolean;
-  now?: () => number;
-}
+/** The hook routes' services, and the body limit their deliveries are read within. */
+export type HookRouteDeps = HookServices & Pick<AppDeps, 'limits'>;
 
 export function hookRoutes(deps: HookRouteDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();

@@ -5,9 +5,9 @@ import { ToolError } from '../core/errors.ts';
 import { scopeOutside } from '../core/workspace-scope.ts';
 import { mayManageKey, publicKey, type ApiKey, type KeyStore, type NewKey } from '../keys/key-store.ts';
 import { bashActions } from '../tools/bash.ts';
-import { parseInput } from '../tools/registry.ts';
+import { parseInput } from '../contract/parse-input.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
-import type { AppDeps, AppEnv } from './app.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
 

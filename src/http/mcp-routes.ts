@@ -5,11 +5,11 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { Hono } from 'hono';
-import type { CallAnswer } from '../calls/tool-calls.ts';
+import type { CallAnswer } from '../core/call-answer.ts';
 import type { ErrorBody } from '../core/errors.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import { formatTools } from '../tools/tool-formats.ts';
-import type { AppDeps, AppEnv } from './app.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readBodyBytes } from './json-body.ts';
 import { parseWaitMs } from './tool-routes.ts';
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { errorStatus, type ErrorCode } from '../core/errors.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
+import * as runnerAnswers from '../contract/runner-protocol.ts';
 import * as answers from './api-schemas.ts';
 import { contractOperations, ref, resultName, type JsonSchema, type Operation, type Parameter } from './openapi-operations.ts';
 
@@ -66,13 +67,13 @@ function componentSchemas(tools: readonly ToolDefinition[]): Record<string, Json
     HookList: answers.hookListSchema,
     HookDeliveryAnswer: answers.hookDeliveryAnswerSchema,
     JsonRpcMessage: answers.jsonRpcMessageSchema,
-    Lease: answers.leaseAnswerSchema,
-    Manifest: answers.manifestSchema,
-    Started: answers.startedAnswerSchema,
-    OutputEnd: answers.outputAnswerSchema,
-    Heartbeat: answers.heartbeatAnswerSchema,
-    Sync: answers.syncAnswerSchema,
-    Exit: answers.exitAnswerSchema,
+    Lease: runnerAnswers.leaseAnswerSchema,
+    Manifest: runnerAnswers.manifestSchema,
+    Started: runnerAnswers.startedAnswerSchema,
+    OutputEnd: runnerAnswers.outputAnswerSchema,
+    Heartbeat: runnerAnswers.heartbeatAnswerSchema,
+    Sync: runnerAnswers.syncAnswerSchema,
+    Exit: runnerAnswers.exitAnswerSchema,
   };
   for (const tool of tools) {
     const result = answers.toolResultSchemas[tool.name];

@@ -4,7 +4,7 @@
 import type { Hono, MiddlewareHandler } from 'hono';
 import { ToolError } from '../core/errors.ts';
 import { canSeeWorkspace, type ApiKey, type KeyRole } from '../keys/key-store.ts';
-import type { AppEnv } from './app.ts';
+import type { AppEnv } from './app-deps.ts';
 
 /** The roles that call tools, manage workspaces and read their own usage; runner keys serve the runner protocol only. */
 export const userRoles = ['agent', 'approver', 'admin'] as const satisfies readonly KeyRole[];

@@ -1,9 +1,20 @@
-// The runner protocol's routes as the OpenAPI document lists them, their schemas taken from the routes.
+// The runner protocol's routes as the OpenAPI document lists them, their schemas taken from the contract.
 import { z } from 'zod';
-import { blobPieceAnswerSchema, blobUploadAnswerSchema } from './api-schemas.ts';
+import {
+  blobBatchRequestSchema,
+  blobPieceAnswerSchema,
+  blobPieceQuerySchema,
+  blobUploadAnswerSchema,
+  blobUploadQuerySchema,
+  exitReportSchema,
+  heartbeatReportSchema,
+  leaseRequestSchema,
+  outputQuerySchema,
+  outputReportSchema,
+  startedReportSchema,
+  syncReportSchema,
+} from '../contract/runner-protocol.ts';
 import type { JsonSchema, Operation, Parameter } from './openapi-operations.ts';
-import { blobBatchInput, exitInput, heartbeatInput, leaseInput, outputInput, outputQuery, startedInput, syncInput } from './runner-routes.ts';
-import { blobPieceQuery, blobUploadQuery } from './runner-upload-routes.ts';
 
 const asJson = (schema: z.ZodType, io: 'input' | 'output' = 'output'): JsonSchema => z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
 const json = (schema: z.ZodType): NonNullable<Operation['body']> => ({ content: { 'application/json': asJson(schema, 'input') }, required: true });
@@ -28,10 +39,10 @@ export function runnerOperations(): Operation[] {
     answers: { 200: { description: 'Recorded.', schema: answer } },
     errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large'],
   });
-  const textQuery = asJson(outputQuery, 'input') as { properties: Record<string, JsonSchema> };
+  const textQuery = asJson(outputQuerySchema, 'input') as { properties: Record<string, JsonSchema> };
   const output: Operation = {
-    ...report('output', 'runnerOutput', 'Append output (JSON, or UTF-8 text/plain with token, offset and skipped in the query)', outputInput, 'OutputEnd'),
-    body: { content: { ...json(outputInput).content, 'text/plain': { type: 'string', description: 'The output text.' } }, required: true },
+    ...report('output', 'runnerOutput', 'Append output (JSON, or UTF-8 text/plain with token, offset and skipped in the query)', outputReportSchema, 'OutputEnd'),
+    body: { content: { ...json(outputReportSchema).content, 'text/plain': { type: 'string', description: 'The output text.' } }, required: true },
     query: Object.entries(textQuery.properties).map(([name, schema]) => ({ name, description: 'text/plain bodies only (token is required there).', schema })),
   };
   return [
@@ -41,7 +52,7 @@ export function runnerOperations(): Operation[] {
       tag: 'runner',
       operationId: 'runnerLease',
       summary: "Lease the next job of a workspace in the runner key's scope, waiting up to waitMs for one",
-      body: json(leaseInput),
+      body: json(leaseRequestSchema),
       answers: { 200: { description: 'A job, leased to this runner.', schema: 'Lease' }, 204: { description: 'No job.' } },
       errors: ['invalid_argument', 'forbidden', 'payload_too_large'],
     },
@@ -62,13 +73,13 @@ export function runnerOperations(): Operation[] {
       tag: 'runner',
       operationId: 'runnerBlobs',
       summary: 'Many blobs in one binary answer',
-      body: json(blobBatchInput),
+      body: json(blobBatchRequestSchema),
       answers: { 200: { description: 'For each distinct id in the order asked: its 64 hex digits, its length as 8 bytes big-endian, then its bytes.', contentType: 'application/octet-stream' } },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'payload_too_large', 'unavailable'],
     },
-    report('started', 'runnerStarted', 'The command started', startedInput, 'Started'),
+    report('started', 'runnerStarted', 'The command started', startedReportSchema, 'Started'),
     output,
-    report('heartbeat', 'runnerHeartbeat', 'Renew the lease; answers pending stdin and any stop request, with waitMs as soon as one is written', heartbeatInput, 'Heartbeat'),
+    report('heartbeat', 'runnerHeartbeat', 'Renew the lease; answers pending stdin and any stop request, with waitMs as soon as one is written', heartbeatReportSchema, 'Heartbeat'),
     {
       method: 'put',
       path: '/v1/runner/workspaces/{ws}/processes/{id}/blobs/{hash}',
@@ -82,7 +93,7 @@ export function runnerOperations(): Operation[] {
         'A `size` over TOOLGATE_MAX_FILE_BYTES answers 413 and stores nothing. Needs the live lease of the job, presented by the key that holds it. ' +
         "Pieces of an upload that never completes are removed with the job's sync, or by the workspace's next upload once the job has ended.",
       pathParams: { ...processId, hash: 'The blob id: the SHA-256 of the whole content, 64 lowercase hex digits.' },
-      query: queryParameters(blobPieceQuery, { token: "Required: the lease's fencing token.", offset: 'Required: where this piece starts in the blob.', size: 'Required: the size of the whole blob in bytes.' }),
+      query: queryParameters(blobPieceQuerySchema, { token: "Required: the lease's fencing token.", offset: 'Required: where this piece starts in the blob.', size: 'Required: the size of the whole blob in bytes.' }),
       body: { content: { 'application/octet-stream': { type: 'string', contentMediaType: 'application/octet-stream', description: 'The bytes of the piece.' } }, required: true },
       answers: { 200: { description: 'What the server now holds of the blob.', schema: asJson(blobPieceAnswerSchema) } },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unavailable'],
@@ -97,17 +108,17 @@ export function runnerOperations(): Operation[] {
         'The body frames each blob as the blob batch answer does: its id as 64 hex digits, its length as 8 bytes big-endian, then its bytes. ' +
         'Every id is checked against its SHA-256 before any blob is stored: one wrong id answers 400 and stores none. A blob over TOOLGATE_MAX_FILE_BYTES answers 413.',
       pathParams: processId,
-      query: queryParameters(blobUploadQuery, { token: "Required: the lease's fencing token." }),
+      query: queryParameters(blobUploadQuerySchema, { token: "Required: the lease's fencing token." }),
       body: { content: { 'application/octet-stream': { type: 'string', contentMediaType: 'application/octet-stream', description: 'The framed blobs.' } }, required: true },
       answers: { 200: { description: 'The blobs are stored.', schema: asJson(blobUploadAnswerSchema) } },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unavailable'],
     },
     {
-      ...report('sync', 'runnerSync', "Commit the command's changes to the workspace in one conditional commit", syncInput, 'Sync'),
+      ...report('sync', 'runnerSync', "Commit the command's changes to the workspace in one conditional commit", syncReportSchema, 'Sync'),
       description:
         'A write carries its content inline (contentBase64) or names a blob uploaded before by this job (blob and size). ' +
         'A file over TOOLGATE_MAX_FILE_BYTES is not kept and is named in conflicts; a write naming a blob that is not stored is skipped.',
     },
-    report('exit', 'runnerExit', 'The command ended', exitInput, 'Exit'),
+    report('exit', 'runnerExit', 'The command ended', exitReportSchema, 'Exit'),
   ];
 }

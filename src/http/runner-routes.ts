@@ -1,85 +1,33 @@
 // The runner protocol: runners lease jobs, read workspaces, stream output, sync changes and report exits.
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { blobFrameStream } from '../contract/blob-frames.ts';
+import { parseInput } from '../contract/parse-input.ts';
+import {
+  blobBatchRequestSchema,
+  exitReportSchema,
+  heartbeatReportSchema,
+  leaseRequestSchema,
+  outputQuerySchema,
+  outputReportSchema,
+  startedReportSchema,
+  syncReportSchema,
+  type LeasedJob,
+  type SyncResult,
+} from '../contract/runner-protocol.ts';
+import { sha256Hex } from '../core/content-hash.ts';
 import { ToolError } from '../core/errors.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
-import type { LeasedJob, LeaseFence } from '../processes/runner-reports.ts';
-import { parseInput } from '../tools/registry.ts';
+import type { JobLease, LeaseFence } from '../processes/runner-reports.ts';
 import type { ManifestEntry } from '../workspace/manifest.ts';
-import { blobFrameStream } from '../runner/blob-frames.ts';
-import { sha256Hex } from '../core/content-hash.ts';
-import { syncChanges, type SyncedChange, type SyncResult } from '../workspace/sync-changes.ts';
-import type { AppDeps, AppEnv } from './app.ts';
+import { syncChanges, type SyncedChange } from '../workspace/sync-changes.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readBodyBytes, readJsonBody } from './json-body.ts';
-import { addUploadRoutes, count } from './runner-upload-routes.ts';
+import { addUploadRoutes } from './runner-upload-routes.ts';
 
-const MAX_LEASE_WAIT_MS = 30_000;
-const MAX_CONTROL_WAIT_MS = 30_000;
-
-const token = z.number().int().nonnegative();
-export const leaseInput = z.strictObject({
-  runnerId: z.string().min(1).max(200),
-  waitMs: z.number().int().min(0).max(MAX_LEASE_WAIT_MS).optional(),
-  /** Only exec jobs: a runner asks so for its last free slot, so started processes never take every slot. */
-  execOnly: z.boolean().optional(),
-});
-export const startedInput = z.strictObject({ token, pid: z.number().int().nonnegative() });
-export const outputInput = z.strictObject({
-  token,
-  data: z.string(),
-  offset: z.number().int().nonnegative().optional(),
-  skipped: z.number().int().nonnegative().optional(),
-});
-export const outputQuery = z.strictObject({ token: count, offset: count.optional(), skipped: count.optional() });
 /** Output sent as text: text/plain, in UTF-8 when it names a charset. */
 const TEXT_BODY = /^text\/plain\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-export const heartbeatInput = z.strictObject({
-  token,
-  stdinAck: z.number().int().min(0).optional(),
-  /** The runner has the stop request already, so a waiting heartbeat does not answer for it again. */
-  stopAck: z.boolean().optional(),
-  /** How long the heartbeat may wait for stdin or a stop (the server waits at most half a lease); absent, it answers at once. */
-  waitMs: z.number().int().min(0).max(MAX_CONTROL_WAIT_MS).optional(),
-});
-const blobId = z.string().regex(/^[0-9a-f]{64}$/);
-/** A written file: its content inline, or the id and size of a blob uploaded before the sync. */
-const writeInput = z
-  .strictObject({
-    op: z.literal('write'),
-    path: z.string(),
-    contentBase64: z.string().optional(),
-    blob: blobId.optional(),
-    size: z.number().int().nonnegative().optional(),
-    baseVersion: z.number().int().nullable(),
-  })
-  .refine((write) => (write.contentBase64 !== undefined ? write.blob === undefined && write.size === undefined : write.blob !== undefined && write.size !== undefined), {
-    message: 'a write carries its content as contentBase64, or names an uploaded blob by blob and size',
-  });
-const changeInput = z.discriminatedUnion('op', [
-  writeInput,
-  z.strictObject({ op: z.literal('symlink'), path: z.string(), target: z.string(), baseVersion: z.number().int().nullable() }),
-  z.strictObject({ op: z.literal('mkdir'), path: z.string() }),
-  z.strictObject({ op: z.literal('delete'), path: z.string(), baseVersion: z.number().int() }),
-]);
-export const blobBatchInput = z.strictObject({ hashes: z.array(blobId).min(1).max(1000) });
-export const syncInput = z.strictObject({
-  token,
-  changes: z.array(changeInput).max(100_000),
-  /** The runner's id for this sync-back: a retry with the same id answers as the first, committing nothing again. */
-  syncId: z.string().min(1).max(100).optional(),
-});
-export const exitInput = z.strictObject({
-  token,
-  exitCode: z.number().int().nullable(),
-  status: z.enum(['exited', 'stopped', 'failed']),
-  timedOut: z.boolean().optional(),
-  error: z.string().optional(),
-  conflicts: z.array(z.string()).optional(),
-  stdout: z.string().optional(),
-  stderr: z.string().optional(),
-  truncated: z.boolean().optional(),
-});
 
 /**
  * The runner protocol. Its route group (route-access.ts) admits runner keys only, and only for
@@ -114,7 +62,7 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
   addUploadRoutes(routes, deps, { processOf, fence });
 
   routes.post('/runner/lease', async (c) => {
-    const input = await body(c, leaseInput);
+    const input = await body(c, leaseRequestSchema);
     const key = c.get('key');
     const holder = { keyId: key.id, workspaces: key.workspaces };
     const wish = { execOnly: input.execOnly };
@@ -150,7 +98,7 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
   // the 64 hex digits of the id, the blob's length as 8 bytes big-endian, then its bytes. Every
   // blob is read before the answer starts, so a missing one is an error status, never a short body.
   routes.post('/runner/workspaces/:ws/blobs', async (c) => {
-    const input = await body(c, blobBatchInput);
+    const input = await body(c, blobBatchRequestSchema);
     const workspace = deps.workspaces.open(c.req.param('ws'));
     const hashes = [...new Set(input.hashes)];
     // Those in memory at once; the rest read side by side: a store with a round trip per object
@@ -171,7 +119,7 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
   });
 
   routes.post('/runner/workspaces/:ws/processes/:id/started', async (c) => {
-    const input = await body(c, startedInput);
+    const input = await body(c, startedReportSchema);
     processes.started(processOf(c), fence(c, input.token), input.pid);
     return c.json({ ok: true });
   });
@@ -180,21 +128,21 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
   // token, offset and skipped in the query, which spares encoding and parsing megabytes of JSON.
   routes.post('/runner/workspaces/:ws/processes/:id/output', async (c) => {
     const input = TEXT_BODY.test(c.req.header('content-type') ?? '')
-      ? { ...parseInput(outputQuery, c.req.query(), 'runner report'), data: await readTextBody(c.req.raw, deps.limits.maxBodyBytes) }
-      : await body(c, outputInput);
+      ? { ...parseInput(outputQuerySchema, c.req.query(), 'runner report'), data: await readTextBody(c.req.raw, deps.limits.maxBodyBytes) }
+      : await body(c, outputReportSchema);
     return c.json({ end: processes.appendOutput(processOf(c), fence(c, input.token), input.data, input.offset, input.skipped) });
   });
 
   // With waitMs this is the runner's control request, held open while its process runs: it answers
   // as soon as stdin or a stop is written, and ends when the runner hangs up.
   routes.post('/runner/workspaces/:ws/processes/:id/heartbeat', async (c) => {
-    const { token: leaseToken, ...request } = await body(c, heartbeatInput);
+    const { token: leaseToken, ...request } = await body(c, heartbeatReportSchema);
     return c.json(await processes.control(processOf(c), fence(c, leaseToken), request, c.req.raw.signal));
   });
 
   routes.post('/runner/workspaces/:ws/processes/:id/sync', async (c) => {
     const id = processOf(c);
-    const input = await body(c, syncInput);
+    const input = await body(c, syncReportSchema);
     // Proves the token still holds the job, and renews the lease for the commit.
     processes.renew(id, fence(c, input.token));
     const record = processes.record(id);
@@ -217,7 +165,7 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
   });
 
   routes.post('/runner/workspaces/:ws/processes/:id/exit', async (c) => {
-    const input = await body(c, exitInput);
+    const input = await body(c, exitReportSchema);
     const { token, ...report } = input;
     const record = processes.finish(processOf(c), fence(c, token), report);
     return c.json({ status: record.status });
@@ -227,7 +175,7 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 }
 
 /** What a runner is told about a job it leased: the same on every home. */
-export function leasedJobBody(job: LeasedJob, deps: Pick<AppDeps, 'workspaces' | 'limits'> & { processes: ProcessStore }): Record<string, unknown> {
+export function leasedJobBody(job: JobLease, deps: Pick<AppDeps, 'workspaces' | 'limits'> & { processes: ProcessStore }): LeasedJob {
   const { record } = job;
   return {
     processId: job.processId,

@@ -1,22 +1,14 @@
 // The runner protocol's uploads: the contents a command left, sent raw before the sync that names
 // them, so a file of up to TOOLGATE_MAX_FILE_BYTES syncs back whatever the request body limit.
 import type { Context, Hono } from 'hono';
-import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
 import type { LeaseFence } from '../processes/runner-reports.ts';
-import { parseInput } from '../tools/registry.ts';
+import { parseInput } from '../contract/parse-input.ts';
+import { blobPieceQuerySchema, blobUploadQuerySchema } from '../contract/runner-protocol.ts';
 import { sha256Hex } from '../core/content-hash.ts';
-import type { AppDeps, AppEnv } from './app.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readBodyBytes } from './json-body.ts';
-
-/** A whole number in a query string. */
-export const count = z
-  .string()
-  .regex(/^\d{1,15}$/, 'expected a whole number of 0 or more')
-  .transform(Number);
-export const blobPieceQuery = z.strictObject({ token: count, offset: count, size: count });
-export const blobUploadQuery = z.strictObject({ token: count });
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
 /** A frame's id (64 hex digits) and length (8 bytes, big-endian), as in blob-frames.ts. */
@@ -38,7 +30,7 @@ export function addUploadRoutes(routes: Hono<AppEnv>, deps: AppDeps & { processe
   // are staged in the object store, so a large blob never waits in memory between requests.
   routes.put('/runner/workspaces/:ws/processes/:id/blobs/:hash', async (c) => {
     const id = checks.processOf(c);
-    const input = parseInput(blobPieceQuery, c.req.query(), 'blob upload');
+    const input = parseInput(blobPieceQuerySchema, c.req.query(), 'blob upload');
     processes.renew(id, checks.fence(c, input.token));
     const hash = blobId(c.req.param('hash'));
     withinFileLimit(hash, input.size, limits.maxFileBytes);
@@ -56,7 +48,7 @@ export function addUploadRoutes(routes: Hono<AppEnv>, deps: AppDeps & { processe
   // digits, its length as 8 bytes big-endian, its bytes. Every id is checked before any is stored.
   routes.post('/runner/workspaces/:ws/processes/:id/blobs', async (c) => {
     const id = checks.processOf(c);
-    const { token } = parseInput(blobUploadQuery, c.req.query(), 'blob upload');
+    const { token } = parseInput(blobUploadQuerySchema, c.req.query(), 'blob upload');
     processes.renew(id, checks.fence(c, token));
     const frames = readFrames(await binaryBody(c.req.raw, limits.maxBodyBytes));
     for (const frame of frames) withinFileLimit(frame.hash, frame.bytes.byteLength, limits.maxFileBytes);

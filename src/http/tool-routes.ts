@@ -1,9 +1,9 @@
 // Tool routes: call a tool in a workspace, and list the tools in each ecosystem's format.
 import { Hono } from 'hono';
 import { ToolError } from '../core/errors.ts';
-import { MAX_WAIT_MS } from '../calls/tool-calls.ts';
+import { MAX_WAIT_MS } from '../approvals/approval-flow.ts';
 import { formatTools } from '../tools/tool-formats.ts';
-import type { AppDeps, AppEnv } from './app.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 
 

@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { ToolError } from '../core/errors.ts';
 import type { UsageGroup, UsageQuery, UsageRow } from '../metering/usage-meter.ts';
-import type { AppEnv } from './app.ts';
+import type { AppEnv } from './app-deps.ts';
 
 export const usageGroups: readonly UsageGroup[] = ['tool', 'workspace', 'key'];
 

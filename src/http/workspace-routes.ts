@@ -2,9 +2,9 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
-import { parseInput } from '../tools/registry.ts';
+import { parseInput } from '../contract/parse-input.ts';
 import { assertWorkspaceId } from '../workspace/workspaces.ts';
-import type { AppDeps, AppEnv } from './app.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
 

@@ -1,4 +1,5 @@
 // The durable record of one bash process, and what API.md shows of it (the snapshot).
+import type { TerminalSize } from '../contract/runner-protocol.ts';
 
 export type ProcessStatus = 'queued' | 'running' | 'exited' | 'stopped' | 'failed' | 'lost';
 
@@ -34,10 +35,7 @@ export interface ProcessRecord {
   outputChars: number;
 }
 
-export interface TerminalSize {
-  cols: number;
-  rows: number;
-}
+export type { TerminalSize };
 
 /** What a bash call asks to run: the part of a record its caller chooses (no terminal unless it says so). */
 export type ProcessRequest = Pick<ProcessRecord, 'workspace' | 'command' | 'cwd' | 'env' | 'mode' | 'timeoutMs'> & { terminal?: TerminalSize | null };

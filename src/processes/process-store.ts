@@ -6,7 +6,8 @@ import { ProcessEvents, waitFor } from './process-events.ts';
 import { ProcessLog, wellFormed } from './process-log.ts';
 import { FINAL_STATUSES, type ProcessRecord, type ProcessRequest } from './process-record.ts';
 import { isFinal, recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
-import type { ExecResult, FinishReport, HeartbeatReply, LeasedJob, LeaseFence, LeaseHolder } from './runner-reports.ts';
+import type { ControlReply, FinishReport } from '../contract/runner-protocol.ts';
+import type { ExecResult, JobLease, LeaseFence, LeaseHolder } from './runner-reports.ts';
 import { RunnerControl, type ControlRequest } from './runner-control.ts';
 import { RunnerSide, type LeaseWish } from './runner-side.ts';
 import { applyProcessSchema } from './schema.ts';
@@ -222,7 +223,7 @@ export class ProcessStore {
    * Leases the oldest queued job of a workspace in the holder's scope, or answers undefined when
    * none waits. The process stays queued until started().
    */
-  lease(runnerId: string, holder: LeaseHolder, wish?: LeaseWish): LeasedJob | undefined {
+  lease(runnerId: string, holder: LeaseHolder, wish?: LeaseWish): JobLease | undefined {
     return this.#runner.lease(runnerId, holder, wish);
   }
 
@@ -232,7 +233,7 @@ export class ProcessStore {
    * homes where a dispatcher hands job ids to runners (at least once) and this store decides who
    * gets the job.
    */
-  leaseJob(id: string, runnerId: string, holder: LeaseHolder, wish?: LeaseWish): LeasedJob | 'gone' | 'later' {
+  leaseJob(id: string, runnerId: string, holder: LeaseHolder, wish?: LeaseWish): JobLease | 'gone' | 'later' {
     return this.#runner.leaseJob(id, runnerId, holder, wish);
   }
 
@@ -261,7 +262,7 @@ export class ProcessStore {
   }
 
   /** Renews the lease and hands over pending stdin (each chunk once, in order) and any stop request. */
-  heartbeat(id: string, fence: LeaseFence, stdinAck?: number): HeartbeatReply {
+  heartbeat(id: string, fence: LeaseFence, stdinAck?: number): ControlReply {
     return this.#control.heartbeat(id, fence, stdinAck);
   }
 
@@ -269,7 +270,7 @@ export class ProcessStore {
    * A heartbeat that may wait up to `request.waitMs` for stdin or a stop and answers as soon as one
    * is written: how stdin and stop reach a running process at once (see RunnerControl.control).
    */
-  control(id: string, fence: LeaseFence, request: ControlRequest, signal?: AbortSignal): Promise<HeartbeatReply> {
+  control(id: string, fence: LeaseFence, request: ControlRequest, signal?: AbortSignal): Promise<ControlReply> {
     return this.#control.control(id, fence, request, signal);
   }
 

@@ -3,7 +3,8 @@ import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { JobQueue } from './job-queue.ts';
 import { waitFor, type ProcessEvents } from './process-events.ts';
 import { selectProcess } from './process-row.ts';
-import type { HeartbeatReply, LeaseFence } from './runner-reports.ts';
+import type { ControlReply } from '../contract/runner-protocol.ts';
+import type { LeaseFence } from './runner-reports.ts';
 
 /** What a control request asks. */
 export interface ControlRequest {
@@ -49,7 +50,7 @@ export class RunnerControl {
    * handed out again; the acknowledged row itself stays, keeping seq rising. Without it, what is
    * handed out is dropped at once (at most once).
    */
-  heartbeat(id: string, fence: LeaseFence, stdinAck?: number): HeartbeatReply {
+  heartbeat(id: string, fence: LeaseFence, stdinAck?: number): ControlReply {
     return this.#db.transaction(() => {
       this.#jobs.fence(id, fence);
       this.#jobs.renew(id, this.#now() + this.#leaseMs);
@@ -66,7 +67,7 @@ export class RunnerControl {
    * answer is read afresh under the fence, without renewing, so a runner that hung up mid-wait
    * keeps no lease. An aborted `signal` ends the wait unanswered.
    */
-  async control(id: string, fence: LeaseFence, request: ControlRequest, signal?: AbortSignal): Promise<HeartbeatReply> {
+  async control(id: string, fence: LeaseFence, request: ControlRequest, signal?: AbortSignal): Promise<ControlReply> {
     const first = this.heartbeat(id, fence, request.stdinAck);
     const waitMs = Math.min(request.waitMs ?? 0, Math.floor(this.#leaseMs / 2));
     if (waitMs <= 0 || first.stdin.length > 0 || (first.stop !== null && request.stopAck !== true)) return first;
@@ -91,7 +92,7 @@ export class RunnerControl {
   }
 
   /** Pending stdin past `stdinAck` (dropped once handed out when there is no ack) and any stop request; runs in the caller's transaction. */
-  #handOut(id: string, stdinAck: number | undefined): HeartbeatReply {
+  #handOut(id: string, stdinAck: number | undefined): ControlReply {
     const pending = this.#db.query<{ seq: number; data: string; eof: number }>(
       'SELECT seq, data, eof FROM process_stdin WHERE process_id = ? AND seq > ? ORDER BY seq',
       id,

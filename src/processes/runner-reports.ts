@@ -1,4 +1,6 @@
-// What a runner is handed and what it reports back: the shapes of the runner side of the process store.
+// The process store's side of leases: who holds one, the fence its reports carry, and the job it hands out.
+// The wire shapes a runner is handed and reports back are contract/runner-protocol.ts's.
+import { finishReportSchema, type FinishReport } from '../contract/runner-protocol.ts';
 import type { WorkspaceScope } from '../core/workspace-scope.ts';
 import type { ProcessRecord } from './process-record.ts';
 
@@ -17,35 +19,16 @@ export interface LeaseFence {
   keyId: string;
 }
 
-/** A job leased to a runner: the token must accompany every report about it. */
-export interface LeasedJob {
+/**
+ * A job as the process store leases it: the token must accompany every report about it. The
+ * runner is told the wire job (contract/runner-protocol.ts's leasedJobSchema) made from its record.
+ */
+export interface JobLease {
   processId: string;
   token: number;
   /** How long the lease lasts without a heartbeat or output batch renewing it. */
   leaseMs: number;
   record: ProcessRecord;
-}
-
-/** What a heartbeat hands back: stdin written since the last one, in order, and any stop request. */
-export interface HeartbeatReply {
-  /** Pending stdin in order; `seq` rises per process, so a runner acknowledging it never applies a chunk twice. */
-  stdin: { seq: number; data: string; eof: boolean }[];
-  /** Present on every heartbeat from the request on, so a lost reply loses nothing. */
-  stop: { graceMs: number } | null;
-}
-
-/** How a process ended, as its runner reports it. */
-export interface FinishReport {
-  exitCode: number | null;
-  timedOut?: boolean;
-  /** `stopped` is recorded whatever is reported here once a stop was requested. */
-  status: 'exited' | 'stopped' | 'failed';
-  error?: string;
-  conflicts?: string[];
-  /** exec only: its separate streams, kept for the exec answer. */
-  stdout?: string;
-  stderr?: string;
-  truncated?: boolean;
 }
 
 /** exec's separate stdout and stderr, as its runner reported them at the end. */
@@ -55,4 +38,4 @@ export interface ExecResult {
   truncated: boolean;
 }
 
-export const FINISH_STATUSES: readonly FinishReport['status'][] = ['exited', 'stopped', 'failed'];
+export const FINISH_STATUSES: readonly FinishReport['status'][] = finishReportSchema.shape.status.options;

@@ -7,7 +7,8 @@ import type { ProcessEvents } from './process-events.ts';
 import type { ProcessLog } from './process-log.ts';
 import type { ProcessRecord } from './process-record.ts';
 import { recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
-import { FINISH_STATUSES, type ExecResult, type FinishReport, type LeasedJob, type LeaseFence, type LeaseHolder } from './runner-reports.ts';
+import type { FinishReport } from '../contract/runner-protocol.ts';
+import { FINISH_STATUSES, type ExecResult, type JobLease, type LeaseFence, type LeaseHolder } from './runner-reports.ts';
 
 /** Leases of a job that no runner started before the job fails: a command that kills its runners stops there. */
 export const MAX_LEASE_ATTEMPTS = 3;
@@ -50,7 +51,7 @@ export class RunnerSide {
     this.#maxRunning = parts.maxRunningPerWorkspace;
   }
 
-  lease(runnerId: string, holder: LeaseHolder, wish: LeaseWish = {}): LeasedJob | undefined {
+  lease(runnerId: string, holder: LeaseHolder, wish: LeaseWish = {}): JobLease | undefined {
     return this.#db.transaction(() => {
       const id = this.#next(holder, wish);
       return id === undefined ? undefined : this.#lease(id, runnerId, holder);
@@ -67,7 +68,7 @@ export class RunnerSide {
    * when it waits but may not run now (its workspace runs its most processes, or it is a start and
    * the runner asked for an exec).
    */
-  leaseJob(id: string, runnerId: string, holder: LeaseHolder, wish: LeaseWish = {}): LeasedJob | 'gone' | 'later' {
+  leaseJob(id: string, runnerId: string, holder: LeaseHolder, wish: LeaseWish = {}): JobLease | 'gone' | 'later' {
     return this.#db.transaction(() => {
       const row = selectProcess(this.#db, id);
       if (row === undefined || !scopeCovers(holder.workspaces, row.workspace) || !this.#jobs.isQueued(id)) return 'gone';
@@ -224,7 +225,7 @@ export class RunnerSide {
     return this.#jobs.next(holder.workspaces, { maxRunning: this.#maxRunning, execOnly: wish.execOnly, lastServed: (workspace) => this.#served.get(workspace) ?? 0 });
   }
 
-  #lease(id: string, runnerId: string, holder: LeaseHolder): LeasedJob {
+  #lease(id: string, runnerId: string, holder: LeaseHolder): JobLease {
     const token = this.#jobs.lease(id, runnerId, holder.keyId, this.#now() + this.#leaseMs);
     const record = recordOf(this.#row(id));
     this.#served.set(record.workspace, ++this.#turn);

@@ -1,67 +1,7 @@
 // The runner side of the runner protocol: typed calls to a toolgate server (Node or Worker) over HTTP,
 // or straight to the app's handler for the runner inside the server's process.
-import type { ProcessRequest } from '../processes/process-record.ts';
-import { readBlobFrames } from './blob-frames.ts';
-
-export interface LeasedJob extends ProcessRequest {
-  processId: string;
-  token: number;
-  leaseMs: number;
-  /** The workspace's version when the job was leased (null when the workspace is gone). */
-  workspaceVersion: number | null;
-  /** Which incarnation of the workspace (null when it is gone): its copy is kept apart from any other's. */
-  incarnation: string | null;
-  /** The latest characters of output the server keeps. */
-  outputChars: number;
-  /** A larger file the command leaves is not kept (absent from older servers: no limit known). */
-  maxFileBytes?: number;
-  /** The largest request body the server takes (absent from older servers). */
-  maxBodyBytes?: number;
-}
-
-export interface ManifestRow {
-  path: string;
-  type: 'file' | 'dir' | 'symlink';
-  blob: string | null;
-  target: string | null;
-  size: number;
-  version: number;
-}
-
-export type SyncChange =
-  | { op: 'write'; path: string; contentBase64: string; baseVersion: number | null }
-  /** A write whose content went ahead by `uploadBlobs` or `uploadPiece`. */
-  | { op: 'write'; path: string; blob: string; size: number; baseVersion: number | null }
-  | { op: 'symlink'; path: string; target: string; baseVersion: number | null }
-  | { op: 'mkdir'; path: string }
-  | { op: 'delete'; path: string; baseVersion: number };
-
-export interface SyncAnswer {
-  committed: string[];
-  /** The committed paths that still exist, as they now stand. */
-  entries: ManifestRow[];
-  /** The workspace version the commit created, or null when nothing was committed. */
-  version: number | null;
-  conflicts: string[];
-  skipped: { path: string; reason: string }[];
-}
-
-export interface ExitReport {
-  exitCode: number | null;
-  status: 'exited' | 'stopped' | 'failed';
-  timedOut?: boolean;
-  error?: string;
-  conflicts?: string[];
-  stdout?: string;
-  stderr?: string;
-  truncated?: boolean;
-}
-
-/** What a heartbeat answers: stdin past the acknowledged seq, in order, and the stop request once there is one. */
-export interface ControlReply {
-  stdin: { seq: number; data: string; eof: boolean }[];
-  stop: { graceMs: number } | null;
-}
+import { readBlobFrames } from '../contract/blob-frames.ts';
+import type { BlobPieceAnswer, ControlReply, FinishReport, LeasedJob, ManifestAnswer, SyncAnswer, SyncChange } from '../contract/runner-protocol.ts';
 
 /** Which job a report is about: runner reports are addressed within the job's workspace. */
 export interface JobRef {
@@ -133,9 +73,9 @@ export class RunnerClient {
     return ((await response.json()) as { job: LeasedJob }).job;
   }
 
-  async manifest(workspace: string): Promise<{ version: number; entries: ManifestRow[] }> {
+  async manifest(workspace: string): Promise<ManifestAnswer> {
     const response = await this.send('GET', `/v1/runner/workspaces/${encodeURIComponent(workspace)}/manifest`);
-    return (await response.json()) as { version: number; entries: ManifestRow[] };
+    return (await response.json()) as ManifestAnswer;
   }
 
   async blob(workspace: string, hash: string): Promise<Uint8Array> {
@@ -196,12 +136,12 @@ export class RunnerClient {
   }
 
   /** One piece of a blob of `size` bytes, at `offset`; the server stores the blob once the last piece is in. */
-  async uploadPiece(job: JobRef, token: number, hash: string, size: number, offset: number, bytes: Uint8Array): Promise<{ received: number; complete: boolean }> {
+  async uploadPiece(job: JobRef, token: number, hash: string, size: number, offset: number, bytes: Uint8Array): Promise<BlobPieceAnswer> {
     const response = await this.send('PUT', `${processPath(job)}/blobs/${hash}?token=${token}&offset=${offset}&size=${size}`, bytes);
-    return (await response.json()) as { received: number; complete: boolean };
+    return (await response.json()) as BlobPieceAnswer;
   }
 
-  async exit(job: JobRef, token: number, report: ExitReport): Promise<void> {
+  async exit(job: JobRef, token: number, report: FinishReport): Promise<void> {
     await this.send('POST', `${processPath(job)}/exit`, { token, ...report });
   }
 

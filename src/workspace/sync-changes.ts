@@ -1,34 +1,10 @@
 // Commits what a command changed on a runner: one conditional commit; API-side changes win as conflicts.
 import { isToolError } from '../core/errors.ts';
+import type { RunnerChange, SyncResult, UploadedWrite } from '../contract/runner-protocol.ts';
 import type { FileChange, Workspace } from './workspace.ts';
-
-export type RunnerChange =
-  | { op: 'write'; path: string; content: Uint8Array; baseVersion: number | null }
-  | { op: 'symlink'; path: string; target: string; baseVersion: number | null }
-  | { op: 'mkdir'; path: string }
-  | { op: 'delete'; path: string; baseVersion: number };
-
-/** A write whose content was uploaded beforehand (see blob-uploads.ts), named by its blob id and size. */
-export interface UploadedWrite {
-  op: 'write';
-  path: string;
-  blob: string;
-  size: number;
-  baseVersion: number | null;
-}
 
 /** What a sync-back names: a runner's changes, a write's content inline or uploaded. */
 export type SyncedChange = RunnerChange | UploadedWrite;
-
-export interface SyncResult {
-  /** Paths committed, with the entry each now has (deleted ones are absent). */
-  committed: string[];
-  /** Paths changed through the API since the command started (the API's version is kept), and files over the file limit (not kept). */
-  conflicts: string[];
-  /** Paths the command may not write (denylist, excluded, read-only root, outside), with why. */
-  skipped: { path: string; reason: string }[];
-  version: number | null;
-}
 
 const MAX_ATTEMPTS = 5;
 

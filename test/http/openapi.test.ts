@@ -12,8 +12,18 @@ import { checkpointInput, importInput, restoreInput } from '../../src/http/histo
 import { hookDeliveryInput } from '../../src/hooks/hook-deliveries.ts';
 import { hookInput } from '../../src/http/hook-routes.ts';
 import { keyInput } from '../../src/http/key-routes.ts';
-import { blobBatchInput, exitInput, heartbeatInput, leaseInput, outputInput, outputQuery, startedInput, syncInput } from '../../src/http/runner-routes.ts';
-import { blobPieceQuery, blobUploadQuery } from '../../src/http/runner-upload-routes.ts';
+import {
+  blobBatchRequestSchema as blobBatchInput,
+  blobPieceQuerySchema as blobPieceQuery,
+  blobUploadQuerySchema as blobUploadQuery,
+  exitReportSchema as exitInput,
+  heartbeatReportSchema as heartbeatInput,
+  leaseRequestSchema as leaseInput,
+  outputQuerySchema as outputQuery,
+  outputReportSchema as outputInput,
+  startedReportSchema as startedInput,
+  syncReportSchema as syncInput,
+} from '../../src/contract/runner-protocol.ts';
 import { workspaceSettings } from '../../src/http/workspace-routes.ts';
 import { readNodeConfig } from '../../src/node/config.ts';
 import { createNodeHome } from '../../src/node/server.ts';

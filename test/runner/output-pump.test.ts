@@ -2,7 +2,8 @@
 // arrives in the log exactly, a writer far ahead skips to the ring's tail, reading pauses and resumes.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OutputPump } from '../../src/runner/node/output-pump.ts';
-import { RunnerClient, StaleLeaseError, type LeasedJob } from '../../src/runner/runner-client.ts';
+import type { LeasedJob } from '../../src/contract/runner-protocol.ts';
+import { RunnerClient, StaleLeaseError } from '../../src/runner/runner-client.ts';
 import { createRunnerKey } from '../support/keys.ts';
 import { callApi, useServer, type ServerProcess } from '../support/server-process.ts';
 

@@ -1,6 +1,7 @@
 // The runner's side of live control: each stdin chunk written once and in order, a stop applied once, a stale lease let go.
 import { describe, expect, it } from 'vitest';
-import { StaleLeaseError, type ControlReply, type LeasedJob, type RunnerClient } from '../../src/runner/runner-client.ts';
+import type { ControlReply, LeasedJob } from '../../src/contract/runner-protocol.ts';
+import { StaleLeaseError, type RunnerClient } from '../../src/runner/runner-client.ts';
 import { ProcessControl } from '../../src/runner/node/process-control.ts';
 
 const JOB = { processId: 'proc_1', workspace: 'ws', token: 7, leaseMs: 15_000 } as LeasedJob;

@@ -1,6 +1,7 @@
 // Ships a command's output to the server in batches, and keeps exec's separate streams.
 import { cutAtChars } from '../../core/text-lines.ts';
-import type { LeasedJob, RunnerClient } from '../runner-client.ts';
+import type { LeasedJob } from '../../contract/runner-protocol.ts';
+import type { RunnerClient } from '../runner-client.ts';
 
 /** The least time between the starts of two batches: output after a quiet spell goes at once (an echo of stdin is seen at once), a stream gathers in between. */
 const FLUSH_MS = 50;

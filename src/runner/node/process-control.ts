@@ -1,5 +1,6 @@
 // Holds one control request open per running process, so stdin and a stop reach the command as soon as they are written.
-import { StaleLeaseError, type ControlReply, type LeasedJob, type RunnerClient } from '../runner-client.ts';
+import type { ControlReply, LeasedJob } from '../../contract/runner-protocol.ts';
+import { StaleLeaseError, type RunnerClient } from '../runner-client.ts';
 import type { RunningCommand } from './sandbox.ts';
 
 /**

@@ -1,5 +1,5 @@
 // How one runner confines its commands, resolved once from its settings: the sandbox, the user, the limits; and the start-up line saying so.
-import type { LeasedJob } from '../runner-client.ts';
+import type { LeasedJob } from '../../contract/runner-protocol.ts';
 import type { CommandOutput } from './command-line.ts';
 import { commandUserFor, handOver, type CommandUser } from './command-user.ts';
 import type { OverlaySupport } from './overlay.ts';

@@ -1,10 +1,10 @@
 // Sends what a command changed to the server: files over the file limit stay behind, larger contents
 // go ahead raw (in pieces that fit the body limit), small ones inline, and one sync commits them all.
 import { randomUUID } from 'node:crypto';
-import { blobFrameStream } from '../blob-frames.ts';
-import { StaleLeaseError, type LeasedJob, type RunnerClient, type SyncAnswer, type SyncChange } from '../runner-client.ts';
+import { blobFrameStream } from '../../contract/blob-frames.ts';
+import type { LeasedJob, RunnerChange, SyncAnswer, SyncChange } from '../../contract/runner-protocol.ts';
+import { StaleLeaseError, type RunnerClient } from '../runner-client.ts';
 import { inParallel, sha256 } from './blob-files.ts';
-import type { MirrorChange } from './workspace-mirror.ts';
 
 /** Files up to this size may go inline in the sync; a larger one costs less sent raw than as base64 inside JSON. */
 const INLINE_MAX_BYTES = 64 * 1024;
@@ -39,7 +39,7 @@ interface Upload {
  * Commits `changes` in one sync. A file that is too large, or whose upload fails, is left out and
  * reported, never holding back the rest; only a stale lease stops it (the job is abandoned).
  */
-export async function sendChanges(client: RunnerClient, job: LeasedJob, changes: readonly MirrorChange[]): Promise<SentChanges> {
+export async function sendChanges(client: RunnerClient, job: LeasedJob, changes: readonly RunnerChange[]): Promise<SentChanges> {
   const maxFileBytes = job.maxFileBytes ?? Infinity;
   const bodyBytes = job.maxBodyBytes ?? DEFAULT_BODY_BYTES;
   const tooLarge: SentChanges['tooLarge'] = [];

@@ -3,7 +3,7 @@ import { lchownSync, mkdirSync, readlinkSync, symlinkSync, type Stats } from 'no
 import { mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isCanonicalPath } from '../../core/virtual-path.ts';
-import type { RunnerChange } from '../../workspace/sync-changes.ts';
+import type { RunnerChange } from '../../contract/runner-protocol.ts';
 import { inParallel, letEventLoopRun, sha256, type BlobFiles } from './blob-files.ts';
 import type { FileWriters } from './file-writers.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
@@ -21,18 +21,15 @@ export interface MirrorEntry {
   size?: number;
 }
 
-/** A change found on disk: exactly what the server's sync-back commits. */
-export type MirrorChange = RunnerChange;
-
 export interface ScanResult {
-  changes: MirrorChange[];
+  changes: RunnerChange[];
   /** Paths on disk that cannot become workspace entries (bad names, sockets, ...), with why. */
   skipped: { path: string; reason: string }[];
 }
 
 /** What a walk has found so far. */
 interface Found {
-  changes: MirrorChange[];
+  changes: RunnerChange[];
   skipped: ScanResult['skipped'];
   seen: Set<string>;
 }

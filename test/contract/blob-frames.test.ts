@@ -1,7 +1,7 @@
 // The blob batch body: what blobFrameStream writes, readBlobFrames reads back however the bytes are split.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { blobFrameStream, readBlobFrames } from '../../src/runner/blob-frames.ts';
+import { blobFrameStream, readBlobFrames } from '../../src/contract/blob-frames.ts';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const blob = (size: number, seed: number) => Uint8Array.from({ length: size }, (_, i) => (i * 31 + seed) % 251);

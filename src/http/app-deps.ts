@@ -1,0 +1,64 @@
+// What createApp is built from: the injected ports and services, and the Hono environment every route sees.
+import type { CallAnswer, ToolCalls } from '../calls/tool-calls.ts';
+import type { WorkspaceHistory } from '../history/workspace-history.ts';
+import type { HookStore, HookTarget } from '../hooks/hook-store.ts';
+import type { ApiKey } from '../keys/key-store.ts';
+import type { UsageMeter } from '../metering/usage-meter.ts';
+import type { ProcessStore } from '../processes/process-store.ts';
+import type { ToolLimits } from '../tools/tool.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import type { Workspaces } from '../workspace/workspaces.ts';
+
+export interface AppLimits extends ToolLimits {
+  /** The largest request body accepted, counted on the bytes received. */
+  maxBodyBytes: number;
+}
+
+/** Who a presented secret belongs to: the key store itself, or a home's way of asking it. */
+export interface KeyAuthority {
+  authenticate(secret: string): Promise<ApiKey | undefined>;
+}
+
+export interface AppDeps {
+  workspaces: Workspaces;
+  keys: KeyAuthority;
+  tools: ToolRegistry;
+  /** Every tool call goes through it: scope, approvals, quota, metering. */
+  calls: ToolCalls;
+  meter: UsageMeter;
+  limits: AppLimits;
+  /** Durable bash processes and their job queue; without them bash is unavailable and no runner routes exist. */
+  processes?: ProcessStore;
+  /** Checkpoints, diff, restore and import (API.md History); without it no history routes exist. */
+  history?: WorkspaceHistory;
+  /** Webhooks: their configurations and how a verified delivery runs; without them no hook routes exist. */
+  hooks?: HookServices;
+  /** Called with unexpected failures (the client sees only `internal`). */
+  onInternalError?: (error: unknown) => void;
+  /** 'none' when commands run unsandboxed on purpose (TOOLGATE_SANDBOX=none): /healthz says so. */
+  sandbox?: 'bwrap' | 'none';
+}
+
+export type AppEnv = { Variables: { key: ApiKey } };
+
+/** A delivery whose signature verified, as it goes to where its hook's workspace is. */
+export interface SignedDelivery {
+  hook: HookTarget;
+  deliveryId: string | undefined;
+  body: Uint8Array;
+  contentType: string | null;
+}
+
+/** Runs a verified delivery: in this process, or in the part of a home that holds the workspace. */
+export interface HookDeliverer {
+  deliver(delivery: SignedDelivery): Promise<CallAnswer>;
+}
+
+/** Webhooks: their configurations, and how a verified delivery runs. */
+export interface HookServices {
+  hooks: Pick<HookStore, 'get' | 'put' | 'list' | 'delete'>;
+  deliverer: HookDeliverer;
+  /** Whether deliveries can make checkpoints here; without, `checkpoint: true` is refused. */
+  checkpoints: boolean;
+  now?: () => number;
+}
