@@ -1,12 +1,75 @@
-// The Worker-bound layers import nothing Node-only, directly or through the files they import.
+// The layer table of docs/architecture.md, held to the code: every import in src/ points up the
+// table (or is an exception listed here, with its reason); and the Worker-bound layers import
+// nothing Node-only, directly or through the files they import.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from './support/server-process.ts';
 
+/** The folders of src/ in layer order: a folder imports only from folders of earlier layers, and from its own. */
+const layers: readonly (readonly string[])[] = [
+  ['core'],
+  ['contract'],
+  ['storage'],
+  ['workspace', 'processes'],
+  ['history', 'tools'],
+  ['keys', 'approvals', 'metering'],
+  ['calls'],
+  ['hooks', 'search'],
+  ['http'],
+  ['node', 'cloudflare', 'runner', 'client', 'cli'],
+];
+
+const above = (folder: string): string[] => {
+  const level = layers.findIndex((layer) => layer.includes(folder));
+  return layers.slice(0, level).flat();
+};
+
+/**
+ * What each folder may import: the layers above it, narrowed for the programs that speak only a
+ * protocol, widened by the exceptions named with their reasons.
+ */
+const mayImport: Record<string, readonly string[]> = {
+  ...Object.fromEntries(layers.flat().map((folder) => [folder, above(folder)])),
+  // keys/ comes first in its layer: approvals and metering read a key's policy and quota.
+  approvals: [...above('approvals'), 'keys'],
+  metering: [...above('metering'), 'keys'],
+  // The Node home runs a runner in its own process (TOOLGATE_RUNNERS), through the in-process transport.
+  node: [...above('node'), 'runner'],
+  // A separate program: it speaks only the runner protocol.
+  runner: ['core', 'contract'],
+  // The client and the CLI speak only HTTP.
+  client: ['core', 'contract'],
+  cli: ['core', 'contract', 'client'],
+};
+
+const CLIENT_TYPES_PENDING = 'the HTTP answers and tool inputs the client needs are not yet declared in contract/ (issue 16)';
+
+/** Single imports outside the table, each with its reason. */
+const exceptions: readonly { from: string; to: string; reason: string }[] = [
+  { from: 'src/cli/main.ts', to: 'functions/node.ts', reason: '`toolgate serve` starts the composition root, imported on demand so the client commands never load the server' },
+  { from: 'src/cli/main.ts', to: 'functions/runner.ts', reason: '`toolgate runner` starts the runner composition root, imported on demand' },
+  // Not yet derived from contract/: the client's types still read the server's (issue 16). Each
+  // line goes when its import does; a new one fails this test.
+  { from: 'src/client/api-types.ts', to: 'src/history/git-import.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/api-types.ts', to: 'src/approvals/approval-store.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/api-types.ts', to: 'src/keys/key-store.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/api-types.ts', to: 'src/metering/usage-meter.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/api-types.ts', to: 'src/tools/tool.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/api-types.ts', to: 'src/tools/tool-formats.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/api-types.ts', to: 'src/workspace/workspace.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/api-types.ts', to: 'src/workspace/workspaces.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/tool-types.ts', to: 'src/processes/process-store.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/tool-types.ts', to: 'src/processes/process-record.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/tool-types.ts', to: 'src/tools/apply-patch/apply-patch.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/tool-types.ts', to: 'src/tools/bash.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/tool-types.ts', to: 'src/tools/read-file.ts', reason: CLIENT_TYPES_PENDING },
+  { from: 'src/client/tool-types.ts', to: 'src/tools/write-file.ts', reason: CLIENT_TYPES_PENDING },
+];
+
 // src/client runs in browsers and Workers too, so it is held to the same rule.
-const workerBound = ['src/core', 'src/workspace', 'src/history', 'src/tools', 'src/http', 'src/keys', 'src/approvals', 'src/metering', 'src/calls', 'src/client', 'src/cloudflare', 'src/hooks'];
+const workerBound = ['src/core', 'src/contract', 'src/workspace', 'src/history', 'src/tools', 'src/http', 'src/keys', 'src/approvals', 'src/metering', 'src/calls', 'src/client', 'src/cloudflare', 'src/hooks'];
 const nodeOnlyPackages = ['better-sqlite3', '@hono/node-server', 'tsx'];
 const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 
@@ -21,6 +84,20 @@ function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]/g), ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)];
   return specifiers.map((match) => match[1]!);
+}
+
+/** Every relative import of a file under `src/` that the table does not allow, as "importer -> target". */
+function layerViolations(file: string, table = mayImport, allowed = exceptions): string[] {
+  const from = relative(repoRoot, file);
+  const folder = from.split('/')[1]!;
+  return importsOf(file).flatMap((specifier) => {
+    if (!specifier.startsWith('.')) return [];
+    const to = relative(repoRoot, resolve(dirname(file), specifier));
+    const [top, target] = to.split('/');
+    if (top === 'src' && (target === folder || table[folder]?.includes(target!))) return [];
+    if (allowed.some((exception) => exception.from === from && exception.to === to)) return [];
+    return [`${from} -> ${to}`];
+  });
 }
 
 /** Every problem import reachable from `file`, as "importer -> specifier". */
@@ -42,6 +119,25 @@ function nodeOnlyImports(file: string, seen = new Set<string>()): string[] {
 }
 
 describe('layering', () => {
+  it('every folder of src/ is in the layer table', () => {
+    const folders = readdirSync(join(repoRoot, 'src')).filter((name) => statSync(join(repoRoot, 'src', name)).isDirectory());
+    expect(folders.filter((folder) => !(folder in mayImport))).toEqual([]);
+  });
+
+  it('every import in src/ points up the layer table', () => {
+    const files = sourceFiles(join(repoRoot, 'src'));
+    expect(files.length).toBeGreaterThan(100);
+    expect(files.flatMap((file) => layerViolations(file))).toEqual([]);
+  });
+
+  it('the table check itself catches an import against the table', () => {
+    const server = join(repoRoot, 'src/node/server.ts');
+    expect(layerViolations(server)).toEqual([]);
+    // The same file judged as if node/ were the runner, which may import only core/ and contract/.
+    expect(layerViolations(server, { ...mayImport, node: mayImport.runner! })).toEqual(expect.arrayContaining(['src/node/server.ts -> src/http/app.ts']));
+    expect(layerViolations(join(repoRoot, 'src/cli/main.ts'), mayImport, [])).toEqual(['src/cli/main.ts -> functions/node.ts', 'src/cli/main.ts -> functions/runner.ts']);
+  });
+
   it.each(workerBound)('%s imports nothing Node-only', (dir) => {
     const files = sourceFiles(join(repoRoot, dir));
     expect(files.length).toBeGreaterThan(0);
