@@ -4,14 +4,11 @@ import type { ToolDefinition } from '../tools/tool.ts';
 
 export type PolicyDecision = 'allow' | 'approve' | 'deny';
 
-/** bash actions that only read: `safe` lets them run without approval. */
-const READ_ONLY_BASH_ACTIONS = new Set(['status', 'logs', 'list']);
-
 /**
  * The first of the key's rules that matches decides; else the mode: `auto` runs everything,
  * `manual` asks for everything, `safe` asks for whatever can change the workspace or run code.
  */
-export function approvalDecision(key: Pick<ApiKey, 'approvalMode' | 'rules'>, tool: Pick<ToolDefinition, 'name' | 'annotations'>, action: string | undefined): PolicyDecision {
+export function approvalDecision(key: Pick<ApiKey, 'approvalMode' | 'rules'>, tool: Pick<ToolDefinition, 'name' | 'annotations' | 'actions'>, action: string | undefined): PolicyDecision {
   for (const rule of key.rules) {
     if (rule.tool === tool.name && (rule.action === undefined || rule.action === action)) return rule.decision;
   }
@@ -25,15 +22,19 @@ export function approvalDecision(key: Pick<ApiKey, 'approvalMode' | 'rules'>, to
   }
 }
 
-function readsOnly(tool: Pick<ToolDefinition, 'name' | 'annotations'>, action: string | undefined): boolean {
-  if (tool.name === 'bash') return action !== undefined && READ_ONLY_BASH_ACTIONS.has(action);
+/** A tool with actions reads only in the actions it names so; any other tool as its annotations say. */
+function readsOnly(tool: Pick<ToolDefinition, 'annotations' | 'actions'>, action: string | undefined): boolean {
+  if (tool.actions) return action !== undefined && tool.actions.readOnly.includes(action);
   return tool.annotations.readOnlyHint;
 }
 
-/** Whether the key's tool allowlist admits the call; `action` is undefined until bash's arguments are parsed. */
-export function toolAllowed(key: Pick<ApiKey, 'tools'>, tool: string, action: string | undefined): boolean {
-  if (key.tools === undefined || key.tools.includes(tool)) return true;
-  if (tool !== 'bash') return false;
-  if (action === undefined) return key.tools.some((entry) => entry.startsWith('bash:'));
-  return key.tools.includes(`bash:${action}`);
+/**
+ * Whether the key's tool allowlist admits the call: the tool, or (for a tool with actions) the
+ * `tool:action` entry; `action` is undefined until the arguments are parsed, when any entry of the tool will do.
+ */
+export function toolAllowed(key: Pick<ApiKey, 'tools'>, tool: Pick<ToolDefinition, 'name' | 'actions'>, action: string | undefined): boolean {
+  if (key.tools === undefined || key.tools.includes(tool.name)) return true;
+  if (!tool.actions) return false;
+  if (action === undefined) return key.tools.some((entry) => entry.startsWith(`${tool.name}:`));
+  return key.tools.includes(`${tool.name}:${action}`);
 }

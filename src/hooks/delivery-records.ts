@@ -1,6 +1,6 @@
 // The answers of webhook deliveries by delivery id, so a repeated delivery answers as the first
 // one did without applying anything again, however many arrive at once.
-import type { CallAnswer } from '../calls/tool-calls.ts';
+import type { CallAnswer } from '../core/call-answer.ts';
 import { errorBody, errorStatus } from '../core/errors.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 

@@ -1,6 +1,6 @@
 // The operations of the HTTP contract as the OpenAPI document lists them: one entry per route, its schemas taken from the routes.
 import { z } from 'zod';
-import { MAX_WAIT_MS } from '../calls/tool-calls.ts';
+import { MAX_WAIT_MS } from '../approvals/approval-flow.ts';
 import { errorStatus, type ErrorCode } from '../core/errors.ts';
 import { inputJsonSchema, toolFormats } from '../tools/tool-formats.ts';
 import type { ToolDefinition } from '../tools/tool.ts';

@@ -10,7 +10,12 @@ interface Bucket {
 const IDLE_MS = 60_000;
 const MAX_BUCKETS = 100_000;
 
-export class RateLimiter {
+/** Takes one call from a key's rate limit, or throws `rate_limited`. */
+export interface CallLimiter {
+  take(keyId: string, perMinute: number): void | Promise<void>;
+}
+
+export class RateLimiter implements CallLimiter {
   private readonly buckets = new Map<string, Bucket>();
 
   constructor(private readonly now: () => number = Date.now) {}

@@ -2,9 +2,8 @@
 import { z } from 'zod';
 import { ToolError } from '../core/errors.ts';
 import { snapshotOf } from '../processes/process-record.ts';
-import type { ProcessStore } from '../processes/process-store.ts';
 import type { Workspace } from '../workspace/workspace.ts';
-import { defineTool } from './tool.ts';
+import { defineTool, type ProcessLauncher, type ProcessUse } from './tool.ts';
 
 export const bashActions = ['exec', 'start', 'status', 'logs', 'write', 'stop', 'list'] as const;
 type Action = (typeof bashActions)[number];
@@ -55,6 +54,13 @@ export const bash = defineTool({
     'visible to read_file when it ends.',
   input: bashInput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  actions: {
+    names: bashActions,
+    of: (args) => args.action,
+    readOnly: ['status', 'logs', 'list'],
+    usingProcessTime: ['exec', 'start'],
+    processUse,
+  },
   check: checkArguments,
   async execute(args, { workspace, processes, recordEffect }) {
     checkArguments(args);
@@ -117,7 +123,7 @@ async function newProcess(args: Input, workspace: Workspace, mode: 'exec' | 'sta
   return { workspace: workspace.id, command: args.command!, cwd: cwd.path, env: args.env ?? {}, mode, timeoutMs: mode === 'exec' ? (args.timeoutMs ?? DEFAULT_TIMEOUT_MS) : null, terminal };
 }
 
-async function exec(args: Input, workspace: Workspace, processes: ProcessStore, recordEffect: (() => void) | undefined) {
+async function exec(args: Input, workspace: Workspace, processes: ProcessLauncher, recordEffect: (() => void) | undefined) {
   const created = processes.create(await newProcess(args, workspace, 'exec'), recordEffect);
   const timeoutMs = created.timeoutMs!;
   let record = await processes.waitForEnd(workspace.id, created.id, timeoutMs);
@@ -149,7 +155,15 @@ async function exec(args: Input, workspace: Workspace, processes: ProcessStore, 
   };
 }
 
-function owned(processes: ProcessStore, workspace: Workspace, processId: string) {
+/** An exec's run time counts at once; a started process's when it ends. */
+function processUse(action: string, result: unknown): ProcessUse {
+  const value = result as { durationMs?: unknown; processId?: unknown };
+  if (action === 'exec' && typeof value.durationMs === 'number') return { processSeconds: value.durationMs / 1000 };
+  if (action === 'start' && typeof value.processId === 'string') return { processId: value.processId };
+  return {};
+}
+
+function owned(processes: ProcessLauncher, workspace: Workspace, processId: string) {
   const record = processes.get(workspace.id, processId);
   if (!record) throw new ToolError('not_found', `Process ${processId} does not exist in workspace ${workspace.id}; list processes with action "list".`, { processId });
   return record;

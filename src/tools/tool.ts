@@ -10,11 +10,14 @@ export interface ToolLimits {
   maxFileBytes: number;
 }
 
+/** What a tool may do with durable processes: run, watch, feed and stop them (not lease or report, the runner's part). */
+export type ProcessLauncher = Pick<ProcessStore, 'create' | 'get' | 'list' | 'waitForEnd' | 'execResult' | 'readLogs' | 'writeStdin' | 'requestStop'>;
+
 export interface ToolContext {
   workspace: Workspace;
   limits: ToolLimits;
-  /** Durable bash processes; bash answers `unavailable` without them. */
-  processes?: ProcessStore;
+  /** Durable processes; bash answers `unavailable` without them. */
+  processes?: ProcessLauncher;
   /** Runs inside the transaction that commits the call's effect (a workspace commit, a new process). */
   recordEffect?: () => void;
 }
@@ -25,11 +28,35 @@ export interface ToolAnnotations {
   idempotentHint?: boolean;
 }
 
+/** The process time a call used: an exec's run time at once, or the started process whose run time counts when it ends. */
+export interface ProcessUse {
+  processSeconds?: number;
+  processId?: string;
+}
+
+/**
+ * A tool whose calls each name one of several actions (bash): allowlist entries and rules say
+ * `tool:action`, usage records keep the action, and the gate asks the tool, never its name.
+ */
+export interface ToolActions<Input = unknown> {
+  names: readonly string[];
+  /** The action a call names. */
+  of(input: Input): string;
+  /** Actions that only read: the `safe` approval mode runs them unasked. */
+  readOnly: readonly string[];
+  /** Actions whose calls use process time, so a spent processSeconds quota refuses them. */
+  usingProcessTime: readonly string[];
+  /** What process time a call of `action` used, read from its result. */
+  processUse(action: string, result: unknown): ProcessUse;
+}
+
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   input: Schema;
   annotations: ToolAnnotations;
+  /** Set for a tool with actions; see ToolActions. */
+  actions?: ToolActions<z.output<Schema>>;
   /** Checks beyond the schema (arguments that depend on each other); throws `invalid_argument`. */
   check?(input: z.output<Schema>): void;
   execute(input: z.output<Schema>, context: ToolContext): Promise<unknown>;

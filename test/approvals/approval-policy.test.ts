@@ -45,15 +45,16 @@ describe('approval modes', () => {
 
 describe('tool allowlists', () => {
   it('admits all tools without a list, and with one exactly the named tools and bash actions', () => {
-    expect(calls.every((call) => toolAllowed({ tools: undefined }, call.tool.name, call.action))).toBe(true);
-    const allowed = (tools: string[]) => calls.filter((call) => toolAllowed({ tools }, call.tool.name, call.action)).map(label);
+    expect(calls.every((call) => toolAllowed({ tools: undefined }, call.tool, call.action))).toBe(true);
+    const allowed = (tools: string[]) => calls.filter((call) => toolAllowed({ tools }, call.tool, call.action)).map(label);
     expect(allowed(['read_file', 'bash:logs', 'bash:status'])).toEqual(['read_file', 'bash:status', 'bash:logs']);
     expect(allowed(['bash'])).toEqual(bashActions.map((action) => `bash:${action}`));
     expect(allowed([])).toEqual([]);
   });
 
   it('lets bash past the first check (before its action is known) only when some bash action is allowed', () => {
-    expect(toolAllowed({ tools: ['bash:exec'] }, 'bash', undefined)).toBe(true);
-    expect(toolAllowed({ tools: ['read_file'] }, 'bash', undefined)).toBe(false);
+    const bash = builtinTools.find((tool) => tool.name === 'bash')!;
+    expect(toolAllowed({ tools: ['bash:exec'] }, bash, undefined)).toBe(true);
+    expect(toolAllowed({ tools: ['read_file'] }, bash, undefined)).toBe(false);
   });
 });

@@ -1,9 +1,10 @@
 // Process seconds of started processes: counted on their calls' usage records as they run and
 // when they end, told to a home's quota ledger, and a process whose key's processSeconds quota
 // is spent meanwhile is stopped.
-import type { UsageMeter } from '../metering/usage-meter.ts';
+import type { KeyLookup } from '../keys/key-lookup.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
-import type { KeyLookup, QuotaLedger } from './tool-calls.ts';
+import type { QuotaLedger } from './quota-ledger.ts';
+import type { UsageMeter } from './usage-meter.ts';
 
 /** How often running processes' seconds are counted (API.md: at least every 30 s). */
 export const DEFAULT_ACCRUAL_MS = 10_000;
