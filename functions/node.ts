@@ -1,8 +1,10 @@
-// Composition root of the embedded default: `npm start` runs this file.
+// Composition root of the embedded default: `npm start` runs this file; `toolgate serve` calls its main().
 import { readNodeConfig } from '../src/node/config.ts';
 import { startNodeServer } from '../src/node/server.ts';
+import { isEntryPoint } from '../src/node/entry-point.ts';
 
-async function main(): Promise<void> {
+/** Starts the server from the environment's settings and prints where it listens; stops it on SIGTERM or SIGINT. */
+export async function main(): Promise<void> {
   const config = readNodeConfig(process.env);
   const server = await startNodeServer(config);
   console.log(`toolgate listening on ${server.url} (data in ${config.dataDir}, blobs in ${server.blobs === 's3' ? 'S3' : 'the data dir'})`);
@@ -37,7 +39,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-main().catch((error: unknown) => {
-  console.error(`toolgate: could not start: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+if (isEntryPoint(import.meta.url)) {
+  main().catch((error: unknown) => {
+    console.error(`toolgate: could not start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+}

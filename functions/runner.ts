@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { Runner } from '../src/runner/node/runner.ts';
 import { readRunnerKey, RunnerKeyError } from '../src/runner/node/runner-key.ts';
 import { readSandboxSettings, type SandboxSettings } from '../src/runner/node/sandbox-settings.ts';
+import { isEntryPoint } from '../src/node/entry-point.ts';
 
 const usage = `Usage: toolgate runner --url <server url> [--key-file <path>] [--data <dir>] [--concurrency <n>] [--network]
 
@@ -24,10 +25,8 @@ TOOLGATE_PROCESS_PIDS and (started processes) TOOLGATE_MAX_PROCESS_MS; see the R
   --full-scan    find what an exec changed by scanning the workspace copy, not from an overlay
 `;
 
-function main(): void {
-  // Run as `toolgate runner ...` or directly as `tsx functions/runner.ts ...`.
-  const args = process.argv.slice(2);
-  if (args[0] === 'runner') args.shift();
+/** Runs a runner with these command-line arguments (`toolgate runner ...` passes what follows `runner`). */
+export function main(args: string[] = process.argv.slice(2)): void {
   const { values } = parseArgs({
     args,
     options: {
@@ -90,4 +89,4 @@ function main(): void {
   process.on('SIGINT', shutdown);
 }
 
-main();
+if (isEntryPoint(import.meta.url)) main();

@@ -12,6 +12,7 @@ import { loadAdminSecret } from '../src/node/admin-key.ts';
 import { readNodeConfig } from '../src/node/config.ts';
 import { Runner } from '../src/runner/node/runner.ts';
 import { makePrivateDir, writePrivateFile } from '../src/storage/node/private-files.ts';
+import { isEntryPoint } from '../src/node/entry-point.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /** Variables the Worker reads, passed on when set; its two keys are written apart, as this program chooses them. */
@@ -34,7 +35,8 @@ function hasSetpriv(): boolean {
   }
 }
 
-async function main(): Promise<void> {
+/** Starts the Cloudflare home under wrangler dev on loopback, with a runner attached; stops both on SIGTERM or SIGINT. */
+export async function main(): Promise<void> {
   const config = readNodeConfig(process.env);
   // The data dir holds the admin key, the Worker's env file and wrangler's state: its owner's alone.
   makePrivateDir(config.dataDir);
@@ -112,7 +114,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(`toolgate: could not start: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+if (isEntryPoint(import.meta.url)) {
+  main().catch((error: unknown) => {
+    console.error(`toolgate: could not start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+}

@@ -51,11 +51,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
         }
         if (rest.length > 0) throw new UsageError(`serve takes no arguments (got ${JSON.stringify(rest[0])}); configure it by environment variables`, serveUsage);
         // Imported on demand, so the client commands start without loading the server.
-        await import('../../functions/node.ts');
+        await (await import('../../functions/node.ts')).main();
         return undefined;
       case 'runner':
-        // The runner reads its own flags from process.argv and prints its own help.
-        await import('../../functions/runner.ts');
+        // The runner reads its own flags and prints its own help.
+        (await import('../../functions/runner.ts')).main(rest);
         return undefined;
       case 'keys':
         return await keysCommand(rest, io);

@@ -93,7 +93,8 @@ export const finishReportSchema = z.strictObject({
   truncated: z.boolean().optional(),
 });
 export type FinishReport = z.output<typeof finishReportSchema>;
-export const exitReportSchema = finishReportSchema.extend({ token });
+/** The token first, as the report has always listed it (the OpenAPI document keeps its order). */
+export const exitReportSchema = z.strictObject({ token, ...finishReportSchema.shape });
 
 export const blobPieceQuerySchema = z.strictObject({ token: queryCount, offset: queryCount, size: queryCount });
 export const blobUploadQuerySchema = z.strictObject({ token: queryCount });
