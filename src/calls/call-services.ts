@@ -9,6 +9,7 @@ import type { ToolRegistry } from '../tools/registry.ts';
 import type { ToolLimits } from '../tools/tool.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
 import { ToolCalls, type ToolCallsOptions } from './tool-calls.ts';
+import type { Log } from '../core/log.ts';
 
 export interface CallServicesOptions {
   db: SqlDatabase;
@@ -20,7 +21,7 @@ export interface CallServicesOptions {
   /** See ToolCallsOptions.processAccrualMs. */
   processAccrualMs?: number;
   rateLimitPerMinute?: number;
-  log?: (message: string, error?: unknown) => void;
+  log?: Log;
   /** See ToolCallsOptions.afterCall. */
   afterCall?: ToolCallsOptions['afterCall'];
   /** See ToolCallsOptions.egress. */
@@ -37,7 +38,7 @@ export interface CallServices {
 /** Builds the services and settles what a stopped server left open; call `calls.stop()` on shutdown. */
 export function createCallServices(options: CallServicesOptions): CallServices {
   const keys = new KeyStore(options.db);
-  const meter = new UsageMeter(options.db);
+  const meter = new UsageMeter(options.db, Date.now, options.log);
   const approvals = new ApprovalStore(options.db);
   const calls = new ToolCalls({
     tools: options.tools,

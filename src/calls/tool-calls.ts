@@ -17,6 +17,7 @@ import type { ToolRegistry } from '../tools/registry.ts';
 import type { ToolDefinition, ToolLimits } from '../tools/tool.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
+import { consoleLog, type Log } from '../core/log.ts';
 
 /** The gate's answer: declared in core, named here too since every caller of the gate handles one. */
 export type { CallAnswer } from '../core/call-answer.ts';
@@ -37,7 +38,7 @@ export interface ToolCallsOptions {
   defaultRateLimitPerMinute: number;
   now?: () => number;
   /** Where failures that the caller never sees (undelivered notices, internal errors) are reported. */
-  log?: (message: string, error?: unknown) => void;
+  log?: Log;
   /** How often running processes' seconds are counted against quotas (default 10 s; API.md: at least every 30 s). */
   processAccrualMs?: number;
   /** Runs after a call's effect landed, before it answers (an automatic checkpoint); a failure is logged, never the call's. */
@@ -229,7 +230,7 @@ export class ToolCalls {
   }
 
   private log(message: string, error?: unknown): void {
-    (this.options.log ?? ((text: string, cause?: unknown) => console.error(`toolgate: ${text}`, cause ?? '')))(message, error);
+    (this.options.log ?? consoleLog)(message, error);
   }
 }
 

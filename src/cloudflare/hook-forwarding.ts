@@ -1,7 +1,7 @@
 // The directory's side of a webhook delivery on the Cloudflare home: hooks are configured and
 // verified in the directory (the Worker cannot tell a hook's workspace from its URL), and a
 // verified delivery is handed to its workspace's object, which runs it as the hook's owner key.
-import type { CallAnswer } from '../calls/tool-calls.ts';
+import type { CallAnswer } from '../core/call-answer.ts';
 import { errorBody, ToolError } from '../core/errors.ts';
 import type { HookDeliverer, SignedDelivery } from '../http/app-deps.ts';
 import { INTERNAL_HEADER, INTERNAL_PREFIX, workspaceObject, type Env } from './bindings.ts';

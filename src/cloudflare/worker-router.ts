@@ -7,6 +7,7 @@ import { ToolError } from '../core/errors.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
 import { callObject, directoryObject, dispatcherObject, INTERNAL_HEADER, INTERNAL_PREFIX, readSettings, workspaceObject, type DurableObjectStub, type Env, type JobMessage } from './bindings.ts';
 import { WORKSPACE_HEADER } from './workspace-object.ts';
+import { consoleLog as log } from '../core/log.ts';
 
 /** Where a workspace named by an invalid id is sent: its object refuses every call with the contract's error, and records it. */
 const INVALID_WORKSPACE = '~invalid';
@@ -21,7 +22,7 @@ export interface QueueMessage<Body> {
 export const worker = {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
-    const logFailure = (failure: unknown) => console.error('toolgate: could not route a request', failure);
+    const logFailure = (failure: unknown) => log('could not route a request', failure);
     if (url.pathname.startsWith(INTERNAL_PREFIX)) {
       return errorResponse(new ToolError('not_found', `No route for ${request.method} ${url.pathname}; see API.md for the routes.`), logFailure);
     }
@@ -50,7 +51,7 @@ export const worker = {
         await callObject(dispatcherObject(env), 'offer', message.body);
         message.ack();
       } catch (error) {
-        console.error(`toolgate: could not offer job ${message.body.jobId}; the Queue delivers it again`, error);
+        log(`could not offer job ${message.body.jobId}; the Queue delivers it again`, error);
         message.retry();
       }
     }

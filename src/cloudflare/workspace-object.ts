@@ -34,6 +34,7 @@ import { Workspaces } from '../workspace/workspaces.ts';
 import { callObject, directoryObject, INTERNAL_PREFIX, internalOnly, readSettings, type DurableObjectState, type Env } from './bindings.ts';
 import { workerEgressFetch } from './egress-fetch.ts';
 import { HOOK_DELIVERY_PATH, receiveHookDelivery } from './hook-delivery-route.ts';
+import { consoleLog as log } from '../core/log.ts';
 
 /** The header the Worker names the workspace in, so the object knows its name and can enter it in the directory's index. */
 export const WORKSPACE_HEADER = 'x-toolgate-workspace';
@@ -70,7 +71,7 @@ export class WorkspaceObject {
     await this.ready;
     if (!this.app) return Response.json({ error: { code: 'unavailable', message: this.failure ?? 'toolgate is not configured.' } }, { status: 503 });
     const response = await this.app.fetch(request);
-    await this.register(request.headers.get(WORKSPACE_HEADER)).catch((error: unknown) => console.error('toolgate: could not enter the workspace in the directory; the next request retries', error));
+    await this.register(request.headers.get(WORKSPACE_HEADER)).catch((error: unknown) => log('could not enter the workspace in the directory; the next request retries', error));
     await this.dispatch!.send();
     await this.scheduleAlarm();
     return response;
@@ -94,12 +95,12 @@ export class WorkspaceObject {
     const objects = new R2ObjectStore(env.BLOBS);
     const workspaces = new Workspaces(db, objects, [], BLOB_CACHE_BYTES);
     const egress = workerEgressFetch(settings.egressAllowHosts);
-    const history = new WorkspaceHistory(db, objects, { limits: { ...settings.importLimits, maxFileBytes: settings.maxFileBytes }, egress }).attach(workspaces);
-    const processes = new ProcessStore(db, { leaseMs: settings.leaseMs, maxOutputChars: settings.maxOutputChars, maxRunningPerWorkspace: settings.workspaceMaxProcesses });
+    const history = new WorkspaceHistory(db, objects, { limits: { ...settings.importLimits, maxFileBytes: settings.maxFileBytes }, egress, log }).attach(workspaces);
+    const processes = new ProcessStore(db, { leaseMs: settings.leaseMs, maxOutputChars: settings.maxOutputChars, maxRunningPerWorkspace: settings.workspaceMaxProcesses, log });
     const tools = new ToolRegistry(builtinTools);
     const limits = { maxBodyBytes: settings.maxBodyBytes, maxFileBytes: settings.maxFileBytes, defaultReadMaxChars: settings.defaultReadMaxChars };
     const directory = new DirectoryClient(env);
-    const meter = new UsageMeter(db);
+    const meter = new UsageMeter(db, Date.now, log);
     // An approval's id names its workspace, so the Worker can send a decision straight to this object.
     const approvals = new ApprovalStore(db, Date.now, (workspace) => `apr_${crypto.randomUUID().replaceAll('-', '')}.${workspace}`);
     const calls = new ToolCalls({
@@ -117,6 +118,7 @@ export class WorkspaceObject {
       defaultRateLimitPerMinute: settings.rateLimitPerMinute,
       afterCall: history.afterCall,
       egress,
+      log,
     });
     calls.start();
     const deps = { workspaces, keys: directory, tools, calls, meter, limits, processes };
@@ -149,7 +151,7 @@ export class WorkspaceObject {
       return c.json({ job: leasedJobBody(job, deps) });
     });
     // Webhook deliveries the directory verified: run here, as the hook's owner key, once per delivery id.
-    const hookDeliveries = new HookDeliveries({ calls, keys: directory, records: new DeliveryRecords(db), workspaces, history });
+    const hookDeliveries = new HookDeliveries({ calls, keys: directory, records: new DeliveryRecords(db), workspaces, history, log });
     internal.post(`/${HOOK_DELIVERY_PATH}`, (c) => receiveHookDelivery(hookDeliveries, c.req.raw, settings.maxBodyBytes));
     app.route(INTERNAL_PREFIX.slice(0, -1), internal);
 
@@ -240,7 +242,7 @@ class JobDispatch {
       try {
         await this.env.JOBS.send({ workspace: record.workspace, jobId: job.id });
       } catch (error) {
-        console.error(`toolgate: could not queue job ${job.id}; retrying on the next request or alarm`, error);
+        log(`could not queue job ${job.id}; retrying on the next request or alarm`, error);
         return;
       }
       this.db.query('INSERT INTO job_dispatch (job_id, attempts) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET attempts = excluded.attempts', job.id, job.attempts);

@@ -13,6 +13,7 @@ import { HistoryRecords, type CheckpointRow } from './history-records.ts';
 import { planRestore } from './restore-plan.ts';
 import { writeSnapshotTree } from './snapshot-tree.ts';
 import { commitTree, listTree } from './tree-listing.ts';
+import { consoleLog, type Log } from '../core/log.ts';
 
 export interface Checkpoint {
   id: string;
@@ -24,7 +25,7 @@ export interface HistoryOptions {
   /** What imports fetch through: the home's egress guard (without one, every import is refused). */
   egress?: EgressFetch;
   /** Where failures nobody waits for (an automatic checkpoint's) are reported. */
-  log?: (message: string, error?: unknown) => void;
+  log?: Log;
 }
 
 /** A tool call that ran, as ToolCalls reports it after the call's effect landed. */
@@ -121,10 +122,7 @@ export class WorkspaceHistory {
     try {
       await this.checkpoint(call.workspace, typeof summary === 'string' && summary !== '' ? `apply_patch\n\n${summary}` : 'apply_patch');
     } catch (error) {
-      (this.options.log ?? ((text: string, cause?: unknown) => console.error(`toolgate: ${text}`, cause ?? '')))(
-        `could not checkpoint workspace ${call.workspace.id} after apply_patch`,
-        error,
-      );
+      (this.options.log ?? consoleLog)(`could not checkpoint workspace ${call.workspace.id} after apply_patch`, error);
     }
   };
 

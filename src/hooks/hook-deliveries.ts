@@ -2,12 +2,15 @@
 // (scope, approvals, quota, the path guard, atomicity, metering), once per delivery id, and an
 // applied patch is followed by a checkpoint when the hook asks for one.
 import { z } from 'zod';
-import type { CallAnswer, KeyLookup, ToolCalls } from '../calls/tool-calls.ts';
+import type { ToolCalls } from '../calls/tool-calls.ts';
+import type { CallAnswer } from '../core/call-answer.ts';
+import type { KeyLookup } from '../keys/key-lookup.ts';
 import { errorBody, errorStatus, INTERNAL_MESSAGE, isToolError, ToolError } from '../core/errors.ts';
 import { parseInput } from '../contract/parse-input.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { DeliveryOutcome, DeliveryRecords } from './delivery-records.ts';
 import type { HookTarget } from './hook-store.ts';
+import { consoleLog, type Log } from '../core/log.ts';
 
 /** The body a delivery carries; unknown fields are refused, as in every request of the contract. */
 export const hookDeliveryInput = z.strictObject({
@@ -36,7 +39,7 @@ export interface HookDeliveriesOptions {
   workspaces: { open(id: string): Workspace };
   /** Without it no checkpoint is made; hooks are then configured without them. */
   history?: Checkpoints;
-  log?: (message: string, error?: unknown) => void;
+  log?: Log;
 }
 
 /** Answers that leave the delivery free to be tried again: nothing was applied and a retry may succeed. */
@@ -96,7 +99,7 @@ export class HookDeliveries {
   }
 
   private readonly log = (message: string, error?: unknown): void => {
-    (this.options.log ?? ((text: string, cause?: unknown) => console.error(`toolgate: ${text}`, cause ?? '')))(message, error);
+    (this.options.log ?? consoleLog)(message, error);
   };
 }
 

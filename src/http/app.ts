@@ -16,6 +16,7 @@ import { runnerRoutes } from './runner-routes.ts';
 import { toolListRoutes, toolRoutes } from './tool-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
 import { workspaceRoutes } from './workspace-routes.ts';
+import { consoleLog } from '../core/log.ts';
 
 /** The whole contract on one set of services, as one process serves it. */
 export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {
@@ -42,7 +43,7 @@ export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {
  */
 export function createBaseApp(deps: Pick<AppDeps, 'keys' | 'tools' | 'onInternalError' | 'processes' | 'sandbox'> & { runnerProtocol?: boolean }): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const onInternal = deps.onInternalError ?? ((error: unknown) => console.error('toolgate: internal error', error));
+  const onInternal = deps.onInternalError ?? ((error: unknown) => consoleLog('internal error', error));
 
   app.onError((error) => errorResponse(error, onInternal));
   app.notFound((c) => errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see API.md for the routes.`), onInternal));

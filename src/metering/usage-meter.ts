@@ -3,6 +3,7 @@ import { ToolError } from '../core/errors.ts';
 import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
 import type { ApiKey, Quota } from '../keys/key-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
+import { consoleLog, type Log } from '../core/log.ts';
 
 export interface CallIdentity {
   keyId: string;
@@ -73,6 +74,7 @@ export class UsageMeter {
   constructor(
     private readonly db: SqlDatabase,
     private readonly now: () => number = Date.now,
+    private readonly log: Log = consoleLog,
   ) {
     db.script(`
       CREATE TABLE IF NOT EXISTS usage (
@@ -153,7 +155,7 @@ export class UsageMeter {
       });
     } catch (error) {
       // The calls have run; losing their records is reported loudly but does not fail them.
-      console.error(`toolgate: could not record the usage of ${batch.length} calls`, error);
+      this.log(`could not record the usage of ${batch.length} calls`, error);
     }
     for (const item of batch) item.done();
   }

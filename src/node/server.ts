@@ -27,6 +27,7 @@ import { Workspaces } from '../workspace/workspaces.ts';
 import { generateSecret } from '../keys/key-store.ts';
 import { loadAdminSecret, type AdminSecret } from './admin-key.ts';
 import type { NodeConfig } from './config.ts';
+import { consoleLog } from '../core/log.ts';
 
 export interface NodeHome {
   app: Hono<AppEnv>;
@@ -49,18 +50,20 @@ export interface RunningServer extends Omit<NodeHome, 'close'> {
 export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   // The data dir holds the database, the admin key and tenants' blobs: its owner's alone.
   makePrivateDir(config.dataDir);
+  // What no caller sees (background failures, internal errors) goes to one log.
+  const log = consoleLog;
   const db = SqliteDatabase.open(join(config.dataDir, 'toolgate.db'));
   const s3 = s3ObjectStoreFromEnv(config.env);
   if (!s3) makePrivateDir(join(config.dataDir, 'blobs'));
   const objects: ObjectStore = s3 ?? new FsObjectStore(join(config.dataDir, 'blobs'));
   const workspaces = new Workspaces(db, objects, config.readOnlyRoots);
-  const processes = new ProcessStore(db, { leaseMs: config.leaseMs, maxOutputChars: config.maxProcessOutputChars, maxRunningPerWorkspace: config.workspaceMaxProcesses });
+  const processes = new ProcessStore(db, { leaseMs: config.leaseMs, maxOutputChars: config.maxProcessOutputChars, maxRunningPerWorkspace: config.workspaceMaxProcesses, log });
   const tools = new ToolRegistry(builtinTools);
   const limits = { maxBodyBytes: config.maxBodyBytes, maxFileBytes: config.maxFileBytes, defaultReadMaxChars: config.defaultReadMaxChars };
   // Imports and approval notices reach only hosts the egress rule allows, checked on the address connected to.
   const egress = nodeEgressFetch(config.egressAllowHosts);
-  const history = new WorkspaceHistory(db, objects, { limits: { ...config.importLimits, maxFileBytes: config.maxFileBytes }, egress }).attach(workspaces);
-  const services = createCallServices({ db, tools, workspaces, limits, processes, approvalTtlMs: config.approvalTtlMs, processAccrualMs: config.processAccrualMs, rateLimitPerMinute: config.rateLimitPerMinute, afterCall: history.afterCall, egress });
+  const history = new WorkspaceHistory(db, objects, { limits: { ...config.importLimits, maxFileBytes: config.maxFileBytes }, egress, log }).attach(workspaces);
+  const services = createCallServices({ db, tools, workspaces, limits, processes, approvalTtlMs: config.approvalTtlMs, processAccrualMs: config.processAccrualMs, rateLimitPerMinute: config.rateLimitPerMinute, afterCall: history.afterCall, egress, log });
   const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
   await services.keys.ensureBootstrapAdmin(adminKey.secret);
   // The in-process runner serves the runner protocol with a runner key of its own, new at every
@@ -68,7 +71,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   const runnerKey = config.inProcessRunner ? generateSecret() : undefined;
   await services.keys.ensureBootstrapRunner(runnerKey);
   // Deliveries run as their hook's owner key through the same calls as the tool routes.
-  const hookDeliveries = new HookDeliveries({ calls: services.calls, keys: services.keys, records: new DeliveryRecords(db), workspaces, history });
+  const hookDeliveries = new HookDeliveries({ calls: services.calls, keys: services.keys, records: new DeliveryRecords(db), workspaces, history, log });
   const hooks = { hooks: new HookStore(db), deliverer: localDeliverer(hookDeliveries), checkpoints: true };
   const app = createApp({ workspaces, processes, tools, limits, ...services, hooks, history, sandbox: config.sandbox.mode });
   // Jobs whose runner stopped renewing its lease become lost within the lease plus one sweep interval.

@@ -1,5 +1,6 @@
 // In-process notices of process changes and queued jobs, so request handlers wait without polling.
 import { scopeCovers, type WorkspaceScope } from '../core/workspace-scope.ts';
+import { consoleLog, type Log } from '../core/log.ts';
 
 /** A kind of job waiting for a runner: which workspace, and whether it is an exec. */
 export interface JobCandidate {
@@ -16,6 +17,8 @@ class Listeners<T extends unknown[]> {
   // Entries, not functions: the same function added twice is two subscriptions.
   readonly #entries = new Set<Entry<T>>();
 
+  constructor(private readonly log: Log) {}
+
   add(listener: (...args: T) => void): () => void {
     const entry = { listener };
     this.#entries.add(entry);
@@ -30,7 +33,7 @@ class Listeners<T extends unknown[]> {
         entry.listener(...args);
       } catch (error) {
         // The change is committed: a listener's failure must not turn it into an error answer.
-        console.error('toolgate: a process listener failed', error);
+        this.log('a process listener failed', error);
       }
     }
   }
@@ -41,10 +44,16 @@ class Listeners<T extends unknown[]> {
  * store per database (per Durable Object on Cloudflare), so every change passes through it.
  */
 export class ProcessEvents {
-  readonly #changed = new Listeners<[string]>();
-  readonly #queued = new Listeners<[]>();
+  readonly #changed: Listeners<[string]>;
+  readonly #queued: Listeners<[]>;
   /** Runners' lease requests waiting for a job, oldest first: a queued job wakes one, not all. */
   readonly #jobWaiters: { scope: WorkspaceScope; execOnly: boolean; wake: () => void }[] = [];
+
+  /** `log` hears of a listener that failed: the change it was told of stays committed. */
+  constructor(log: Log = consoleLog) {
+    this.#changed = new Listeners(log);
+    this.#queued = new Listeners(log);
+  }
 
   onChange(listener: (id: string) => void): () => void {
     return this.#changed.add(listener);

@@ -11,6 +11,7 @@ import type { ExecResult, JobLease, LeaseFence, LeaseHolder } from './runner-rep
 import { RunnerControl, type ControlRequest } from './runner-control.ts';
 import { RunnerSide, type LeaseWish } from './runner-side.ts';
 import { applyProcessSchema } from './schema.ts';
+import type { Log } from '../core/log.ts';
 
 export const DEFAULT_MAX_OUTPUT_CHARS = 1_048_576;
 export const DEFAULT_LEASE_MS = 15_000;
@@ -31,6 +32,8 @@ export interface ProcessStoreOptions {
   chunkChars?: number;
   /** Epoch milliseconds. */
   now?: () => number;
+  /** Where failures no caller sees are reported (a change listener that threw). */
+  log?: Log;
 }
 
 export type NewProcess = ProcessRequest;
@@ -56,7 +59,7 @@ export class ProcessStore {
   readonly #now: () => number;
   readonly #log: ProcessLog;
   readonly #jobs: JobQueue;
-  readonly #events = new ProcessEvents();
+  readonly #events: ProcessEvents;
   readonly #runner: RunnerSide;
   readonly #control: RunnerControl;
 
@@ -71,6 +74,7 @@ export class ProcessStore {
       throw new RangeError('ProcessStore needs maxOutputChars >= 1, chunkChars >= 2, and positive leaseMs and lostAfterMs');
     }
     this.#db = db;
+    this.#events = new ProcessEvents(options.log);
     this.#now = options.now ?? Date.now;
     this.#log = new ProcessLog(db, { maxOutputChars, chunkChars });
     this.#jobs = new JobQueue(db);
