@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ToolgateClient, ToolgateConnectionError, ToolgateError, type Approval } from '../../src/client/index.ts';
+import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/runner-process.ts';
 import { repoRoot, useServer } from '../support/server-process.ts';
 import { failure, resultOf } from '../support/tool-outcome.ts';
@@ -172,15 +173,6 @@ describe('the package export', () => {
   });
 });
 
-
-async function eventually<T>(find: () => Promise<T | undefined>): Promise<T> {
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    const found = await find();
-    if (found !== undefined) return found;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('not found in time');
-}
 
 describe('history and hooks', () => {
   it('checkpoints, diffs and restores a workspace, and configures a hook', async () => {

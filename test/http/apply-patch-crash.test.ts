@@ -1,5 +1,6 @@
 // A server killed with SIGKILL during a stream of multi-file patches: each patch is there whole or not at all.
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { callApi, makeDataDir, removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
 
 const dataDir = makeDataDir();
@@ -44,7 +45,7 @@ describe('crash safety of apply_patch', () => {
       }
     };
     const streams = Array.from({ length: SETS }, (_, set) => stream(set));
-    while (total < 120) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => total >= 120, { what: '120 patches to be acknowledged', intervalMs: 10 });
     await server.kill();
     await Promise.all(streams);
     expect(total).toBeGreaterThanOrEqual(100);

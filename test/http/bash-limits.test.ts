@@ -3,6 +3,7 @@
 // stopped at TOOLGATE_MAX_PROCESS_MS.
 import { readdirSync, readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { useServer } from '../support/server-process.ts';
 
 const PIDS = 64;
@@ -41,14 +42,6 @@ function descendants(root: number): number {
   return count;
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 600; attempt += 1) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 describe('limits per process', () => {
   it('says at start how memory and processes are enforced', () => {
     expect(server.output()).toMatch(/64 MB of memory and 64 processes per command, started processes stopped after 2000 ms; memory and processes (enforced with cgroup v[12]|enforced with rlimits)/);
@@ -64,10 +57,10 @@ describe('limits per process', () => {
     let settled = false;
     void answer.finally(() => (settled = true));
     let most = 0;
-    await until(() => {
+    await eventually(() => {
       most = Math.max(most, descendants(serverPid) - baseline);
       return settled || most >= PIDS / 2;
-    }, 'the fork bomb to spread');
+    }, { what: 'the fork bomb to spread' });
     expect((await server.call('GET', '/healthz')).status).toBe(200);
     // While it runs, the bomb never holds more processes than its limit (under rlimits the uid's, so never more either).
     while (!settled) {
@@ -78,7 +71,7 @@ describe('limits per process', () => {
     expect(result).toMatchObject({ timedOut: true, exitCode: 137 });
     expect(most).toBeGreaterThanOrEqual(PIDS / 2);
     expect(most).toBeLessThanOrEqual(PIDS + 2);
-    await until(() => descendants(serverPid) <= baseline + 1, 'the processes to return to the baseline');
+    await eventually(() => descendants(serverPid) <= baseline + 1, { what: 'the processes to return to the baseline' });
     expect((await bash({ action: 'exec', command: 'echo still here' })).body.result).toMatchObject({ exitCode: 0, stdout: 'still here\n' });
   });
 
@@ -91,10 +84,10 @@ describe('limits per process', () => {
   it('stops a started process at TOOLGATE_MAX_PROCESS_MS, status stopped, and lets exec keep its own timeoutMs', async () => {
     const started = (await bash({ action: 'start', command: 'echo started; sleep 600' })).body.result;
     let status: any;
-    await until(async () => {
+    await eventually(async () => {
       status = (await bash({ action: 'status', processId: started.processId })).body.result;
       return !['queued', 'running'].includes(status.status);
-    }, 'the process to be stopped');
+    }, { what: 'the process to be stopped' });
     expect(status).toMatchObject({ status: 'stopped', exitCode: 143 });
     expect(status.error).toContain('TOOLGATE_MAX_PROCESS_MS');
     expect((await bash({ action: 'exec', command: 'sleep 2.5; echo done' })).body.result).toMatchObject({ exitCode: 0, stdout: 'done\n', timedOut: false });

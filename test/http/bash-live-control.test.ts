@@ -1,6 +1,7 @@
 // Live control over real HTTP with real bubblewrap: stdin and stop reach a running process at once,
 // on the server's own runner and on a separate `toolgate runner`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { hostProcessesNamed, uniqueSleeps } from '../support/host-processes.ts';
 import { createRunnerKey } from '../support/keys.ts';
 import { startRunner } from '../support/runner-process.ts';
@@ -9,39 +10,36 @@ import { makeDataDir, removeDir, useServer, type ServerProcess } from '../suppor
 // A lease of a minute renews every 20 s: stdin or a stop riding on renewals would outlast each test.
 const LEASE = { TOOLGATE_LEASE_MS: '60000' };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 function liveControl(label: string, server: ServerProcess, ws: string): void {
   const bash = (args: Record<string, unknown>) => server.call('POST', `/v1/workspaces/${ws}/tools/bash`, args);
 
-  async function waitForStatus(processId: string, wanted: (status: string) => boolean): Promise<any> {
-    for (let attempt = 0; attempt < 600; attempt += 1) {
-      const answer = await bash({ action: 'status', processId });
-      if (wanted(answer.body.result.status)) return answer.body.result;
-      await sleep(50);
-    }
-    throw new Error(`process ${processId} never reached the wanted status`);
-  }
+  /** The process's status once `wanted` holds for it. */
+  const waitForStatus = (processId: string, wanted: (status: string) => boolean): Promise<any> =>
+    eventually(
+      async () => {
+        const result = (await bash({ action: 'status', processId })).body.result;
+        return wanted(result.status) && result;
+      },
+      { what: `process ${processId} to reach the wanted status`, intervalMs: 50 },
+    );
 
   /** Waits until the log holds `text` past `offset`; answers the offset after it. */
   async function waitForLog(processId: string, offset: number, text: string): Promise<number> {
     let log = '';
-    for (let attempt = 0; attempt < 2000; attempt += 1) {
-      const page = (await bash({ action: 'logs', processId, offset })).body.result;
-      log += page.data;
-      offset = page.nextOffset;
-      const at = log.indexOf(text);
-      if (at !== -1) return offset - (log.length - at - text.length);
-      await sleep(10);
-    }
-    throw new Error(`the log of ${processId} never showed ${JSON.stringify(text)}; it holds ${JSON.stringify(log)}`);
+    return eventually(
+      async () => {
+        const page = (await bash({ action: 'logs', processId, offset })).body.result;
+        log += page.data;
+        offset = page.nextOffset;
+        const at = log.indexOf(text);
+        return at !== -1 && offset - (log.length - at - text.length);
+      },
+      { what: `the log of ${processId} to show ${JSON.stringify(text)}`, intervalMs: 10 },
+    );
   }
 
-  /** Waits, for a little while, until none of `names` runs on the host; answers those still running. */
-  async function treeGone(names: string[]): Promise<string[]> {
-    for (let attempt = 0; attempt < 50 && hostProcessesNamed(names).length > 0; attempt += 1) await sleep(100);
-    return hostProcessesNamed(names);
-  }
+  /** Waits until none of `names` runs on the host. */
+  const treeGone = (names: string[]) => eventually(() => hostProcessesNamed(names).length === 0, { what: `none of ${names.join(', ')} to run` });
 
   describe(label, () => {
     it('feeds each of 20 writes to a read loop, each echo in the logs before the next write', async () => {
@@ -70,7 +68,7 @@ function liveControl(label: string, server: ServerProcess, ws: string): void {
       expect(stopping.status).toBe(200);
       const ended = await waitForStatus(started.processId, (status) => status !== 'running');
       expect(ended.status).toBe('stopped');
-      expect(await treeGone(names)).toEqual([]);
+      await treeGone(names);
     });
 
     it('stop with graceMs 500 on a tree that ignores TERM leaves none of the tree once it ends', async () => {
@@ -83,7 +81,7 @@ function liveControl(label: string, server: ServerProcess, ws: string): void {
       expect(stopping.status).toBe(200);
       const ended = await waitForStatus(started.processId, (status) => status !== 'running');
       expect(ended.status).toBe('stopped');
-      expect(await treeGone(names)).toEqual([]);
+      await treeGone(names);
     });
 
     it('a TERM trap runs and the process ends stopped without waiting out its grace', async () => {

@@ -1,6 +1,7 @@
 // An exec that deletes, recreates and renames files leaves the workspace exactly so, over real HTTP with the in-process runner.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { detectOverlay } from '../../src/runner/node/overlay.ts';
+import { eventually } from '../support/eventually.ts';
 import { useServer } from '../support/server-process.ts';
 
 const server = useServer();
@@ -64,11 +65,13 @@ describe('exec changing files', () => {
     expect(started.status).toBe(200);
     const [first, second] = await Promise.all([bash('sleep 0.3 && echo one > one.txt && rm left.txt'), bash('echo two > two.txt && mkdir -p nested/dir && echo deep > nested/dir/f')]);
     expect([first.body.result.exitCode, second.body.result.exitCode]).toEqual([0, 0]);
-    for (let attempt = 0; attempt < 100; attempt += 1) {
-      const status = await server.call('POST', '/v1/workspaces/ov/tools/bash', { action: 'status', processId: started.body.result.processId });
-      if (status.body.result.status !== 'running' && status.body.result.status !== 'queued') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await eventually(
+      async () => {
+        const status = await server.call('POST', '/v1/workspaces/ov/tools/bash', { action: 'status', processId: started.body.result.processId });
+        return status.body.result.status !== 'running' && status.body.result.status !== 'queued';
+      },
+      { what: 'the started process to end', intervalMs: 100 },
+    );
     expect(await listing()).toEqual(['dir nested', 'dir nested/dir', 'file nested/dir/f', 'file one.txt', 'file started.txt', 'file two.txt']);
     expect((await read('started.txt')).body.result.content).toBe('s\ns2\n');
     expect((await read('nested/dir/f')).body.result.content).toBe('deep\n');

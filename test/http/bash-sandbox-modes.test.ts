@@ -2,9 +2,8 @@
 // 503 naming what to install, and TOOLGATE_SANDBOX=none runs commands unsandboxed on purpose,
 // saying so at start and in /healthz.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A server of its own for a describe block, with these variables. */
 function serverWith(env: Record<string, string>): () => ServerProcess {
@@ -39,12 +38,13 @@ describe('a runner without bubblewrap (TOOLGATE_BWRAP_PATH names a missing file)
 
   it('fails a started process with the same reason', async () => {
     const { processId } = (await bash({ action: 'start', command: 'sleep 1' })).body.result;
-    let status: any;
-    for (let attempt = 0; attempt < 300; attempt += 1) {
-      status = (await bash({ action: 'status', processId })).body.result;
-      if (status.status !== 'queued') break;
-      await sleep(100);
-    }
+    const status = await eventually(
+      async () => {
+        const current = (await bash({ action: 'status', processId })).body.result;
+        return current.status !== 'queued' && current;
+      },
+      { what: `process ${processId} to leave the queue`, intervalMs: 100 },
+    );
     expect(status.status).toBe('failed');
     expect(status.error).toContain('bubblewrap');
   });

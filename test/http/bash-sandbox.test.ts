@@ -2,6 +2,7 @@
 // homes: commands run as their own user, never see the data directory, and a started process has
 // one output stream, or a terminal.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { useServer } from '../support/server-process.ts';
 
 const server = useServer({ env: { TOOLGATE_LEASE_MS: '3000' } });
@@ -13,8 +14,6 @@ beforeAll(async () => {
 });
 
 const bash = (args: Record<string, unknown>) => server.call('POST', `/v1/workspaces/${WS}/tools/bash`, args);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function exec(command: string): Promise<any> {
   const answer = await bash({ action: 'exec', command });
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
@@ -26,15 +25,15 @@ async function startToEnd(args: Record<string, unknown>): Promise<{ status: stri
   const started = await bash({ action: 'start', ...args });
   expect(started.status, JSON.stringify(started.body)).toBe(200);
   const { processId } = started.body.result;
-  for (let attempt = 0; attempt < 300; attempt += 1) {
-    const status = (await bash({ action: 'status', processId })).body.result;
-    if (!['queued', 'running'].includes(status.status)) {
-      const logs = (await bash({ action: 'logs', processId, limit: 1_048_576 })).body.result;
-      return { status: status.status, exitCode: status.exitCode, data: logs.data };
-    }
-    await sleep(100);
-  }
-  throw new Error(`process ${processId} never ended`);
+  const status = await eventually(
+    async () => {
+      const current = (await bash({ action: 'status', processId })).body.result;
+      return !['queued', 'running'].includes(current.status) && current;
+    },
+    { what: `process ${processId} to end`, intervalMs: 100 },
+  );
+  const logs = (await bash({ action: 'logs', processId, limit: 1_048_576 })).body.result;
+  return { status: status.status, exitCode: status.exitCode, data: logs.data };
 }
 
 describe('commands never run as the server user', () => {

@@ -1,6 +1,7 @@
 // GET /docs in a real browser: the page renders every operation of /openapi.json, and "try it" sends calls with the pasted key.
 import { describe, expect, it } from 'vitest';
 import { dumpDom, openPage, textOf, type BrowserPage } from '../support/chromium.ts';
+import { eventually } from '../support/eventually.ts';
 import { callApi, useServer } from '../support/server-process.ts';
 
 const server = useServer();
@@ -11,17 +12,20 @@ interface Shown {
 }
 
 /** Fills an operation's "try it" form as a user would, sends it, and answers what the page shows. */
-function tryIt(page: BrowserPage, operation: string, fields: Record<string, string>): Promise<Shown> {
-  return page.evaluate<Shown>(`(async () => {
-    const op = document.querySelector(${JSON.stringify(`[data-operation="${operation}"]`)});
+async function tryIt(page: BrowserPage, operation: string, fields: Record<string, string>): Promise<Shown> {
+  const op = `document.querySelector(${JSON.stringify(`[data-operation="${operation}"]`)})`;
+  await page.evaluate(`(() => {
+    const op = ${op};
     op.open = true;
-    const status = op.querySelector('.result .status');
-    status.textContent = '';
+    op.querySelector('.result .status').textContent = '';
     for (const [name, value] of Object.entries(${JSON.stringify(fields)})) op.querySelector('form.try').elements.namedItem(name).value = value;
     op.querySelector('form.try button[type=submit]').click();
-    for (let i = 0; i < 200 && status.textContent === ''; i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    return { status: status.textContent, body: op.querySelector('.result .body').textContent };
   })()`);
+  const shown = () => page.evaluate<Shown>(`(() => ({ status: ${op}.querySelector('.result .status').textContent, body: ${op}.querySelector('.result .body').textContent }))()`);
+  return eventually(async () => {
+    const now = await shown();
+    return now.status !== '' && now;
+  }, { what: `the page to show the answer to ${operation}`, intervalMs: 50 });
 }
 
 function setKey(page: BrowserPage, key: string): Promise<void> {
@@ -65,9 +69,7 @@ describe('GET /docs', () => {
   it('sends a call with the pasted key and shows the status and the body ("try it")', async () => {
     const page = await openPage(`${server.url}/docs`);
     try {
-      await page.evaluate(`(async () => {
-        for (let i = 0; i < 200 && !document.querySelector('[data-operation]'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      })()`);
+      await eventually(() => page.evaluate<boolean>(`document.querySelector('[data-operation]') !== null`), { what: 'the page to render its operations', intervalMs: 50 });
 
       // Without a key the page shows the contract's 401, as any client would get it.
       const refused = await tryIt(page, 'GET /v1/workspaces/{ws}', { ws: 'from-docs' });

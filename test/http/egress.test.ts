@@ -6,6 +6,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { createKey } from '../support/keys.ts';
 import { startNoticeReceiver, type NoticeReceiver } from '../support/notice-receiver.ts';
 import { testHome, useServer } from '../support/server-process.ts';
@@ -88,13 +89,6 @@ async function expectNothingImported(): Promise<void> {
   expect((await server.call('GET', `/v1/workspaces/${WS}/checkpoints`)).body.checkpoints).toEqual([]);
 }
 
-async function until(done: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !done(); waited += 20) {
-    if (waited > 10_000) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe('import refuses addresses the egress rule blocks, before connecting', () => {
   it.each([
     ['loopback', () => `http://127.0.0.1:${port}/repo.git`, '127.0.0.1'],
@@ -155,12 +149,12 @@ describe('approval notices', () => {
   it('never connect to a loopback notify URL, nor follow an allowed host redirecting there; an allowed host gets its notice', async () => {
     const refused = await pendingWrite(`http://127.0.0.1:${port}/hook`);
     // The refusal is logged once, with no retry: that is the event to wait for.
-    await until(() => server.output().includes(`the approval notice ${refused} was not sent: toolgate does not connect to 127.0.0.1`), 'the refusal in the log');
+    await eventually(() => server.output().includes(`the approval notice ${refused} was not sent: toolgate does not connect to 127.0.0.1`), { what: 'the refusal in the log' });
     // The notice to the redirecting host is sent and its redirect answered, not followed.
     const redirected = await pendingWrite(`${redirector.url}/hook`);
-    await until(() => redirector.requests.includes('POST /hook'), 'the notice at the redirecting host');
+    await eventually(() => redirector.requests.includes('POST /hook'), { what: 'the notice at the redirecting host' });
     const allowed = await pendingWrite(`${receiver.url}/hook`);
-    await until(() => receiver.notices.length > 0, 'the notice at the allowed host');
+    await eventually(() => receiver.notices.length > 0, { what: 'the notice at the allowed host' });
     expect(receiver.notices.map((notice) => notice.headers['x-toolgate-delivery'])).toEqual([allowed]);
     expect(JSON.parse(receiver.notices[0]!.body)).toMatchObject({ type: 'approval.created', approval: { id: allowed } });
     expect(redirected).not.toBe(refused);

@@ -3,6 +3,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { createKey, type TestKey } from '../support/keys.ts';
 import { callApi, useServer } from '../support/server-process.ts';
 
@@ -45,15 +46,15 @@ function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
   return content[0]!.text;
 }
 
-async function waitForPending(path: string): Promise<string> {
-  for (let attempt = 0; attempt < 200; attempt += 1) {
-    const answer = await approver.call('GET', '/v1/approvals?status=pending');
-    const approval = (answer.body.approvals as any[]).find((candidate) => candidate.arguments?.path === path);
-    if (approval) return approval.id as string;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`no pending approval for ${path}`);
-}
+/** The id of the pending approval of a call on `path`, once it is listed. */
+const waitForPending = (path: string): Promise<string> =>
+  eventually(
+    async () => {
+      const answer = await approver.call('GET', '/v1/approvals?status=pending');
+      return (answer.body.approvals as any[]).find((candidate) => candidate.arguments?.path === path)?.id as string | undefined;
+    },
+    { what: `a pending approval for ${path}`, intervalMs: 50 },
+  );
 
 describe('tools/list', () => {
   it('lists exactly the four tools with the schemas and annotations of GET /v1/tools?format=mcp', async () => {

@@ -2,11 +2,11 @@
 // quota as they accrue, and the process is stopped once the quota is spent; over real HTTP with
 // a real runner, on both homes.
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { createKey } from '../support/keys.ts';
 import { useServer } from '../support/server-process.ts';
 
 const server = useServer({ env: { TOOLGATE_PROCESS_ACCRUAL_MS: '500' } });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a processSeconds quota', () => {
   it('counts a started process while it runs, stops it once spent, and refuses the next exec', async () => {
@@ -18,12 +18,7 @@ describe('a processSeconds quota', () => {
     expect(started.status, JSON.stringify(started.body)).toBe(200);
     const beside = (await bash(unmetered, { action: 'start', command: 'sleep 300' })).body.result;
     const { processId } = started.body.result;
-    let status = '';
-    for (let attempt = 0; status !== 'stopped'; attempt += 1) {
-      if (attempt > 600) throw new Error(`the process was never stopped (status ${status})`);
-      await sleep(100);
-      status = (await bash(key, { action: 'status', processId })).body.result.status;
-    }
+    await eventually(async () => (await bash(key, { action: 'status', processId })).body.result.status === 'stopped', { what: 'the process to be stopped', timeoutMs: 50_000, intervalMs: 100 });
     const usage = await server.call('GET', `/v1/usage?groupBy=key&keyId=${key.id}`);
     expect(usage.body.rows[0].processSeconds).toBeGreaterThanOrEqual(2);
     const refused = await bash(key, { action: 'exec', command: 'true' });

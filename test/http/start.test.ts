@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { callApi, makeDataDir, removeDir, repoRoot, startServer } from '../support/server-process.ts';
 
 const dataDir = makeDataDir();
@@ -32,12 +33,11 @@ async function npmStart(): Promise<{ output: () => string; stop: () => Promise<v
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   running.add(child.pid!);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  for (let attempt = 0; ; attempt += 1) {
-    const healthy = await fetch('http://127.0.0.1:8787/healthz').then((response) => response.ok, () => false);
-    if (healthy) break;
-    if (attempt > 300 || child.exitCode !== null) throw new Error(`npm start did not serve on 127.0.0.1:8787:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const healthy = await eventually(async () => child.exitCode !== null ? 'exited' : (await fetch('http://127.0.0.1:8787/healthz').then((response) => response.ok, () => false)) && 'serving', {
+    what: 'npm start to serve on 127.0.0.1:8787',
+    intervalMs: 100,
+  }).catch(() => 'silent');
+  if (healthy !== 'serving') throw new Error(`npm start did not serve on 127.0.0.1:8787:\n${output}`);
   return {
     output: () => output,
     async stop() {

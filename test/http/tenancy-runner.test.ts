@@ -3,6 +3,7 @@
 // reports on a process only with that lease.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Runner } from '../../src/runner/node/runner.ts';
+import { eventually } from '../support/eventually.ts';
 import { createKey, createRunnerKey, type TestKey } from '../support/keys.ts';
 import { startRunner, type RunnerProcess } from '../support/runner-process.ts';
 import { makeDataDir, removeDir, useServer, type ApiAnswer, type ServerProcess } from '../support/server-process.ts';
@@ -169,10 +170,7 @@ describe('after a lease ends by loss or by a newer lease', () => {
     const processId = await start(shortLeases, A, 'sleep 60');
     const job = (await leaseAs(runnerA, 'goes-silent'))!;
     await ok(report(runnerA, A, processId, 'started', { token: job.token, pid: 1 }));
-    for (let attempt = 0; (await statusOf(shortLeases, A, processId)) !== 'lost'; attempt += 1) {
-      if (attempt > 200) throw new Error('the silent runner’s job was never marked lost');
-      await sleep(100);
-    }
+    await eventually(async () => (await statusOf(shortLeases, A, processId)) === 'lost', { what: 'the silent runner’s job to be marked lost', intervalMs: 100 });
     expect(await reads(runnerA, A)).toEqual([403, 403, 403]);
     const late = await report(runnerA, A, processId, 'heartbeat', { token: job.token });
     expect({ status: late.status, code: late.body.error?.code }).toEqual({ status: 409, code: 'conflict' });

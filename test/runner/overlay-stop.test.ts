@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLayers, detectOverlay, removeLayers, type OverlayLayers } from '../../src/runner/node/overlay.ts';
-import { bwrapSkipReason, eventually, hostProcessesRunning, removeWorkspaces, start, tempWorkspace, uniqueSleeps } from './sandbox-fixtures.ts';
+import { bwrapSkipReason, hostProcessesRunning, removeWorkspaces, start, tempWorkspace, uniqueSleeps } from './sandbox-fixtures.ts';
+import { eventually } from '../support/eventually.ts';
 
 const skipReason = bwrapSkipReason ?? (existsSync('/usr/bin/getfattr') ? undefined : 'getfattr is not installed (the attr package)');
 const support = skipReason === undefined ? detectOverlay().support : undefined;
@@ -50,19 +51,19 @@ describe('stopping an exec over an overlay', () => {
     const sleeps = uniqueSleeps(3);
     const [orphan, session, foreground] = sleeps;
     const started = await startOver(`(${orphan} &); setsid ${session} & ${foreground}`);
-    expect(await eventually(allRunning(sleeps))).toBe(true);
+    await eventually(allRunning(sleeps), { what: 'every sleep to run' });
     started.command.kill();
     expect(await started.command.exited).toMatchObject({ exitCode: 137 });
-    expect(await eventually(allGone(sleeps))).toBe(true);
+    await eventually(allGone(sleeps), { what: 'every sleep to be gone' });
   });
 
   it("takes the command's background processes with it when the command ends", async () => {
     const sleeps = uniqueSleeps(2);
     const [background, session] = sleeps;
     const started = await startOver(`${background} & setsid ${session} & read line; echo done`);
-    expect(await eventually(allRunning(sleeps))).toBe(true);
+    await eventually(allRunning(sleeps), { what: 'every sleep to run' });
     started.command.write('go\n');
     expect(await started.command.exited).toEqual({ exitCode: 0, signal: null });
-    expect(await eventually(allGone(sleeps))).toBe(true);
+    await eventually(allGone(sleeps), { what: 'every sleep to be gone' });
   });
 });

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { handOver, type CommandUser } from '../../src/runner/node/command-user.ts';
 import { createLayers, detectOverlay, removeLayers, type OverlayLayers } from '../../src/runner/node/overlay.ts';
 import { detectLimitEnforcement, rlimitEnforcement } from '../../src/runner/node/resource-limits.ts';
-import { bwrapSkipReason, eventually, isolationModes, removeWorkspaces, run, start, tempWorkspace } from './sandbox-fixtures.ts';
+import { bwrapSkipReason, isolationModes, removeWorkspaces, run, start, tempWorkspace } from './sandbox-fixtures.ts';
+import { eventually } from '../support/eventually.ts';
 
 const USER: CommandUser = { uid: 65534, gid: 65534 };
 const rootSkipReason = bwrapSkipReason ?? (process.getuid?.() === 0 ? undefined : 'commands change user only when the runner runs as root');
@@ -144,7 +145,7 @@ describe('limits enforced with a cgroup per command', () => {
     expect(dirs.length).toBeGreaterThan(0);
     started.command.endInput();
     await started.command.exited;
-    expect(await eventually(() => dirs.every((dir) => !existsSync(dir)))).toBe(true);
+    await eventually(() => dirs.every((dir) => !existsSync(dir)), { what: 'every directory to be removed' });
   });
 });
 

@@ -97,16 +97,6 @@ export function hostProcessesRunning(words: string): number[] {
     .map(Number);
 }
 
-/** Polls until `check` holds, for at most `timeoutMs`; answers whether it did. */
-export async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return true;
-}
-
 /** `sleep` command lines unique to this test run, so no other process can match them. */
 export function uniqueSleeps(count: number): string[] {
   const base = 100_000 + Math.floor(Math.random() * 800_000);

@@ -1,7 +1,8 @@
 // Stopping and killing a command: graceful TERM, SIGKILL after the grace, and no process of the tree left behind.
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bwrapSkipReason, eventually, hostProcessesRunning, isolationModes, removeWorkspaces, start, uniqueSleeps } from './sandbox-fixtures.ts';
+import { bwrapSkipReason, hostProcessesRunning, isolationModes, removeWorkspaces, start, uniqueSleeps } from './sandbox-fixtures.ts';
+import { eventually } from '../support/eventually.ts';
 
 afterEach(removeWorkspaces);
 
@@ -38,31 +39,31 @@ describe.each(isolationModes)('stopping a command with $isolation isolation', ({
     const [orphan, session, foreground] = sleeps;
     const started = start(`trap '' TERM; (${orphan} &); setsid ${session} & echo ready; ${foreground}`, { isolation });
     await started.waitForOutput('ready');
-    expect(await eventually(allRunning(sleeps))).toBe(true);
+    await eventually(allRunning(sleeps), { what: 'every sleep to run' });
     started.command.stop(200);
     expect((await started.command.exited).exitCode).toBe(137);
-    expect(await eventually(allGone(sleeps))).toBe(true);
+    await eventually(allGone(sleeps), { what: 'every sleep to be gone' });
   });
 
   it('kill leaves no process of the tree behind, setsid descendants included', async () => {
     const sleeps = uniqueSleeps(3);
     const [orphan, session, foreground] = sleeps;
     const started = start(`(${orphan} &); setsid ${session} & ${foreground}`, { isolation });
-    expect(await eventually(allRunning(sleeps))).toBe(true);
+    await eventually(allRunning(sleeps), { what: 'every sleep to run' });
     started.command.kill();
     expect(await started.command.exited).toMatchObject({ exitCode: 137 });
-    expect(await eventually(allGone(sleeps))).toBe(true);
+    await eventually(allGone(sleeps), { what: 'every sleep to be gone' });
   });
 
   it("takes the command's background processes with it when the command ends", async () => {
     const sleeps = uniqueSleeps(3);
     const [background, session, doubleForked] = sleeps;
     const started = start(`${background} & setsid ${session} & (setsid ${doubleForked} &); read line; echo done`, { isolation });
-    expect(await eventually(allRunning(sleeps))).toBe(true);
+    await eventually(allRunning(sleeps), { what: 'every sleep to run' });
     started.command.write('go\n');
     expect(await started.command.exited).toEqual({ exitCode: 0, signal: null });
     expect(started.stdout()).toBe('done\n');
-    expect(await eventually(allGone(sleeps))).toBe(true);
+    await eventually(allGone(sleeps), { what: 'every sleep to be gone' });
   });
 });
 
@@ -72,9 +73,9 @@ describe('stopping a command inside bubblewrap', () => {
   it('also ends a daemon that left the session and closed its output', async () => {
     const sleeps = uniqueSleeps(1);
     const started = start(`(setsid ${sleeps[0]} >/dev/null 2>&1 </dev/null &); read line`, { isolation: 'bwrap' });
-    expect(await eventually(allRunning(sleeps))).toBe(true);
+    await eventually(allRunning(sleeps), { what: 'every sleep to run' });
     started.command.endInput();
     expect((await started.command.exited).exitCode).toBe(1);
-    expect(await eventually(allGone(sleeps))).toBe(true);
+    await eventually(allGone(sleeps), { what: 'every sleep to be gone' });
   });
 });

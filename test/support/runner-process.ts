@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
+import { eventually } from './eventually.ts';
 import { repoRoot } from './server-process.ts';
 
 export interface RunnerProcess {
@@ -24,10 +25,8 @@ export async function startRunner(url: string, key: string, dataDir: string, via
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const exited = once(child, 'exit');
-  for (let attempt = 0; !output.includes('serving'); attempt += 1) {
-    if (attempt > 300 || child.exitCode !== null) throw new Error(`runner did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const started = await eventually(() => (child.exitCode !== null ? 'exited' : output.includes('serving') && 'serving'), { what: 'the runner to serve', intervalMs: 100 }).catch(() => 'silent');
+  if (started !== 'serving') throw new Error(`runner did not start:\n${output}`);
   return {
     child,
     output: () => output,
