@@ -1,5 +1,6 @@
 // bash over real HTTP with the in-process runner and real bubblewrap: every action of API.md's table.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { hostProcessesNamed, uniqueSleeps } from '../support/host-processes.ts';
 import { removeDir, startServer, useServer } from '../support/server-process.ts';
 
@@ -14,16 +15,15 @@ beforeAll(async () => {
 
 const bash = (args: Record<string, unknown>, ws = 'sh') => server.call('POST', `/v1/workspaces/${ws}/tools/bash`, args);
 const read = (path: string) => server.call('POST', '/v1/workspaces/sh/tools/read_file', { path });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitForStatus(processId: string, wanted: (status: string) => boolean, ws = 'sh'): Promise<any> {
-  for (let attempt = 0; attempt < 300; attempt += 1) {
-    const answer = await bash({ action: 'status', processId }, ws);
-    if (wanted(answer.body.result.status)) return answer.body.result;
-    await sleep(100);
-  }
-  throw new Error(`process ${processId} never reached the wanted status`);
-}
+/** The process's status once `wanted` holds for it. */
+const waitForStatus = (processId: string, wanted: (status: string) => boolean, ws = 'sh'): Promise<any> =>
+  eventually(
+    async () => {
+      const result = (await bash({ action: 'status', processId }, ws)).body.result;
+      return wanted(result.status) && result;
+    },
+    { what: `process ${processId} to reach the wanted status`, intervalMs: 100 },
+  );
 
 describe('exec', () => {
   it('returns exitCode, stdout, stderr, timedOut, durationMs and truncated', async () => {
@@ -56,8 +56,8 @@ describe('exec', () => {
     const names = uniqueSleeps(3);
     const answer = await bash({ action: 'exec', command: `(${names[0]} &); setsid ${names[1]} & ${names[2]}`, timeoutMs: 1500 });
     expect(answer.body.result).toMatchObject({ timedOut: true, exitCode: 137 });
-    await sleep(500);
-    expect(hostProcessesNamed(names)).toEqual([]);
+    // Each sleep would outlive the test by days: only the kill makes them go.
+    await eventually(() => hostProcessesNamed(names).length === 0, { what: 'the whole tree to be gone' });
   });
 
   it('stores a symlink to the host as a link the guard refuses to follow', async () => {
@@ -128,9 +128,9 @@ describe('start, status, logs, write, stop, list', () => {
   });
 
   it('stops a process that traps TERM: it may clean up, and ends stopped', async () => {
-    const started = (await bash({ action: 'start', command: "trap 'echo bye; exit 0' TERM; while true; do sleep 0.1; done" })).body.result;
-    await waitForStatus(started.processId, (status) => status === 'running');
-    await sleep(300);
+    const started = (await bash({ action: 'start', command: "trap 'echo bye; exit 0' TERM; echo ready; while true; do sleep 0.1; done" })).body.result;
+    // Once it says ready its trap is set.
+    await eventually(async () => (await bash({ action: 'logs', processId: started.processId })).body.result.data.includes('ready'), { what: 'the process to set its trap' });
     const stopping = await bash({ action: 'stop', processId: started.processId, graceMs: 3000 });
     expect(stopping.status).toBe(200);
     const ended = await waitForStatus(started.processId, (status) => status === 'stopped');
@@ -173,11 +173,13 @@ describe('sync-back and availability', () => {
     const command = 'sleep 1; echo "from exec" > raced.txt; echo done';
     const exec = bash({ action: 'exec', command });
     // Once the command runs (its copy of raced.txt is the original), a write lands through the API.
-    for (;;) {
-      const listed = (await bash({ action: 'list' })).body.result.processes as { command: string; status: string }[];
-      if (listed.some((process) => process.command === command && process.status === 'running')) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await eventually(
+      async () => {
+        const listed = (await bash({ action: 'list' })).body.result.processes as { command: string; status: string }[];
+        return listed.some((process) => process.command === command && process.status === 'running');
+      },
+      { what: 'the exec to run', intervalMs: 20 },
+    );
     await server.call('POST', '/v1/workspaces/sh/tools/write_file', { path: 'raced.txt', content: 'from the api\n' });
     const answer = (await exec).body.result;
     expect(answer).toMatchObject({ exitCode: 0, stdout: 'done\n', conflicts: ['raced.txt'] });

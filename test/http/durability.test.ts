@@ -1,5 +1,6 @@
 // Concurrency and crash safety over real HTTP: racing appends, many writers, SIGKILL mid-write.
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { callApi, makeDataDir, removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
 
 const servers: ServerProcess[] = [];
@@ -60,13 +61,17 @@ describe('crash safety', () => {
     // Each writer's write that got no answer: API.md lets it have happened, or not.
     const unanswered = new Map<string, string>();
     let stop = false;
+    let answered = 0;
     const writer = async (id: number) => {
       for (let n = 0; !stop; n += 1) {
         const path = `w${id}/f${n % 20}.txt`;
         const content = `writer ${id} write ${n}\n`.repeat(1 + (n % 50));
         try {
           const answer = await callApi(server.url, server.key, 'POST', '/v1/workspaces/crash/tools/write_file', { path, content });
-          if (answer.status === 200) acknowledged.set(path, content);
+          if (answer.status === 200) {
+            acknowledged.set(path, content);
+            answered += 1;
+          }
         } catch {
           unanswered.set(path, content);
           return; // the connection died with the server
@@ -74,7 +79,8 @@ describe('crash safety', () => {
       }
     };
     const writers = Array.from({ length: 8 }, (_, id) => writer(id));
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The crash comes mid-stream, after a set number of writes rather than a set time, whatever the host's speed.
+    await eventually(() => answered >= 100, { what: 'a hundred writes to be acknowledged', intervalMs: 10 });
     await server.kill();
     stop = true;
     await Promise.all(writers);

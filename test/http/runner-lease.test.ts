@@ -11,7 +11,7 @@ beforeAll(async () => {
 
 interface Poll {
   runnerId: string;
-  answer: Promise<{ status: number; at: number }>;
+  answer: Promise<{ status: number; processId: string | undefined }>;
   abort: AbortController;
 }
 
@@ -24,57 +24,66 @@ function poll(runnerId: string, waitMs: number): Poll {
     body: JSON.stringify({ runnerId, waitMs }),
     signal: abort.signal,
   }).then(async (response) => {
-    await response.arrayBuffer();
-    return { status: response.status, at: performance.now() };
+    const text = await response.text();
+    if (response.status !== 200 && response.status !== 204) throw new Error(`lease answered ${response.status}: ${text}`);
+    return { status: response.status, processId: text === '' ? undefined : (JSON.parse(text) as { job: { processId: string } }).job.processId };
   });
   // An aborted poll's rejection is expected; it is awaited where it matters.
   answer.catch(() => undefined);
   return { runnerId, answer, abort };
 }
 
-/** Whether the promise is still pending after the server has had `ms` to answer. */
-async function pendingAfter(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  const marker = Symbol('pending');
-  return (await Promise.race([promise, new Promise((resolve) => setTimeout(() => resolve(marker), ms))])) === marker;
-}
+/**
+ * A round trip on another connection, sent after everything so far: by its answer the server's
+ * event loop has turned past what arrived before it (polls taken in, a closed connection seen).
+ */
+const roundTrip = async () => expect((await server.call('GET', '/healthz')).status).toBe(200);
 
-/** Lets the server take in the polls sent so far, so they wait in the order they were sent. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+const start = async (ws: string) => {
+  const started = await server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' });
+  expect(started.status).toBe(200);
+  return started.body.result.processId as string;
+};
 
 describe('lease long-polls', () => {
-  it('a queued job is handed to one waiting request; the others keep waiting until their time is up', async () => {
-    await server.call('PUT', '/v1/workspaces/lease-one');
-    const polls = ['r1', 'r2', 'r3', 'r4'].map((id) => poll(id, 4_000));
-    await settle();
-    const sent = performance.now();
-    const started = await server.call('POST', '/v1/workspaces/lease-one/tools/bash', { action: 'start', command: 'true' });
-    expect(started.status).toBe(200);
-    const first = await Promise.race(polls.map((entry) => entry.answer.then((answer) => ({ ...answer, runnerId: entry.runnerId }))));
-    expect(first.status).toBe(200);
-    expect(first.at - sent).toBeLessThan(2_000);
-    const others = polls.filter((entry) => entry.runnerId !== first.runnerId);
-    // None of the others was answered when the job arrived: they answer 204 at the end of their wait.
-    for (const entry of others) expect(await pendingAfter(entry.answer, 200)).toBe(true);
-    for (const entry of others) expect((await entry.answer).status).toBe(204);
-    const status = await server.call('POST', '/v1/workspaces/lease-one/tools/bash', { action: 'status', processId: started.body.result.processId });
+  // The polls wait 30 s (the longest a lease may) and the test has 20 s: each is answered because a
+  // job woke it, never because its time was up.
+  it('a queued job is handed to one waiting request; the others keep waiting for the next jobs', async () => {
+    const workspaces = ['lease-1', 'lease-2', 'lease-3', 'lease-4'];
+    for (const ws of workspaces) await server.call('PUT', `/v1/workspaces/${ws}`);
+    const waiting = ['r1', 'r2', 'r3', 'r4'].map((id) => poll(id, 30_000));
+    await roundTrip();
+    const handed: string[] = [];
+    for (const ws of workspaces) {
+      const processId = await start(ws);
+      // Exactly one request answers for this job: had it woken every idle one, the rest would answer 204 with nothing.
+      const index = await Promise.race(waiting.map((entry, at) => entry.answer.then(() => at)));
+      const [answered] = waiting.splice(index, 1);
+      expect(await answered!.answer).toEqual({ status: 200, processId });
+      handed.push(processId);
+    }
+    expect(new Set(handed).size).toBe(4);
+    // A request with no job to wake it answers 204 at the end of its wait.
+    expect((await poll('idle', 200).answer).status).toBe(204);
+    // Leased but not yet started: the processes are still queued.
+    const status = await server.call('POST', '/v1/workspaces/lease-1/tools/bash', { action: 'status', processId: handed[0] });
     expect(status.body.result.status).toBe('queued');
-  });
+  }, 20_000);
 
   it('a job woken for a request whose runner hung up goes to the next waiting request', async () => {
     await server.call('PUT', '/v1/workspaces/lease-gone');
     const gone = poll('gone', 20_000);
-    await settle();
+    await roundTrip();
     const next = poll('next', 20_000);
-    await settle();
+    await roundTrip();
     // The oldest waiter hangs up: the server learns it only when the job wakes it.
     gone.abort.abort();
     await expect(gone.answer).rejects.toThrow();
     // The server notices the closed connection when its event loop next turns; a job queued
     // before that would be handed to the closed request (and come back only when its lease expires).
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    await server.call('POST', '/v1/workspaces/lease-gone/tools/bash', { action: 'start', command: 'true' });
-    const answer = await next.answer;
-    expect(answer.status).toBe(200);
+    await roundTrip();
+    const processId = await start('lease-gone');
+    expect(await next.answer).toEqual({ status: 200, processId });
     // Nothing is left queued for a runner that will never run it.
     const again = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'late', waitMs: 0 });
     expect(again.status).toBe(204);

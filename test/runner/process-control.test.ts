@@ -1,8 +1,9 @@
 // The runner's side of live control: each stdin chunk written once and in order, a stop applied once, a stale lease let go.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ControlReply, LeasedJob } from '../../src/contract/runner-protocol.ts';
 import { StaleLeaseError, type RunnerClient } from '../../src/runner/runner-client.ts';
 import { ProcessControl } from '../../src/runner/node/process-control.ts';
+import { eventually } from '../support/eventually.ts';
 
 const JOB = { processId: 'proc_1', workspace: 'ws', token: 7, leaseMs: 15_000 } as LeasedJob;
 
@@ -44,10 +45,6 @@ function recordingCommand() {
   };
 }
 
-const until = async (condition: () => boolean) => {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 1));
-};
-
 describe('process control on the runner', () => {
   it('writes each stdin chunk once and in order, though a lost reply makes the server send it again', async () => {
     const chunk = (seq: number, data: string, eof = false) => ({ seq, data, eof });
@@ -59,7 +56,7 @@ describe('process control on the runner', () => {
     ]);
     const { command, calls } = recordingCommand();
     const control = new ProcessControl(client, JOB, command, 5, () => undefined);
-    await until(isHeld);
+    await eventually(isHeld, { what: 'the script to be played out', intervalMs: 1 });
     control.close();
     expect(calls).toEqual(['write a\n', 'write b\n', 'write c\n', 'eof']);
     // Every request names the last chunk applied, so the server drops only what arrived.
@@ -74,7 +71,7 @@ describe('process control on the runner', () => {
     ]);
     const { command, calls } = recordingCommand();
     const control = new ProcessControl(client, JOB, command, 5, () => undefined);
-    await until(isHeld);
+    await eventually(isHeld, { what: 'the script to be played out', intervalMs: 1 });
     expect(control.stopRequested).toBe(true);
     expect(calls).toEqual(['stop 500']);
     expect(sent.map((request) => request.stopAck)).toEqual([false, true, true]);
@@ -87,10 +84,15 @@ describe('process control on the runner', () => {
     const { client, sent } = scriptedClient([stale]);
     const { command } = recordingCommand();
     let released: unknown;
-    new ProcessControl(client, JOB, command, 5, (error) => (released = error));
-    await until(() => released !== undefined);
+    // Every timer it sets runs to its end, so a request it would send after any pause is sent by then.
+    vi.useFakeTimers();
+    try {
+      new ProcessControl(client, JOB, command, 5, (error) => (released = error));
+      await vi.runAllTimersAsync();
+    } finally {
+      vi.useRealTimers();
+    }
     expect(released).toBe(stale);
-    await new Promise((resolve) => setTimeout(resolve, 20));
     expect(sent).toHaveLength(1);
   });
 });
