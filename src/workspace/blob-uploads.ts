@@ -3,7 +3,6 @@
 // stored under its verified SHA-256 once the last piece is in.
 import { ToolError } from '../core/errors.ts';
 import { deletePrefix, type ObjectStore } from '../storage/object-store.ts';
-import type { BlobStore } from './blob-store.ts';
 import { sha256Hex } from '../core/content-hash.ts';
 
 /** One piece of an upload: `bytes` go at `offset` of the blob `hash`, which is `size` bytes in all. */
@@ -33,11 +32,17 @@ interface StagedPiece {
 /** Offsets padded so that the store's key order is their numeric order. */
 const OFFSET_DIGITS = 15;
 
+/** Where a complete upload goes: the workspace's blob store (a port, so the store and its uploads import no cycle). */
+export interface BlobSink {
+  size(workspaceUid: string, hash: string): Promise<number | undefined>;
+  put(workspaceUid: string, bytes: Uint8Array): Promise<string>;
+}
+
 /** The uploads of one workspace incarnation. */
 export class BlobUploads {
   constructor(
     private readonly objects: ObjectStore,
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobSink,
     private readonly workspaceUid: string,
   ) {}
 

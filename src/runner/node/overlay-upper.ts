@@ -10,7 +10,7 @@ import { lchownSync, lstatSync, mkdirSync, renameSync } from 'node:fs';
 import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ConfinedTree } from './confined-tree.ts';
-import type { OverlayLayers, OverlaySupport } from './overlay.ts';
+import type { OverlayLayers, OverlaySupport } from './overlay-layers.ts';
 
 export interface UpperNode {
   name: string;

@@ -10,36 +10,12 @@ import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { bubblewrapArgs, locateBubblewrap } from './bubblewrap.ts';
+import type { OverlayLayers, OverlaySupport } from './overlay-layers.ts';
 import { attributeArguments, readOverlayAttributes } from './overlay-upper.ts';
 
-/** How an overlay can be mounted on this host; undefined where it cannot, with why. */
-export interface OverlaySupport {
-  /** 'root' mounts in a private mount namespace; 'user-namespace' inside a user namespace of its own (`userxattr`). */
-  kind: 'root' | 'user-namespace';
-  unshare: string;
-  mount: string;
-  shell: string;
-  getfattr: string;
-  /** Where the overlay keeps opacity and redirects: `trusted.overlay.` as root, `user.overlay.` in a user namespace. */
-  attributePrefix: string;
-  /** Whether renaming a directory of the lower layer works in place (else it fails with EXDEV and `mv` copies). */
-  renamesDirectories: boolean;
-}
+export type { OverlayLayers, OverlaySupport };
 
 export type OverlayProbe = { support: OverlaySupport; reason?: undefined } | { support: undefined; reason: string };
-
-/** One job's overlay directories, all on the runner's own disk. */
-export interface OverlayLayers {
-  lower: string;
-  upper: string;
-  work: string;
-  /** Where the overlay is mounted inside the job's mount namespace; bound at /workspace. */
-  merged: string;
-  /** Where the lower directories the command renamed wait while the upper layer is applied. */
-  stash: string;
-  /** The job's directory holding all of the above but the lower layer. */
-  dir: string;
-}
 
 /** What an exec over an overlay needs: how to mount, and its layers. */
 export interface OverlayMount {
