@@ -44,28 +44,10 @@ const mayImport: Record<string, readonly string[]> = {
   cli: ['core', 'contract', 'client'],
 };
 
-const CLIENT_TYPES_PENDING = 'the HTTP answers and tool inputs the client needs are not yet declared in contract/ (issue 16)';
-
 /** Single imports outside the table, each with its reason. */
 const exceptions: readonly { from: string; to: string; reason: string }[] = [
   { from: 'src/cli/main.ts', to: 'functions/node.ts', reason: '`toolgate serve` starts the composition root, imported on demand so the client commands never load the server' },
   { from: 'src/cli/main.ts', to: 'functions/runner.ts', reason: '`toolgate runner` starts the runner composition root, imported on demand' },
-  // Not yet derived from contract/: the client's types still read the server's (issue 16). Each
-  // line goes when its import does; a new one fails this test.
-  { from: 'src/client/api-types.ts', to: 'src/history/git-import.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/api-types.ts', to: 'src/approvals/approval-store.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/api-types.ts', to: 'src/keys/key-store.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/api-types.ts', to: 'src/metering/usage-meter.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/api-types.ts', to: 'src/tools/tool.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/api-types.ts', to: 'src/tools/tool-formats.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/api-types.ts', to: 'src/workspace/workspace.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/api-types.ts', to: 'src/workspace/workspaces.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/tool-types.ts', to: 'src/processes/process-store.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/tool-types.ts', to: 'src/processes/process-record.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/tool-types.ts', to: 'src/tools/apply-patch/apply-patch.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/tool-types.ts', to: 'src/tools/bash.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/tool-types.ts', to: 'src/tools/read-file.ts', reason: CLIENT_TYPES_PENDING },
-  { from: 'src/client/tool-types.ts', to: 'src/tools/write-file.ts', reason: CLIENT_TYPES_PENDING },
 ];
 
 // src/client runs in browsers and Workers too, so it is held to the same rule.
@@ -98,6 +80,38 @@ function layerViolations(file: string, table = mayImport, allowed = exceptions):
     if (allowed.some((exception) => exception.from === from && exception.to === to)) return [];
     return [`${from} -> ${to}`];
   });
+}
+
+/** The src/ files each file of src/ imports (static and dynamic). */
+function importGraph(files: readonly string[]): Map<string, string[]> {
+  return new Map(
+    files.map((file) => [
+      file,
+      importsOf(file)
+        .filter((specifier) => specifier.startsWith('.'))
+        .map((specifier) => resolve(dirname(file), specifier))
+        .filter((target) => relative(repoRoot, target).startsWith('src/')),
+    ]),
+  );
+}
+
+/** The import cycles of the graph, as "a -> b -> a": depth first, each import back to a file still open closes one. */
+function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const cycles: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, 'open');
+    path.push(file);
+    for (const target of graph.get(file) ?? []) {
+      if (state.get(target) === 'open') cycles.push([...path.slice(path.indexOf(target)), target].map((each) => relative(repoRoot, each)).join(' -> '));
+      else if (!state.has(target)) visit(target);
+    }
+    path.pop();
+    state.set(file, 'done');
+  };
+  for (const file of graph.keys()) if (!state.has(file)) visit(file);
+  return cycles;
 }
 
 /** Every problem import reachable from `file`, as "importer -> specifier". */
@@ -136,6 +150,16 @@ describe('layering', () => {
     // The same file judged as if node/ were the runner, which may import only core/ and contract/.
     expect(layerViolations(server, { ...mayImport, node: mayImport.runner! })).toEqual(expect.arrayContaining(['src/node/server.ts -> src/http/app.ts']));
     expect(layerViolations(join(repoRoot, 'src/cli/main.ts'), mayImport, [])).toEqual(['src/cli/main.ts -> functions/node.ts', 'src/cli/main.ts -> functions/runner.ts']);
+  });
+
+  it('no file of src/ imports itself through others (no import cycle)', () => {
+    expect(importCycles(importGraph(sourceFiles(join(repoRoot, 'src'))))).toEqual([]);
+  });
+
+  it('the cycle check itself catches a cycle', () => {
+    const [a, b, c] = ['src/a.ts', 'src/b.ts', 'src/c.ts'].map((file) => join(repoRoot, file)) as [string, string, string];
+    expect(importCycles(new Map([[a, [b]], [b, [c]], [c, [a]]]))).toEqual(['src/a.ts -> src/b.ts -> src/c.ts -> src/a.ts']);
+    expect(importCycles(new Map([[a, [b, c]], [b, [c]], [c, []]]))).toEqual([]);
   });
 
   it.each(workerBound)('%s imports nothing Node-only', (dir) => {

@@ -1,21 +1,37 @@
-// The contract's bodies beyond the tools: workspaces, keys, approvals, usage and tool listings.
-import type { ImportResult } from '../history/git-import.ts';
-import type { ApprovalStatus } from '../approvals/approval-store.ts';
+// The contract's bodies beyond the tools: workspaces, keys, approvals, usage and tool listings, derived from contract/.
+import type { z } from 'zod';
+import type {
+  approvalListSchema,
+  approvalRuleSchema,
+  approvalSchema,
+  checkpointListSchema,
+  checkpointSchema,
+  fileEntrySchema,
+  fileListSchema,
+  hookSchema,
+  importSchema,
+  keyCreatedSchema,
+  keyListSchema,
+  keySchema,
+  quotaSchema,
+  restoreSchema,
+  usageRowSchema,
+  usageSchema,
+  workspaceInfoSchema,
+} from '../contract/http-answers.ts';
+import type { ApprovalMode, ApprovalStatus, decisionInput, gitImportSourceSchema, hookInput, keyInput, KeyRole, UsageGroup, workspaceSettings } from '../contract/http-requests.ts';
+import type { ToolDefinitions, ToolFormat } from '../contract/tool-answers.ts';
 import type { ErrorCode } from '../core/errors.ts';
-import type { ApprovalMode, ApprovalRule, KeyRole, NewKey, Quota } from '../keys/key-store.ts';
-import type { UsageGroup, UsageRow } from '../metering/usage-meter.ts';
-import type { ToolAnnotations } from '../tools/tool.ts';
-import type { ToolFormat } from '../tools/tool-formats.ts';
-import type { ListedEntry } from '../workspace/workspace.ts';
-import type { WorkspaceInfo } from '../workspace/workspaces.ts';
 
-export type { ApprovalMode, ApprovalRule, ApprovalStatus, ErrorCode, KeyRole, Quota, ToolFormat, UsageGroup, UsageRow, WorkspaceInfo };
+export type { ApprovalMode, ApprovalStatus, ErrorCode, KeyRole, ToolDefinitions, ToolFormat, UsageGroup };
 
-export interface WorkspaceSettings {
-  excludedPaths?: string[];
-  /** A checkpoint after every successful apply_patch. */
-  autoCheckpoint?: boolean;
-}
+export type ApprovalRule = z.output<typeof approvalRuleSchema>;
+export type Quota = z.output<typeof quotaSchema>;
+export type UsageRow = z.output<typeof usageRowSchema>;
+export type WorkspaceInfo = z.output<typeof workspaceInfoSchema>;
+
+/** PUT /v1/workspaces/{ws}'s body. */
+export type WorkspaceSettings = z.input<typeof workspaceSettings>;
 
 /** PUT /v1/workspaces/{ws}: `created` tells a new workspace (201) from an existing one (200). */
 export interface PutWorkspaceAnswer {
@@ -23,7 +39,7 @@ export interface PutWorkspaceAnswer {
   workspace: WorkspaceInfo;
 }
 
-export type FileEntry = ListedEntry;
+export type FileEntry = z.output<typeof fileEntrySchema>;
 
 export interface ListFilesQuery {
   /** The directory to list (default the root). */
@@ -32,58 +48,20 @@ export interface ListFilesQuery {
   recursive?: boolean;
 }
 
-export interface FileListing {
-  entries: FileEntry[];
-}
+export type FileListing = z.output<typeof fileListSchema>;
 
 /** POST /v1/keys's body. */
-export type NewKeyBody = NewKey;
+export type NewKeyBody = z.input<typeof keyInput>;
 
 /** A key as GET /v1/keys shows it: never its secret. */
-export interface KeyInfo {
-  id: string;
-  name: string;
-  role: KeyRole;
-  workspaces: string[];
-  /** null: every tool. */
-  tools: string[] | null;
-  approvalMode: ApprovalMode;
-  rules: ApprovalRule[];
-  quota: Quota | null;
-  rateLimitPerMinute: number | null;
-  notifyUrl: string | null;
-  createdAt: string;
-}
+export type KeyInfo = z.output<typeof keySchema>;
 
 /** POST /v1/keys's answer: the only time the secret (and the notice-signing secret) is shown. */
-export interface CreatedKey extends KeyInfo {
-  secret: string;
-  notifySecret?: string;
-}
+export type CreatedKey = z.output<typeof keyCreatedSchema>;
 
-export interface KeyList {
-  keys: KeyInfo[];
-}
+export type KeyList = z.output<typeof keyListSchema>;
 
-export interface Approval {
-  id: string;
-  status: ApprovalStatus;
-  tool: string;
-  /** bash's action. */
-  action?: string;
-  arguments: unknown;
-  workspace: string;
-  keyId: string;
-  createdAt: string;
-  expiresAt: string;
-  decidedAt?: string;
-  decidedBy?: string | null;
-  reason?: string | null;
-  /** Once approved and run: the call's result, or its error. */
-  result?: unknown;
-  error?: { code: ErrorCode | 'interrupted'; message: string; details?: unknown };
-  stopReason?: 'BLOCKED_BY_APPROVAL';
-}
+export type Approval = z.output<typeof approvalSchema>;
 
 export interface ApprovalQuery {
   status?: ApprovalStatus;
@@ -91,14 +69,9 @@ export interface ApprovalQuery {
   limit?: number;
 }
 
-export interface ApprovalList {
-  approvals: Approval[];
-}
+export type ApprovalList = z.output<typeof approvalListSchema>;
 
-export interface ApprovalDecision {
-  decision: 'approve' | 'reject';
-  reason?: string;
-}
+export type ApprovalDecision = z.input<typeof decisionInput>;
 
 export interface UsageQuery {
   /** An ISO 8601 time, milliseconds since the epoch, or a Date. */
@@ -109,62 +82,26 @@ export interface UsageQuery {
   keyId?: string;
 }
 
-export interface UsageReport {
-  from: string;
-  to: string | null;
-  rows: UsageRow[];
-}
-
-/** One tool in each ecosystem's function-calling shape, as GET /v1/tools?format= lists it. */
-export interface ToolDefinitions {
-  jsonschema: { name: string; description: string; inputSchema: Record<string, unknown> };
-  openai: { type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } };
-  anthropic: { name: string; description: string; input_schema: Record<string, unknown> };
-  mcp: { name: string; description: string; inputSchema: Record<string, unknown>; annotations: ToolAnnotations };
-}
+export type UsageReport = z.output<typeof usageSchema>;
 
 export interface ToolListing<Format extends ToolFormat> {
   tools: ToolDefinitions[Format][];
 }
 
 /** A checkpoint: a git commit of the workspace kept beside it. */
-export interface Checkpoint {
-  id: string;
-  createdAt: string;
-}
+export type Checkpoint = z.output<typeof checkpointSchema>;
 
-export interface CheckpointList {
-  checkpoints: (Checkpoint & { message: string })[];
-}
+export type CheckpointList = z.output<typeof checkpointListSchema>;
 
-export interface RestoreAnswer {
-  restored: string;
-  version: number | null;
-}
+export type RestoreAnswer = z.output<typeof restoreSchema>;
 
 /** POST /v1/workspaces/{ws}/import: where to fetch from (smart HTTP); depth 1 unless given. */
-export interface GitImportSource {
-  url: string;
-  ref?: string;
-  depth?: number;
-}
+export type GitImportSource = z.input<typeof gitImportSourceSchema>;
 
-/** The import's outcome, as the server's history reports it, and the checkpoint made of it. */
-export type ImportAnswer = ImportResult & { checkpoint: Checkpoint };
+/** The import's outcome, and the checkpoint made of it. */
+export type ImportAnswer = z.output<typeof importSchema>;
 
 /** PUT /v1/hooks/{id}: the secret deliveries are signed with, and where their patches go. */
-export interface HookSettings {
-  secret: string;
-  workspace: string;
-  checkpoint?: boolean;
-  /** Deliveries must carry X-Toolgate-Timestamp (within 300 s) and sign "<timestamp>.<raw body>". */
-  requireTimestamp?: boolean;
-}
+export type HookSettings = z.input<typeof hookInput>;
 
-export interface Hook {
-  id: string;
-  workspace: string;
-  checkpoint: boolean;
-  requireTimestamp: boolean;
-  createdAt: string;
-}
+export type Hook = z.output<typeof hookSchema>;

@@ -1,14 +1,20 @@
-// The four tools as the client sees them: arguments from the tools' own zod schemas, results as API.md gives them.
+// The four tools as the client sees them: arguments and results derived from contract/.
 import type { z } from 'zod';
-import type { LogPage } from '../processes/process-store.ts';
-import type { ProcessSnapshot } from '../processes/process-record.ts';
-import type { applyPatchInput } from '../tools/apply-patch/apply-patch.ts';
-import type { bashInput } from '../tools/bash.ts';
-import type { readFileInput } from '../tools/read-file.ts';
-import type { writeFileInput } from '../tools/write-file.ts';
+import type { LogPage, ProcessSnapshot } from '../contract/process-snapshot.ts';
+import type {
+  applyPatchResultSchema,
+  bashExecResultSchema,
+  bashListResultSchema,
+  bashStatusResultSchema,
+  bashWriteResultSchema,
+  patchedFileSchema,
+  readFileResultSchema,
+  writeFileResultSchema,
+} from '../contract/tool-answers.ts';
+import type { applyPatchInput, bashInput, readFileInput, writeFileInput } from '../contract/tool-inputs.ts';
 import type { Approval } from './api-types.ts';
 
-export type { ProcessSnapshot, ProcessStatus } from '../processes/process-record.ts';
+export type { ProcessSnapshot, ProcessStatus } from '../contract/process-snapshot.ts';
 
 export type ReadFileArgs = z.input<typeof readFileInput>;
 export type WriteFileArgs = z.input<typeof writeFileInput>;
@@ -17,67 +23,16 @@ export type BashAction = z.input<typeof bashInput>['action'];
 /** bash's arguments for one action; the server refuses arguments the action does not take. */
 export type BashArgs<Action extends BashAction = BashAction> = z.input<typeof bashInput> & { action: Action };
 
-export interface ReadFileResult {
-  path: string;
-  content: string;
-  startLine: number;
-  endLine: number;
-  totalLines: number;
-  truncated: boolean;
-  version: string;
-}
-
-export interface WriteFileResult {
-  resolvedPath: string;
-  mode: 'create' | 'overwrite' | 'append';
-  created: boolean;
-  appended: boolean;
-  bytesWritten: number;
-  version: string;
-}
-
-export interface PatchedFile {
-  path: string;
-  action: 'add' | 'update' | 'delete' | 'move';
-  movedTo?: string;
-  diff: string;
-}
-
-export interface ApplyPatchResult {
-  files: PatchedFile[];
-  summary: string;
-  dryRun: boolean;
-}
-
-export interface BashExecResult {
-  exitCode: number | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-  durationMs: number;
-  truncated: boolean;
-  /** Files the command changed that kept the version written through the API meanwhile. */
-  conflicts?: string[];
-  /** Why some of the command's changes were not kept. */
-  error?: string;
-}
-
+export type ReadFileResult = z.output<typeof readFileResultSchema>;
+export type WriteFileResult = z.output<typeof writeFileResultSchema>;
+export type PatchedFile = z.output<typeof patchedFileSchema>;
+export type ApplyPatchResult = z.output<typeof applyPatchResultSchema>;
+export type BashExecResult = z.output<typeof bashExecResultSchema>;
 /** bash `status`: the snapshot, with why it failed and what its sync-back left to the API's version. */
-export interface BashStatusResult extends ProcessSnapshot {
-  error: string | null;
-  conflicts: string[];
-}
-
+export type BashStatusResult = z.output<typeof bashStatusResultSchema>;
 export type BashLogsResult = LogPage;
-
-export interface BashWriteResult {
-  processId: string;
-  bytesWritten: number;
-}
-
-export interface BashListResult {
-  processes: ProcessSnapshot[];
-}
+export type BashWriteResult = z.output<typeof bashWriteResultSchema>;
+export type BashListResult = z.output<typeof bashListResultSchema>;
 
 /** What each bash action answers. */
 export interface BashResults {

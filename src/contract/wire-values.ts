@@ -14,3 +14,6 @@ export const queryCount = z
   .string()
   .regex(/^\d{1,15}$/, 'expected a whole number of 0 or more')
   .transform(Number);
+
+/** A workspace id (and a webhook id): lowercase letters, digits, `_` and `-`, at most 63 characters. */
+export const WORKSPACE_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;

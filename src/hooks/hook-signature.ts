@@ -1,11 +1,9 @@
 // Webhook signatures: HMAC-SHA256 of a delivery's raw bytes (WebCrypto), compared in constant time.
+import { TIMESTAMP_HEADER, TIMESTAMP_WINDOW_SECONDS } from '../contract/http-requests.ts';
 import { ToolError } from '../core/errors.ts';
 
 /** GitHub's header and ours; both carry `sha256=<hex>`, and each one present must verify. */
 export const SIGNATURE_HEADERS = ['x-hub-signature-256', 'x-toolgate-signature-256'] as const;
-/** Seconds since the epoch; when present it is signed too and must be within the window; a hook may require it. */
-export const TIMESTAMP_HEADER = 'x-toolgate-timestamp';
-export const TIMESTAMP_WINDOW_SECONDS = 300;
 
 const encoder = new TextEncoder();
 /** Signed in place of a hook that does not exist, so an unknown id costs the same time as a wrong signature. */

@@ -1,6 +1,6 @@
 // Approval routes: list and read approvals, and decide one (approver or admin keys).
 import { Hono } from 'hono';
-import { z } from 'zod';
+import { approvalStatuses, decisionInput } from '../contract/http-requests.ts';
 import { ToolError } from '../core/errors.ts';
 import { publicApproval, type Approval } from '../approvals/approval-store.ts';
 import type { ApiKey } from '../keys/key-store.ts';
@@ -9,12 +9,6 @@ import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
 
-export const approvalStatuses = ['pending', 'approved', 'rejected'] as const;
-
-export const decisionInput = z.strictObject({
-  decision: z.enum(['approve', 'reject']),
-  reason: z.string().min(1).max(2000).optional(),
-});
 
 /** Where approvals are listed, read and decided: the tool calls, or a home's way of reaching them. */
 export interface ApprovalDesk {

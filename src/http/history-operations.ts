@@ -1,36 +1,9 @@
-// The history routes as the OpenAPI document lists them, with the schemas of their answers.
+// The history routes as the OpenAPI document lists them, their schemas taken from the contract.
 import { z } from 'zod';
 import type { ErrorCode } from '../core/errors.ts';
-import { checkpointInput, importInput, restoreInput } from './history-routes.ts';
-import type { JsonSchema, Operation } from './openapi-operations.ts';
-
-const time = z.string().meta({ format: 'date-time', description: 'ISO 8601, UTC.' });
-const commitId = z.string().describe('A git commit id: 40 hex digits.');
-
-export const checkpointSchema = z.looseObject({ id: commitId, createdAt: time });
-
-export const checkpointListSchema = z.looseObject({
-  checkpoints: z.array(z.looseObject({ id: commitId, message: z.string(), createdAt: time })).describe('Newest first.'),
-});
-
-export const diffSchema = z.looseObject({ diff: z.string().describe('A unified diff in git layout (a/ and b/ prefixes, /dev/null, modes); empty when nothing changed.') });
-
-export const restoreSchema = z.looseObject({
-  restored: commitId,
-  version: z.number().int().min(0).nullable().describe('The workspace version after the restore.'),
-});
-
-export const importSchema = z.looseObject({
-  url: z.string().describe('The remote, without credentials.'),
-  ref: z.string(),
-  commit: commitId.describe('The remote commit imported.'),
-  files: z.number().int().min(0),
-  symlinks: z.number().int().min(0),
-  bytes: z.number().int().min(0),
-  version: z.number().int().min(0).nullable(),
-  skipped: z.array(z.looseObject({ path: z.string(), reason: z.string() })).describe('Entries left out: paths the path guard refuses for writes, submodules.'),
-  checkpoint: checkpointSchema,
-});
+import { checkpointListSchema, checkpointSchema, diffSchema, importSchema, restoreSchema } from '../contract/http-answers.ts';
+import { checkpointInput, importInput, restoreInput } from '../contract/http-requests.ts';
+import type { JsonSchema, Operation } from './openapi-types.ts';
 
 const asJson = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
 const body = (schema: z.ZodType, required = true): NonNullable<Operation['body']> => ({ content: { 'application/json': asJson(schema, 'input') }, required });

@@ -1,6 +1,6 @@
 // History routes: checkpoints, the diff from one to now, restore, and import from a git remote.
 import { Hono } from 'hono';
-import { z } from 'zod';
+import { checkpointInput, checkpointsQuery, importInput, restoreInput } from '../contract/http-requests.ts';
 import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
 import { ToolError } from '../core/errors.ts';
 import type { WorkspaceHistory } from '../history/workspace-history.ts';
@@ -9,25 +9,6 @@ import { parseInput } from '../contract/parse-input.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 
-export const checkpointInput = z.strictObject({
-  message: z.string().max(10_000).optional().describe('The commit message (default "checkpoint").'),
-});
-
-export const restoreInput = z.strictObject({
-  checkpoint: z.string().describe('The id of a checkpoint of this workspace (40 hex digits).'),
-});
-
-export const importInput = z.strictObject({
-  git: z.strictObject({
-    url: z.string().min(1).max(4096).describe('An http(s) URL of a git repository (smart HTTP); credentials may be given in it.'),
-    ref: z.string().min(1).max(1024).optional().describe("A branch or tag (default the remote's default branch)."),
-    depth: z.number().int().min(1).max(10_000).optional().describe('Commits of history to fetch (default 1: the tip only).'),
-  }),
-});
-
-export const checkpointsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-});
 
 export type HistoryRouteDeps = Pick<AppDeps, 'workspaces' | 'tools' | 'limits'> & { history: WorkspaceHistory };
 

@@ -1,11 +1,12 @@
 // The webhook routes as the OpenAPI document lists them, their schemas taken from the routes.
 import { z } from 'zod';
+import { hookInput, TIMESTAMP_HEADER, TIMESTAMP_WINDOW_SECONDS } from '../contract/http-requests.ts';
 import type { ErrorCode } from '../core/errors.ts';
 import { hookDeliveryInput } from '../hooks/hook-deliveries.ts';
-import { SIGNATURE_HEADERS, TIMESTAMP_HEADER, TIMESTAMP_WINDOW_SECONDS } from '../hooks/hook-signature.ts';
+import { SIGNATURE_HEADERS } from '../hooks/hook-signature.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
-import { DELIVERY_ID_HEADERS, hookInput } from './hook-routes.ts';
-import type { Operation, Parameter } from './openapi-operations.ts';
+import { DELIVERY_ID_HEADERS } from './hook-routes.ts';
+import type { Operation, Parameter } from './openapi-types.ts';
 
 const hookId = { hookId: `The hook id (${WORKSPACE_ID_PATTERN.source}).` };
 

@@ -1,11 +1,11 @@
 // Webhook routes: configure a hook (admin keys), and take its deliveries, which are authenticated
 // by their signature alone (the key middleware lets exactly POST /v1/hooks/{hookId} through).
 import { Hono } from 'hono';
-import { z } from 'zod';
+import { hookInput } from '../contract/http-requests.ts';
 import type { CallAnswer } from '../calls/tool-calls.ts';
 import { ToolError } from '../core/errors.ts';
 import type { HookDeliveries } from '../hooks/hook-deliveries.ts';
-import { TIMESTAMP_HEADER, TIMESTAMP_WINDOW_SECONDS, verifySignature } from '../hooks/hook-signature.ts';
+import { verifySignature } from '../hooks/hook-signature.ts';
 import { hookTarget, publicHook, type Hook } from '../hooks/hook-store.ts';
 import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
 import { parseInput } from '../contract/parse-input.ts';
@@ -14,17 +14,6 @@ import type { AppDeps, AppEnv, HookDeliverer, HookServices } from './app-deps.ts
 import { parseJsonBytes, readBodyBytes, readJsonBody } from './json-body.ts';
 import { assertWorkspaceVisible } from './route-access.ts';
 
-export const hookInput = z.strictObject({
-  secret: z.string().min(16).max(1024).describe('The HMAC-SHA256 key senders sign deliveries with; at least 16 characters. Never shown again.'),
-  workspace: z.string().regex(WORKSPACE_ID_PATTERN, { message: 'must be a workspace id' }).describe('The workspace deliveries patch.'),
-  checkpoint: z.boolean().optional().describe('Make a checkpoint (with the delivery\'s commitMessage) after each applied delivery; default false.'),
-  requireTimestamp: z
-    .boolean()
-    .optional()
-    .describe(
-      `Refuse deliveries without ${TIMESTAMP_HEADER} within ${TIMESTAMP_WINDOW_SECONDS} s and a signature over "<timestamp>.<raw body>", so a captured delivery cannot be replayed later; default false.`,
-    ),
-});
 
 /** The delivery headers that name a delivery; the first one present is its idempotency key. */
 export const DELIVERY_ID_HEADERS = ['x-delivery-id', 'x-github-delivery'] as const;

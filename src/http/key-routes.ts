@@ -1,40 +1,16 @@
 // Key routes (admin): create keys (the secret is shown once), list them without secrets, revoke.
 import { Hono } from 'hono';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { keyInput } from '../contract/http-requests.ts';
+import { bashActions } from '../contract/tool-inputs.ts';
 import { ToolError } from '../core/errors.ts';
 import { scopeOutside } from '../core/workspace-scope.ts';
 import { mayManageKey, publicKey, type ApiKey, type KeyStore, type NewKey } from '../keys/key-store.ts';
-import { bashActions } from '../tools/bash.ts';
 import { parseInput } from '../contract/parse-input.ts';
-import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
 
-export const keyInput = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  role: z.enum(['agent', 'approver', 'admin', 'runner']),
-  workspaces: z
-    .array(z.string().refine((id) => id === '*' || WORKSPACE_ID_PATTERN.test(id), { message: 'must be "*" or a workspace id' }))
-    .min(1)
-    .max(1000),
-  tools: z.array(z.string().min(1).max(100)).max(100).optional(),
-  approvalMode: z.enum(['auto', 'safe', 'manual']).optional(),
-  rules: z
-    .array(z.strictObject({ tool: z.string().min(1).max(100), action: z.string().min(1).max(100).optional(), decision: z.enum(['allow', 'approve', 'deny']) }))
-    .max(100)
-    .optional(),
-  quota: z
-    .strictObject({ calls: z.number().int().min(0).optional(), processSeconds: z.number().min(0).optional(), period: z.enum(['day', 'month']) })
-    .refine((quota) => quota.calls !== undefined || quota.processSeconds !== undefined, { message: 'needs calls or processSeconds' })
-    .optional(),
-  rateLimitPerMinute: z.number().int().min(1).max(1_000_000).optional(),
-  notifyUrl: z
-    .string()
-    .max(2000)
-    .refine((url) => /^https?:\/\//i.test(url) && URL.canParse(url), { message: 'must be an http or https URL' })
-    .optional(),
-});
 
 export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyStore }): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();

@@ -1,51 +1,15 @@
 // The operations of the HTTP contract as the OpenAPI document lists them: one entry per route, its schemas taken from the routes.
 import { z } from 'zod';
 import { MAX_WAIT_MS } from '../approvals/approval-flow.ts';
+import { approvalStatuses, decisionInput, keyInput, usageGroups, workspaceSettings } from '../contract/http-requests.ts';
+import { toolFormats, toolResultSchemas } from '../contract/tool-answers.ts';
 import { errorStatus, type ErrorCode } from '../core/errors.ts';
-import { inputJsonSchema, toolFormats } from '../tools/tool-formats.ts';
+import { inputJsonSchema } from '../tools/tool-formats.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
-import { toolResultSchemas } from './api-schemas.ts';
 import { hookOperations } from './hook-operations.ts';
-import { approvalStatuses, decisionInput } from './approval-routes.ts';
 import { historyOperations } from './history-operations.ts';
-import { keyInput } from './key-routes.ts';
+import type { JsonSchema, Operation, Parameter } from './openapi-types.ts';
 import { runnerOperations } from './runner-operations.ts';
-import { usageGroups } from './usage-routes.ts';
-import { workspaceSettings } from './workspace-routes.ts';
-
-export type JsonSchema = Record<string, unknown>;
-
-export interface Parameter {
-  name: string;
-  description: string;
-  schema: JsonSchema;
-}
-
-export interface Answer {
-  description: string;
-  /** A component name, or a schema; absent for an empty (204) or binary answer. */
-  schema?: string | JsonSchema;
-  contentType?: string;
-}
-
-export interface Operation {
-  method: 'get' | 'put' | 'post' | 'delete';
-  path: string;
-  tag: string;
-  operationId: string;
-  summary: string;
-  description?: string;
-  /** Descriptions of the path parameters other than `ws`. */
-  pathParams?: Record<string, string>;
-  query?: Parameter[];
-  /** Request headers the operation reads (other than Authorization). */
-  headers?: Parameter[];
-  body?: { content: Record<string, JsonSchema>; required: boolean };
-  answers: Record<number, Answer>;
-  /** The codes it may fail with; authenticated operations also get `unauthorized`, and every one `internal`. */
-  errors: ErrorCode[];
-  public?: true;
-}
 
 /** Errors every tool call may answer, whatever the tool. */
 const callErrors: ErrorCode[] = ['invalid_argument', 'forbidden', 'tool_not_allowed', 'not_found', 'payload_too_large', 'rate_limited', 'quota_exceeded', 'approval_rejected', 'unavailable'];

@@ -3,9 +3,11 @@ import { z } from 'zod';
 import { errorStatus, type ErrorCode } from '../core/errors.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
+import * as answers from '../contract/http-answers.ts';
 import * as runnerAnswers from '../contract/runner-protocol.ts';
-import * as answers from './api-schemas.ts';
-import { contractOperations, ref, resultName, type JsonSchema, type Operation, type Parameter } from './openapi-operations.ts';
+import { toolResultSchemas } from '../contract/tool-answers.ts';
+import { contractOperations, ref, resultName } from './openapi-operations.ts';
+import type { JsonSchema, Operation, Parameter } from './openapi-types.ts';
 
 export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0'; paths: Record<string, Record<string, Record<string, unknown>>> };
 
@@ -76,7 +78,7 @@ function componentSchemas(tools: readonly ToolDefinition[]): Record<string, Json
     Exit: runnerAnswers.exitAnswerSchema,
   };
   for (const tool of tools) {
-    const result = answers.toolResultSchemas[tool.name];
+    const result = toolResultSchemas[tool.name];
     if (result) named[resultName(tool)] = result;
   }
   return Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output' }) as JsonSchema]));

@@ -14,7 +14,7 @@ import {
   startedReportSchema,
   syncReportSchema,
 } from '../contract/runner-protocol.ts';
-import type { JsonSchema, Operation, Parameter } from './openapi-operations.ts';
+import type { JsonSchema, Operation, Parameter } from './openapi-types.ts';
 
 const asJson = (schema: z.ZodType, io: 'input' | 'output' = 'output'): JsonSchema => z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
 const json = (schema: z.ZodType): NonNullable<Operation['body']> => ({ content: { 'application/json': asJson(schema, 'input') }, required: true });

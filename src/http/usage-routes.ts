@@ -1,10 +1,9 @@
 // Usage: totals of the calling key's tool calls (an admin's: every call on the workspaces in its scope), grouped by tool, workspace or key.
 import { Hono } from 'hono';
+import { usageGroups } from '../contract/http-requests.ts';
 import { ToolError } from '../core/errors.ts';
 import type { UsageGroup, UsageQuery, UsageRow } from '../metering/usage-meter.ts';
 import type { AppEnv } from './app-deps.ts';
-
-export const usageGroups: readonly UsageGroup[] = ['tool', 'workspace', 'key'];
 
 /** Where usage totals come from: the meter, or a home's sum over the meters of several objects. */
 export interface UsageSource {

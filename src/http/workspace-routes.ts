@@ -1,18 +1,12 @@
 // Workspace routes: create/confirm, describe, delete, and list files.
 import { Hono } from 'hono';
-import { z } from 'zod';
+import { workspaceSettings } from '../contract/http-requests.ts';
 import { ToolError } from '../core/errors.ts';
 import { parseInput } from '../contract/parse-input.ts';
 import { assertWorkspaceId } from '../workspace/workspaces.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
-
-export const workspaceSettings = z.strictObject({
-  excludedPaths: z.array(z.string()).max(1000).optional(),
-  autoCheckpoint: z.boolean().optional().describe('Take a history checkpoint after each successful apply_patch.'),
-});
-
 
 export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();

@@ -1,30 +1,11 @@
 // bash: run commands on a runner (exec waits, start returns), then status, logs, stdin, stop and list.
-import { z } from 'zod';
+import type { z } from 'zod';
+import { bashActions, bashInput, type BashAction as Action } from '../contract/tool-inputs.ts';
 import { ToolError } from '../core/errors.ts';
 import { snapshotOf } from '../processes/process-record.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import { defineTool, type ProcessLauncher, type ProcessUse } from './tool.ts';
 
-export const bashActions = ['exec', 'start', 'status', 'logs', 'write', 'stop', 'list'] as const;
-type Action = (typeof bashActions)[number];
-
-/** The arguments, as the typed client (src/client) also sees them. */
-export const bashInput = z.strictObject({
-  action: z.enum(bashActions).describe('exec runs and waits; start runs in the background; status, logs, write (stdin), stop and list manage processes.'),
-  command: z.string().min(1).max(100_000).optional().describe('exec, start: the bash command line.'),
-  cwd: z.string().optional().describe('exec, start: working directory relative to the workspace root (default the root).'),
-  timeoutMs: z.number().int().min(1).max(3_600_000).optional().describe('exec: kill the command after this long (default 120,000).'),
-  env: z.record(z.string(), z.string()).optional().describe('exec, start: extra environment variables.'),
-  processId: z.string().min(1).max(200).optional().describe('status, logs, write, stop: the process.'),
-  offset: z.number().int().min(0).optional().describe('logs: first character to return (default: the oldest kept).'),
-  limit: z.number().int().min(1).max(1_048_576).optional().describe('logs: at most this many characters (default 65,536).'),
-  input: z.string().optional().describe('write: text to send to stdin.'),
-  eof: z.boolean().optional().describe('write: close stdin after the input.'),
-  graceMs: z.number().int().min(0).max(600_000).optional().describe('stop: how long after SIGTERM to send SIGKILL (default 5,000).'),
-  tty: z.boolean().optional().describe('start: run the process on a pseudo-terminal; its log is the terminal\'s output (default false).'),
-  cols: z.number().int().min(1).max(1000).optional().describe('start with tty: the terminal\'s width in columns (default 120).'),
-  rows: z.number().int().min(1).max(1000).optional().describe('start with tty: the terminal\'s height in rows (default 40).'),
-});
 type Input = z.output<typeof bashInput>;
 
 /** The arguments each action takes; any other is refused, so a misplaced argument reaches the agent. */

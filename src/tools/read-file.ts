@@ -1,17 +1,9 @@
 // read_file: a line range of a UTF-8 file, byte-exact line endings, capped at maxChars.
-import { z } from 'zod';
+import { readFileInput } from '../contract/tool-inputs.ts';
 import { ToolError } from '../core/errors.ts';
 import { parseVirtualPath } from '../core/virtual-path.ts';
 import { defineTool } from './tool.ts';
 import { countNewlines, cutAtChars, lineStarts } from '../core/text-lines.ts';
-
-/** The arguments, as the typed client (src/client) also sees them. */
-export const readFileInput = z.strictObject({
-  path: z.string().describe('File path relative to the workspace root, e.g. "src/index.ts".'),
-  startLine: z.number().int().min(1).optional().describe('First line to return, 1-based (default 1).'),
-  endLine: z.number().int().min(1).optional().describe('Last line to return, inclusive (default: the last line).'),
-  maxChars: z.number().int().min(1).optional().describe('Cut the content after this many characters (default 20,000).'),
-});
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 

@@ -1,5 +1,6 @@
 // The shape of a tool: a name, a zod input schema (the single source of truth) and execute.
 import type { z } from 'zod';
+import type { ToolAnnotations } from '../contract/tool-answers.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 
@@ -20,12 +21,6 @@ export interface ToolContext {
   processes?: ProcessLauncher;
   /** Runs inside the transaction that commits the call's effect (a workspace commit, a new process). */
   recordEffect?: () => void;
-}
-
-export interface ToolAnnotations {
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint?: boolean;
 }
 
 /** The process time a call used: an exec's run time at once, or the started process whose run time counts when it ends. */

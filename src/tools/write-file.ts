@@ -1,20 +1,9 @@
 // write_file: create, overwrite or append a file; parents are implied; conditional on a version.
-import { z } from 'zod';
+import { writeFileInput } from '../contract/tool-inputs.ts';
 import { ToolError } from '../core/errors.ts';
 import type { Precondition } from '../workspace/manifest.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import { defineTool } from './tool.ts';
-
-/** The arguments, as the typed client (src/client) also sees them. */
-export const writeFileInput = z.strictObject({
-  path: z.string().describe('File path relative to the workspace root; missing parent directories are created.'),
-  content: z.string().describe('Text to write, stored as UTF-8 exactly as given (line endings included).'),
-  mode: z
-    .enum(['create', 'overwrite', 'append'])
-    .optional()
-    .describe('create fails if the file exists; overwrite replaces it (default); append adds to its end, creating it if missing.'),
-  expectedVersion: z.string().optional().describe('Write only if the file is still at this version (from read_file or an earlier write).'),
-});
 
 const utf8 = new TextEncoder();
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;

@@ -1,4 +1,5 @@
 // Named workspaces: create, describe, delete, and open one for tool calls.
+import { WORKSPACE_ID_PATTERN } from '../contract/wire-values.ts';
 import { ToolError } from '../core/errors.ts';
 import { parseVirtualPath } from '../core/virtual-path.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
@@ -10,7 +11,7 @@ import { Manifest, type ManifestEntry } from './manifest.ts';
 import { applyWorkspaceSchema } from './schema.ts';
 import { Workspace, type ReadOnlyMount } from './workspace.ts';
 
-export const WORKSPACE_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+export { WORKSPACE_ID_PATTERN };
 
 export interface WorkspaceSettings {
   excludedPaths: string[];

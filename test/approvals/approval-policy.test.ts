@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { approvalDecision, toolAllowed } from '../../src/approvals/approval-policy.ts';
 import type { ApprovalRule } from '../../src/keys/key-store.ts';
-import { bashActions } from '../../src/tools/bash.ts';
+import { bashActions } from '../../src/contract/tool-inputs.ts';
 import { builtinTools } from '../../src/tools/index.ts';
 
 const calls = builtinTools.flatMap((tool) => (tool.name === 'bash' ? bashActions.map((action) => ({ tool, action: action as string | undefined })) : [{ tool, action: undefined }]));

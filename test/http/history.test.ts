@@ -1,7 +1,7 @@
 // API.md History over real HTTP: checkpoint, change, diff, restore byte for byte (symlinks and binary files
 // included), the list's order, errors, roles, and the automatic checkpoint after apply_patch.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkpointListSchema, checkpointSchema, diffSchema, restoreSchema } from '../../src/http/history-operations.ts';
+import { checkpointListSchema, checkpointSchema, diffSchema, restoreSchema } from '../../src/contract/http-answers.ts';
 import { fileHashes } from '../support/file-hashes.ts';
 import { createKey } from '../support/keys.ts';
 import { useServer } from '../support/server-process.ts';

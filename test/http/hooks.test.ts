@@ -4,7 +4,7 @@
 // requireTimestamp hooks) and the body limit.
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hookDeliveryAnswerSchema, hookSchema } from '../../src/http/api-schemas.ts';
+import { hookDeliveryAnswerSchema, hookSchema } from '../../src/contract/http-answers.ts';
 import { createKey, type TestKey } from '../support/keys.ts';
 import { callApi, useServer, type ApiAnswer } from '../support/server-process.ts';
 

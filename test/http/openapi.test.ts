@@ -6,12 +6,10 @@ import { inspectRoutes } from 'hono/dev';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { errorStatus } from '../../src/core/errors.ts';
-import * as answers from '../../src/http/api-schemas.ts';
-import { decisionInput } from '../../src/http/approval-routes.ts';
-import { checkpointInput, importInput, restoreInput } from '../../src/http/history-routes.ts';
+import * as answers from '../../src/contract/http-answers.ts';
+import { checkpointInput, decisionInput, hookInput, importInput, keyInput, restoreInput, workspaceSettings } from '../../src/contract/http-requests.ts';
+import { toolResultSchemas } from '../../src/contract/tool-answers.ts';
 import { hookDeliveryInput } from '../../src/hooks/hook-deliveries.ts';
-import { hookInput } from '../../src/http/hook-routes.ts';
-import { keyInput } from '../../src/http/key-routes.ts';
 import {
   blobBatchRequestSchema as blobBatchInput,
   blobPieceQuerySchema as blobPieceQuery,
@@ -24,7 +22,6 @@ import {
   startedReportSchema as startedInput,
   syncReportSchema as syncInput,
 } from '../../src/contract/runner-protocol.ts';
-import { workspaceSettings } from '../../src/http/workspace-routes.ts';
 import { readNodeConfig } from '../../src/node/config.ts';
 import { createNodeHome } from '../../src/node/server.ts';
 import { builtinTools } from '../../src/tools/index.ts';
@@ -174,14 +171,14 @@ describe('GET /openapi.json', () => {
     };
     const created = await server.call('PUT', '/v1/workspaces/docs-check');
     fits(answers.workspaceInfoSchema, created.body);
-    fits(answers.toolResultSchemas.write_file!, (await server.call('POST', '/v1/workspaces/docs-check/tools/write_file', { path: 'a/b.txt', content: 'one\n' })).body.result);
-    fits(answers.toolResultSchemas.read_file!, (await server.call('POST', '/v1/workspaces/docs-check/tools/read_file', { path: 'a/b.txt' })).body.result);
+    fits(toolResultSchemas.write_file!, (await server.call('POST', '/v1/workspaces/docs-check/tools/write_file', { path: 'a/b.txt', content: 'one\n' })).body.result);
+    fits(toolResultSchemas.read_file!, (await server.call('POST', '/v1/workspaces/docs-check/tools/read_file', { path: 'a/b.txt' })).body.result);
     const patch = '*** Begin Patch\n*** Update File: a/b.txt\n@@\n-one\n+two\n*** Add File: c.txt\n+three\n*** End Patch\n';
-    fits(answers.toolResultSchemas.apply_patch!, (await server.call('POST', '/v1/workspaces/docs-check/tools/apply_patch', { patch })).body.result);
+    fits(toolResultSchemas.apply_patch!, (await server.call('POST', '/v1/workspaces/docs-check/tools/apply_patch', { patch })).body.result);
     const exec = await server.call('POST', '/v1/workspaces/docs-check/tools/bash', { action: 'exec', command: 'echo hi' });
     expect(exec.status, JSON.stringify(exec.body)).toBe(200);
-    fits(answers.toolResultSchemas.bash!, exec.body.result);
-    fits(answers.toolResultSchemas.bash!, (await server.call('POST', '/v1/workspaces/docs-check/tools/bash', { action: 'list' })).body.result);
+    fits(toolResultSchemas.bash!, exec.body.result);
+    fits(toolResultSchemas.bash!, (await server.call('POST', '/v1/workspaces/docs-check/tools/bash', { action: 'list' })).body.result);
     fits(answers.workspaceInfoSchema, (await server.call('GET', '/v1/workspaces/docs-check')).body);
     fits(answers.fileListSchema, (await server.call('GET', '/v1/workspaces/docs-check/files?recursive=true')).body);
     fits(answers.toolListSchema, (await server.call('GET', '/v1/tools?format=openai')).body);

@@ -1,21 +1,10 @@
 // apply_patch: a Codex envelope or a unified diff, checked whole and committed atomically.
-import { z } from 'zod';
+import { applyPatchInput } from '../../contract/tool-inputs.ts';
 import { ToolError } from '../../core/errors.ts';
 import { defineTool } from '../tool.ts';
 import { fileDiff } from './file-diff.ts';
 import { parsePatch } from './parse-patch.ts';
 import { planPatch, type PlannedFile } from './plan-patch.ts';
-
-/** The arguments, as the typed client (src/client) also sees them. */
-export const applyPatchInput = z.strictObject({
-  patch: z
-    .string()
-    .describe(
-      'The patch: the Codex envelope ("*** Begin Patch" ... "*** End Patch" with "*** Add File:", "*** Update File:" ' +
-        '(optionally "*** Move to:"), "*** Delete File:", "@@" hunks of " ", "-", "+" lines) or a git-style unified diff.',
-    ),
-  dryRun: z.boolean().optional().describe('Check the patch and return the result without changing any file.'),
-});
 
 /** Attempts when another writer changes a patched file between our read and our commit. */
 const MAX_ATTEMPTS = 8;

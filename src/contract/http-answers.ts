@@ -1,12 +1,13 @@
-// Zod schemas of the answers the HTTP contract documents; requests are validated by the schemas beside their routes.
+// The answers of the HTTP contract, declared once: the OpenAPI document is generated from them, the
+// tests hold the server's answers to them, and the typed client derives its result types. The
+// tools' results are tool-answers.ts; the runner protocol's answers are runner-protocol.ts.
 import { z } from 'zod';
 import { errorStatus, type ErrorCode } from '../core/errors.ts';
-import { bashActions } from '../tools/bash.ts';
+import { approvalModeSchema, approvalStatusSchema, keyRoleSchema, quotaPeriodSchema, ruleDecisionSchema } from './http-requests.ts';
+import { applyPatchResultSchema } from './tool-answers.ts';
+import { count, time } from './wire-values.ts';
 
 // Answers are open objects: the contract may add fields to an answer, never remove or change one.
-const time = z.string().meta({ format: 'date-time', description: 'ISO 8601, UTC.' });
-const count = z.number().int().min(0);
-const processStatus = z.enum(['queued', 'running', 'exited', 'stopped', 'failed', 'lost']);
 
 export const errorBodySchema = z
   .looseObject({
@@ -23,6 +24,8 @@ export const healthSchema = z.looseObject({
   sandbox: z.literal('none').optional().describe('Present when commands run without a sandbox on purpose (TOOLGATE_SANDBOX=none).'),
 });
 
+// Workspaces.
+
 export const workspaceInfoSchema = z.looseObject({
   id: z.string(),
   files: count.describe('How many files the workspace holds.'),
@@ -31,17 +34,46 @@ export const workspaceInfoSchema = z.looseObject({
   createdAt: time,
 });
 
-export const fileListSchema = z.looseObject({
-  entries: z.array(
-    z.looseObject({
-      path: z.string(),
-      type: z.enum(['file', 'dir', 'symlink']),
-      size: count,
-      version: z.string(),
-      target: z.string().optional().describe('Symlinks only: where the link points.'),
-    }),
-  ),
+export const fileEntrySchema = z.looseObject({
+  path: z.string(),
+  type: z.enum(['file', 'dir', 'symlink']),
+  size: count,
+  version: z.string(),
+  target: z.string().optional().describe('Symlinks only: where the link points.'),
 });
+
+export const fileListSchema = z.looseObject({ entries: z.array(fileEntrySchema) });
+
+// History.
+
+const commitId = z.string().describe('A git commit id: 40 hex digits.');
+
+export const checkpointSchema = z.looseObject({ id: commitId, createdAt: time });
+
+export const checkpointListSchema = z.looseObject({
+  checkpoints: z.array(z.looseObject({ id: commitId, message: z.string(), createdAt: time })).describe('Newest first.'),
+});
+
+export const diffSchema = z.looseObject({ diff: z.string().describe('A unified diff in git layout (a/ and b/ prefixes, /dev/null, modes); empty when nothing changed.') });
+
+export const restoreSchema = z.looseObject({
+  restored: commitId,
+  version: z.number().int().min(0).nullable().describe('The workspace version after the restore.'),
+});
+
+export const importSchema = z.looseObject({
+  url: z.string().describe('The remote, without credentials.'),
+  ref: z.string(),
+  commit: commitId.describe('The remote commit imported.'),
+  files: z.number().int().min(0),
+  symlinks: z.number().int().min(0),
+  bytes: z.number().int().min(0),
+  version: z.number().int().min(0).nullable(),
+  skipped: z.array(z.looseObject({ path: z.string(), reason: z.string() })).describe('Entries left out: paths the path guard refuses for writes, submodules.'),
+  checkpoint: checkpointSchema,
+});
+
+// Tools.
 
 export const toolListSchema = z
   .looseObject({ tools: z.array(z.record(z.string(), z.unknown())) })
@@ -50,69 +82,11 @@ export const toolListSchema = z
       'anthropic: {name, description, input_schema}; mcp: {name, description, inputSchema, annotations}.',
   );
 
-const processSnapshot = z.looseObject({
-  processId: z.string(),
-  command: z.string(),
-  cwd: z.string(),
-  status: processStatus,
-  pid: z.number().int().nullable(),
-  exitCode: z.number().int().nullable(),
-  startedAt: time.nullable(),
-  endedAt: time.nullable(),
-});
-
-/** The `result` of each built-in tool; a tool without one here is documented with an open object. */
-export const toolResultSchemas: Record<string, z.ZodType> = {
-  read_file: z.looseObject({
-    path: z.string(),
-    content: z.string(),
-    startLine: z.number().int(),
-    endLine: z.number().int(),
-    totalLines: count,
-    truncated: z.boolean(),
-    version: z.string(),
-  }),
-  write_file: z.looseObject({
-    resolvedPath: z.string(),
-    mode: z.enum(['create', 'overwrite', 'append']),
-    created: z.boolean(),
-    appended: z.boolean(),
-    bytesWritten: count,
-    version: z.string(),
-  }),
-  apply_patch: z.looseObject({
-    files: z.array(
-      z.looseObject({ path: z.string(), action: z.enum(['add', 'update', 'delete', 'move']), movedTo: z.string().optional(), diff: z.string() }),
-    ),
-    summary: z.string().describe('"A path", "M path", "D path" lines: adds, then updates and moves, then deletes.'),
-  }),
-  bash: z
-    .union([
-      z
-        .looseObject({
-          exitCode: z.number().int().nullable(),
-          stdout: z.string(),
-          stderr: z.string(),
-          timedOut: z.boolean(),
-          durationMs: count,
-          truncated: z.boolean(),
-          conflicts: z.array(z.string()).optional(),
-          error: z.string().optional(),
-        })
-        .describe('exec'),
-      processSnapshot.describe('start, stop (status adds error and conflicts)'),
-      z
-        .looseObject({ processId: z.string(), data: z.string(), offset: count, nextOffset: count, startOffset: count, truncated: z.boolean(), status: processStatus })
-        .describe('logs'),
-      z.looseObject({ processId: z.string(), bytesWritten: count }).describe('write'),
-      z.looseObject({ processes: z.array(processSnapshot) }).describe('list'),
-    ])
-    .describe(`By action (${bashActions.join(', ')}).`),
-};
+// Approvals.
 
 export const approvalSchema = z.looseObject({
   id: z.string(),
-  status: z.enum(['pending', 'approved', 'rejected']),
+  status: approvalStatusSchema,
   tool: z.string(),
   action: z.string().optional().describe('bash calls: the action.'),
   arguments: z.unknown(),
@@ -134,17 +108,22 @@ export const approvalPendingSchema = z
 
 export const approvalListSchema = z.looseObject({ approvals: z.array(approvalSchema) });
 
-const rule = z.looseObject({ tool: z.string(), action: z.string().optional(), decision: z.enum(['allow', 'approve', 'deny']) });
+// Keys.
+
+/** An explicit approval rule: the first one matching a call decides it, before the mode. */
+export const approvalRuleSchema = z.looseObject({ tool: z.string(), action: z.string().optional(), decision: ruleDecisionSchema });
+
+export const quotaSchema = z.looseObject({ calls: count.optional(), processSeconds: z.number().min(0).optional(), period: quotaPeriodSchema });
 
 export const keySchema = z.looseObject({
   id: z.string(),
   name: z.string(),
-  role: z.enum(['agent', 'approver', 'admin', 'runner']),
+  role: keyRoleSchema,
   workspaces: z.array(z.string()),
   tools: z.array(z.string()).nullable().describe('null: every tool.'),
-  approvalMode: z.enum(['auto', 'safe', 'manual']),
-  rules: z.array(rule),
-  quota: z.looseObject({ calls: count.optional(), processSeconds: z.number().min(0).optional(), period: z.enum(['day', 'month']) }).nullable(),
+  approvalMode: approvalModeSchema,
+  rules: z.array(approvalRuleSchema),
+  quota: quotaSchema.nullable(),
   rateLimitPerMinute: z.number().int().nullable(),
   notifyUrl: z.string().nullable(),
   createdAt: time,
@@ -157,13 +136,13 @@ export const keyCreatedSchema = keySchema.extend({
 
 export const keyListSchema = z.looseObject({ keys: z.array(keySchema) });
 
-export const usageSchema = z.looseObject({
-  from: time,
-  to: time.nullable(),
-  rows: z.array(
-    z.looseObject({ group: z.string(), calls: count, errors: count, bytesIn: count, bytesOut: count, processSeconds: z.number().min(0) }),
-  ),
-});
+// Usage.
+
+export const usageRowSchema = z.looseObject({ group: z.string(), calls: count, errors: count, bytesIn: count, bytesOut: count, processSeconds: z.number().min(0) });
+
+export const usageSchema = z.looseObject({ from: time, to: time.nullable(), rows: z.array(usageRowSchema) });
+
+// MCP.
 
 export const jsonRpcMessageSchema = z
   .looseObject({
@@ -176,6 +155,8 @@ export const jsonRpcMessageSchema = z
   })
   .describe('A JSON-RPC 2.0 message of the Model Context Protocol.');
 
+// Webhooks.
+
 export const hookSchema = z
   .looseObject({ id: z.string(), workspace: z.string(), checkpoint: z.boolean(), requireTimestamp: z.boolean(), createdAt: time })
   .describe('A webhook: never its secret. Deliveries run as the admin key that configured it.');
@@ -184,7 +165,7 @@ export const hookListSchema = z.looseObject({ hooks: z.array(hookSchema) }).desc
 
 export const hookDeliveryAnswerSchema = z
   .looseObject({
-    result: toolResultSchemas.apply_patch!.describe("apply_patch's result."),
+    result: applyPatchResultSchema.describe("apply_patch's result."),
     checkpoint: z.looseObject({ id: z.string(), createdAt: time }).optional().describe('Hooks with checkpoint: the checkpoint made after the patch.'),
     checkpointError: z.looseObject({ code: z.string(), message: z.string() }).optional().describe('The patch is applied, but the checkpoint after it failed.'),
   })

@@ -1,0 +1,36 @@
+// The shapes of the OpenAPI document's operations, shared by the modules that list them by area.
+import type { ErrorCode } from '../core/errors.ts';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface Parameter {
+  name: string;
+  description: string;
+  schema: JsonSchema;
+}
+
+export interface Answer {
+  description: string;
+  /** A component name, or a schema; absent for an empty (204) or binary answer. */
+  schema?: string | JsonSchema;
+  contentType?: string;
+}
+
+export interface Operation {
+  method: 'get' | 'put' | 'post' | 'delete';
+  path: string;
+  tag: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** Descriptions of the path parameters other than `ws`. */
+  pathParams?: Record<string, string>;
+  query?: Parameter[];
+  /** Request headers the operation reads (other than Authorization). */
+  headers?: Parameter[];
+  body?: { content: Record<string, JsonSchema>; required: boolean };
+  answers: Record<number, Answer>;
+  /** The codes it may fail with; authenticated operations also get `unauthorized`, and every one `internal`. */
+  errors: ErrorCode[];
+  public?: true;
+}
