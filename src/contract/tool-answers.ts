@@ -31,6 +31,7 @@ export const patchedFileSchema = z.looseObject({ path: z.string(), action: z.enu
 export const applyPatchResultSchema = z.looseObject({
   files: z.array(patchedFileSchema),
   summary: z.string().describe('"A path", "M path", "D path" lines: adds, then updates and moves, then deletes.'),
+  dryRun: z.boolean().describe('The patch was only checked: no file changed.'),
 });
 
 export const bashExecResultSchema = z.looseObject({
