@@ -2,9 +2,10 @@
 import { ToolgateClient } from '../client/toolgate-client.ts';
 import type { CliIo } from './cli-io.ts';
 import { UsageError } from './command-line.ts';
+import { readSetting } from '../contract/settings.ts';
 
-/** Where `npm start` listens when nothing else is configured. */
-export const DEFAULT_URL = 'http://127.0.0.1:8787';
+/** Where `npm start` listens when nothing else is configured: TOOLGATE_URL's default. */
+export const DEFAULT_URL = readSetting({}, 'TOOLGATE_URL', 'cli');
 
 export const connectionOptions = {
   url: { type: 'string' },
@@ -17,7 +18,7 @@ export const connectionUsage = `Connection:
 `;
 
 export function connect(flags: { url?: string; key?: string }, io: CliIo, usage: string): ToolgateClient {
-  const url = flags.url || io.env.TOOLGATE_URL || DEFAULT_URL;
+  const url = flags.url || readSetting(io.env, 'TOOLGATE_URL', 'cli');
   if (!URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
     throw new UsageError(`${JSON.stringify(url)} is not an http or https URL; give the server as --url http://host:port`, usage);
   }

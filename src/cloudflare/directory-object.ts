@@ -24,6 +24,7 @@ import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { callObject, INTERNAL_PREFIX, internalOnly, readSettings, workspaceObject, type DurableObjectState, type Env } from './bindings.ts';
 import { WorkspaceHookForwarder } from './hook-forwarding.ts';
+import { readSetting } from '../contract/settings.ts';
 
 /** Workspace objects asked at once when a listing spans them. */
 const FAN_OUT = 16;
@@ -51,7 +52,7 @@ export class DirectoryObject {
   }
 
   private async build(): Promise<void> {
-    const secret = this.env.TOOLGATE_API_KEY;
+    const secret = readSetting(this.env, 'TOOLGATE_API_KEY', 'cloudflare');
     if (!secret) {
       this.failure = 'TOOLGATE_API_KEY is not set; set it with `wrangler secret put TOOLGATE_API_KEY` (or --var locally) and retry.';
       return;
@@ -61,7 +62,7 @@ export class DirectoryObject {
     const keys = new KeyStore(db);
     await keys.ensureBootstrapAdmin(secret);
     // The runner `npm run start:worker` attaches (or one of yours) may use this secret as its runner key.
-    await keys.ensureBootstrapRunner(this.env.TOOLGATE_RUNNER_KEY || undefined);
+    await keys.ensureBootstrapRunner(readSetting(this.env, 'TOOLGATE_RUNNER_KEY', 'cloudflare'));
     const ledger = new QuotaLedgerTable(db);
     const index = new WorkspaceIndex(db);
     const limiter = new RateLimiter();

@@ -5,9 +5,10 @@ import type { KeyLookup } from '../keys/key-lookup.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
 import type { QuotaLedger } from './quota-ledger.ts';
 import type { UsageMeter } from './usage-meter.ts';
+import { readSetting } from '../contract/settings.ts';
 
 /** How often running processes' seconds are counted (API.md: at least every 30 s). */
-export const DEFAULT_ACCRUAL_MS = 10_000;
+export const DEFAULT_ACCRUAL_MS = readSetting({}, 'TOOLGATE_PROCESS_ACCRUAL_MS', 'node');
 /** How long a process stopped for a spent quota gets between SIGTERM and SIGKILL. */
 const QUOTA_STOP_GRACE_MS = 2_000;
 

@@ -12,13 +12,15 @@ import { RunnerControl, type ControlRequest } from './runner-control.ts';
 import { RunnerSide, type LeaseWish } from './runner-side.ts';
 import { applyProcessSchema } from './schema.ts';
 import type { Log } from '../core/log.ts';
+import { readSetting } from '../contract/settings.ts';
 
-export const DEFAULT_MAX_OUTPUT_CHARS = 1_048_576;
-export const DEFAULT_LEASE_MS = 15_000;
+// Defaults for a store made without settings (tests, tools): the settings table's.
+export const DEFAULT_MAX_OUTPUT_CHARS = readSetting({}, 'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS', 'node');
+export const DEFAULT_LEASE_MS = readSetting({}, 'TOOLGATE_LEASE_MS', 'node');
 export const DEFAULT_LOST_AFTER_MS = 30_000;
 export const DEFAULT_LOGS_LIMIT = 65_536;
 /** Processes of one workspace that run at once (TOOLGATE_WORKSPACE_MAX_PROCESSES); more wait queued. */
-export const DEFAULT_MAX_RUNNING_PER_WORKSPACE = 4;
+export const DEFAULT_MAX_RUNNING_PER_WORKSPACE = readSetting({}, 'TOOLGATE_WORKSPACE_MAX_PROCESSES', 'node');
 const DEFAULT_CHUNK_CHARS = 16_384;
 
 export interface ProcessStoreOptions {

@@ -18,6 +18,7 @@ import {
   type PutOptions,
   type StoredObject,
 } from './object-store.ts';
+import { readSetting } from '../contract/settings.ts';
 
 export interface S3ObjectStoreOptions {
   bucket: string;
@@ -110,10 +111,10 @@ export class S3ObjectStore implements ObjectStore {
  * never pass through toolgate's own configuration.
  */
 export function s3ObjectStoreFromEnv(env: Record<string, string | undefined>): S3ObjectStore | undefined {
-  const bucket = env.TOOLGATE_S3_BUCKET;
-  if (bucket === undefined || bucket === '') return undefined;
-  const endpoint = env.TOOLGATE_S3_ENDPOINT === '' ? undefined : env.TOOLGATE_S3_ENDPOINT;
-  const region = env.TOOLGATE_S3_REGION === undefined || env.TOOLGATE_S3_REGION === '' ? 'us-east-1' : env.TOOLGATE_S3_REGION;
+  const bucket = readSetting(env, 'TOOLGATE_S3_BUCKET', 'node');
+  if (bucket === undefined) return undefined;
+  const endpoint = readSetting(env, 'TOOLGATE_S3_ENDPOINT', 'node');
+  const region = readSetting(env, 'TOOLGATE_S3_REGION', 'node');
   const client = new S3Client({
     region,
     ...(endpoint === undefined

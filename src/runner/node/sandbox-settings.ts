@@ -1,4 +1,5 @@
 // The settings of how a runner confines commands (TOOLGATE_SANDBOX, TOOLGATE_RUNNER_UID, the per-process limits), read from the environment.
+import { readSetting } from '../../contract/settings.ts';
 
 export interface ProcessLimits {
   /** Memory of one process and all it starts, in MiB (TOOLGATE_PROCESS_MEMORY_MB). */
@@ -19,37 +20,18 @@ export interface SandboxSettings {
   limits: ProcessLimits;
 }
 
-export const DEFAULT_SANDBOX_SETTINGS: SandboxSettings = {
-  mode: 'bwrap',
-  bwrapPath: undefined,
-  commandUid: 65534,
-  limits: { memoryMb: 2048, pids: 512, maxProcessMs: 3_600_000 },
-};
-
-/** Reads the settings; throws an Error naming the variable when one is malformed. */
+/** Reads the settings (the one table's parsers and defaults, as a runner reads them); throws an Error naming the variable when one is malformed. */
 export function readSandboxSettings(env: Record<string, string | undefined>): SandboxSettings {
-  const mode = env.TOOLGATE_SANDBOX || 'bwrap';
-  if (mode !== 'bwrap' && mode !== 'none') throw new Error(`TOOLGATE_SANDBOX must be "bwrap" or "none"; it is ${JSON.stringify(mode)}.`);
-  const bwrapPath = env.TOOLGATE_BWRAP_PATH || undefined;
-  if (bwrapPath !== undefined && !bwrapPath.startsWith('/')) throw new Error(`TOOLGATE_BWRAP_PATH must be an absolute path; it is ${JSON.stringify(bwrapPath)}.`);
-  const defaults = DEFAULT_SANDBOX_SETTINGS;
+  const read = <N extends SandboxSettingName>(name: N) => readSetting(env, name, 'runner');
   return {
-    mode,
-    bwrapPath,
-    // 0 would be the root the runner runs as: exactly what the uid is there to avoid.
-    commandUid: integer(env, 'TOOLGATE_RUNNER_UID', defaults.commandUid, 1, 2 ** 31 - 2),
-    limits: {
-      memoryMb: integer(env, 'TOOLGATE_PROCESS_MEMORY_MB', defaults.limits.memoryMb, 16, 1024 * 1024),
-      pids: integer(env, 'TOOLGATE_PROCESS_PIDS', defaults.limits.pids, 8, 4_194_304),
-      maxProcessMs: integer(env, 'TOOLGATE_MAX_PROCESS_MS', defaults.limits.maxProcessMs, 1000, 30 * 24 * 3_600_000),
-    },
+    mode: read('TOOLGATE_SANDBOX'),
+    bwrapPath: read('TOOLGATE_BWRAP_PATH'),
+    commandUid: read('TOOLGATE_RUNNER_UID'),
+    limits: { memoryMb: read('TOOLGATE_PROCESS_MEMORY_MB'), pids: read('TOOLGATE_PROCESS_PIDS'), maxProcessMs: read('TOOLGATE_MAX_PROCESS_MS') },
   };
 }
 
-function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}; it is ${JSON.stringify(raw)}.`);
-  return value;
-}
+type SandboxSettingName = 'TOOLGATE_SANDBOX' | 'TOOLGATE_BWRAP_PATH' | 'TOOLGATE_RUNNER_UID' | 'TOOLGATE_PROCESS_MEMORY_MB' | 'TOOLGATE_PROCESS_PIDS' | 'TOOLGATE_MAX_PROCESS_MS';
+
+/** The settings with nothing set: the table's defaults. */
+export const DEFAULT_SANDBOX_SETTINGS: SandboxSettings = readSandboxSettings({});
