@@ -103,7 +103,7 @@ export const INTERNAL_HEADER = 'x-toolgate-internal';
 export function internalOnly(): MiddlewareHandler {
   return async (c, next) => {
     if (c.req.header(INTERNAL_HEADER) !== '1') {
-      return errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see API.md for the routes.`), () => undefined);
+      return errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; GET /openapi.json lists the routes.`), () => undefined);
     }
     await next();
   };

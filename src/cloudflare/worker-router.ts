@@ -24,7 +24,7 @@ export const worker = {
     const url = new URL(request.url);
     const logFailure = (failure: unknown) => log('could not route a request', failure);
     if (url.pathname.startsWith(INTERNAL_PREFIX)) {
-      return errorResponse(new ToolError('not_found', `No route for ${request.method} ${url.pathname}; see API.md for the routes.`), logFailure);
+      return errorResponse(new ToolError('not_found', `No route for ${request.method} ${url.pathname}; GET /openapi.json lists the routes.`), logFailure);
     }
     const headers = new Headers(request.headers);
     headers.delete(WORKSPACE_HEADER);

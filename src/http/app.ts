@@ -46,7 +46,7 @@ export function createBaseApp(deps: Pick<AppDeps, 'keys' | 'tools' | 'onInternal
   const onInternal = deps.onInternalError ?? ((error: unknown) => consoleLog('internal error', error));
 
   app.onError((error) => errorResponse(error, onInternal));
-  app.notFound((c) => errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; see API.md for the routes.`), onInternal));
+  app.notFound((c) => errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; GET /openapi.json lists the routes.`), onInternal));
 
   // Unsandboxed commands are a choice an operator (and a monitor) must be able to see.
   const health = deps.sandbox === 'none' ? { ok: true, sandbox: 'none' } : { ok: true };
