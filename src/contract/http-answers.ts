@@ -61,17 +61,21 @@ export const restoreSchema = z.looseObject({
   version: z.number().int().min(0).nullable().describe('The workspace version after the restore.'),
 });
 
-export const importSchema = z.looseObject({
+/** What an import brought in, as the workspace's history reports it. */
+export const importResultSchema = z.looseObject({
   url: z.string().describe('The remote, without credentials.'),
   ref: z.string(),
   commit: commitId.describe('The remote commit imported.'),
   files: z.number().int().min(0),
   symlinks: z.number().int().min(0),
   bytes: z.number().int().min(0),
+  /** The workspace version the import created (null when the repository held nothing importable). */
   version: z.number().int().min(0).nullable(),
   skipped: z.array(z.looseObject({ path: z.string(), reason: z.string() })).describe('Entries left out: paths the path guard refuses for writes, submodules.'),
-  checkpoint: checkpointSchema,
 });
+
+/** POST /v1/workspaces/{ws}/import's answer: the import, and the checkpoint made of it. */
+export const importSchema = importResultSchema.extend({ checkpoint: checkpointSchema });
 
 // Tools.
 

@@ -55,6 +55,19 @@ export type ApprovalMode = z.output<typeof approvalModeSchema>;
 export const ruleDecisionSchema = z.enum(['allow', 'approve', 'deny']);
 export const quotaPeriodSchema = z.enum(['day', 'month']);
 
+/** An explicit approval rule: the first one matching a call decides it, before the mode. */
+export const approvalRuleInput = z.strictObject({
+  tool: z.string().min(1).max(100),
+  /** For bash: one action; absent matches every action. */
+  action: z.string().min(1).max(100).optional(),
+  decision: ruleDecisionSchema,
+});
+
+/** A key's quota per period: calls, process seconds, or both. */
+export const quotaInput = z
+  .strictObject({ calls: z.number().int().min(0).optional(), processSeconds: z.number().min(0).optional(), period: quotaPeriodSchema })
+  .refine((quota) => quota.calls !== undefined || quota.processSeconds !== undefined, { message: 'needs calls or processSeconds' });
+
 export const keyInput = z.strictObject({
   name: z.string().trim().min(1).max(200),
   role: keyRoleSchema,
@@ -64,14 +77,8 @@ export const keyInput = z.strictObject({
     .max(1000),
   tools: z.array(z.string().min(1).max(100)).max(100).optional(),
   approvalMode: approvalModeSchema.optional(),
-  rules: z
-    .array(z.strictObject({ tool: z.string().min(1).max(100), action: z.string().min(1).max(100).optional(), decision: ruleDecisionSchema }))
-    .max(100)
-    .optional(),
-  quota: z
-    .strictObject({ calls: z.number().int().min(0).optional(), processSeconds: z.number().min(0).optional(), period: quotaPeriodSchema })
-    .refine((quota) => quota.calls !== undefined || quota.processSeconds !== undefined, { message: 'needs calls or processSeconds' })
-    .optional(),
+  rules: z.array(approvalRuleInput).max(100).optional(),
+  quota: quotaInput.optional(),
   rateLimitPerMinute: z.number().int().min(1).max(1_000_000).optional(),
   notifyUrl: z
     .string()
@@ -79,6 +86,8 @@ export const keyInput = z.strictObject({
     .refine((url) => /^https?:\/\//i.test(url) && URL.canParse(url), { message: 'must be an http or https URL' })
     .optional(),
 });
+/** A new key, as POST /v1/keys takes it once parsed. */
+export type NewKey = z.output<typeof keyInput>;
 
 // Usage.
 

@@ -1,5 +1,7 @@
 // Import: fetches a git remote into memory, checks it against the limits, then fills an empty workspace in one commit.
 import { fetch as fetchRemote, readBlob } from 'isomorphic-git';
+import type { z } from 'zod';
+import type { importResultSchema } from '../contract/http-answers.ts';
 import type { EgressFetch } from '../core/egress-fetch.ts';
 import { ToolError } from '../core/errors.ts';
 import { parentPath } from '../core/virtual-path.ts';
@@ -30,20 +32,8 @@ export interface ImportLimits {
   timeoutMs: number;
 }
 
-export interface ImportResult {
-  /** The remote, without credentials. */
-  url: string;
-  ref: string;
-  /** The remote commit imported. */
-  commit: string;
-  files: number;
-  symlinks: number;
-  bytes: number;
-  /** The workspace version the import created (null when the repository held nothing importable). */
-  version: number | null;
-  /** Entries left out: paths the guard refuses for writes, submodules. */
-  skipped: { path: string; reason: string }[];
-}
+/** The remote (without credentials), the commit imported, what it created and what it left out. */
+export type ImportResult = z.output<typeof importResultSchema>;
 
 const PARALLEL = 8;
 /** A pack is compressed, but its framing and an incompressible file may make it slightly larger than the content. */

@@ -5,7 +5,7 @@ import { keyInput } from '../contract/http-requests.ts';
 import { bashActions } from '../contract/tool-inputs.ts';
 import { ToolError } from '../core/errors.ts';
 import { scopeOutside } from '../core/workspace-scope.ts';
-import { mayManageKey, publicKey, type ApiKey, type KeyStore, type NewKey } from '../keys/key-store.ts';
+import { mayManageKey, publicKey, type ApiKey, type KeyStore } from '../keys/key-store.ts';
 import { parseInput } from '../contract/parse-input.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
@@ -21,7 +21,7 @@ export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyS
     const input = parseInput(keyInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'key');
     assertWithinScope(creator, input.workspaces);
     checkToolNames(input, deps.tools.list().map((tool) => tool.name));
-    const { key, secret, notifySecret } = await deps.keys.create(input as NewKey);
+    const { key, secret, notifySecret } = await deps.keys.create(input);
     return c.json({ ...publicKey(key), secret, ...(notifySecret === undefined ? {} : { notifySecret }) }, 201);
   });
 

@@ -1,25 +1,15 @@
 // API keys: stored as SHA-256 hashes only, looked up by the hash of a presented secret.
+import type { z } from 'zod';
+import type { ApprovalMode, approvalRuleInput, KeyRole, NewKey, quotaInput } from '../contract/http-requests.ts';
 import { ToolError } from '../core/errors.ts';
 import { scopeCovers, scopeWithin } from '../core/workspace-scope.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { sha256Hex } from '../core/content-hash.ts';
 
-export type KeyRole = 'agent' | 'approver' | 'admin' | 'runner';
-export type ApprovalMode = 'auto' | 'safe' | 'manual';
-
+export type { ApprovalMode, KeyRole, NewKey };
 /** An explicit approval rule: the first one matching a call decides it, before the mode. */
-export interface ApprovalRule {
-  tool: string;
-  /** For bash: one action; absent matches every action. */
-  action?: string;
-  decision: 'allow' | 'approve' | 'deny';
-}
-
-export interface Quota {
-  calls?: number;
-  processSeconds?: number;
-  period: 'day' | 'month';
-}
+export type ApprovalRule = z.output<typeof approvalRuleInput>;
+export type Quota = z.output<typeof quotaInput>;
 
 export interface ApiKey {
   id: string;
@@ -37,18 +27,6 @@ export interface ApiKey {
   /** Where a signed notice goes when one of this key's calls waits for approval. */
   notifyUrl: string | undefined;
   createdAt: string;
-}
-
-export interface NewKey {
-  name: string;
-  role: KeyRole;
-  workspaces: string[];
-  tools?: string[];
-  approvalMode?: ApprovalMode;
-  rules?: ApprovalRule[];
-  quota?: Quota;
-  rateLimitPerMinute?: number;
-  notifyUrl?: string;
 }
 
 /** The id of the first admin key, the one configured by TOOLGATE_API_KEY or generated at first start. */

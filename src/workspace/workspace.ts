@@ -1,4 +1,6 @@
 // One open workspace: path resolution through the guard, file reads, listings and commits.
+import type { z } from 'zod';
+import type { fileEntrySchema } from '../contract/http-answers.ts';
 import { ToolError } from '../core/errors.ts';
 import { resolvePath, type Access, type GuardEntry, type ResolvedPath } from '../core/path-guard.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -25,13 +27,8 @@ export type FileChange =
   | { op: 'write'; path: string; content: Uint8Array; expect?: Precondition }
   | ManifestChange;
 
-export interface ListedEntry {
-  path: string;
-  type: ManifestEntry['type'];
-  size: number;
-  version: string;
-  target?: string;
-}
+/** An entry as a file listing shows it. */
+export type ListedEntry = z.output<typeof fileEntrySchema>;
 
 interface WorkspaceParts {
   id: string;

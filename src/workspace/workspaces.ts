@@ -1,4 +1,6 @@
 // Named workspaces: create, describe, delete, and open one for tool calls.
+import type { z } from 'zod';
+import type { workspaceInfoSchema } from '../contract/http-answers.ts';
 import { WORKSPACE_ID_PATTERN } from '../contract/wire-values.ts';
 import { ToolError } from '../core/errors.ts';
 import { parseVirtualPath } from '../core/virtual-path.ts';
@@ -19,13 +21,8 @@ export interface WorkspaceSettings {
   autoCheckpoint: boolean;
 }
 
-export interface WorkspaceInfo {
-  id: string;
-  files: number;
-  bytes: number;
-  version: number;
-  createdAt: string;
-}
+/** A workspace as GET /v1/workspaces/{ws} shows it. */
+export type WorkspaceInfo = z.output<typeof workspaceInfoSchema>;
 
 /** A read-only root: the files of `workspace` appear read-only at `path` in every other workspace. */
 export interface ReadOnlyRoot {
