@@ -1,8 +1,9 @@
 // Approvals kept durably: a pending call, its one decision, and the outcome of running it.
 import { ToolError, type ErrorCode } from '../core/errors.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
+import type { ApprovalStatus } from '../contract/http-requests.ts';
 
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected';
+export type { ApprovalStatus };
 
 export const STOP_REASON = 'BLOCKED_BY_APPROVAL';
 export const REJECTED_PREFIX = '[approval-rejected]';

@@ -143,6 +143,7 @@ export const keyListSchema = z.looseObject({ keys: z.array(keySchema) });
 // Usage.
 
 export const usageRowSchema = z.looseObject({ group: z.string(), calls: count, errors: count, bytesIn: count, bytesOut: count, processSeconds: z.number().min(0) });
+export type UsageRow = z.output<typeof usageRowSchema>;
 
 export const usageSchema = z.looseObject({ from: time, to: time.nullable(), rows: z.array(usageRowSchema) });
 

@@ -112,3 +112,9 @@ export const hookInput = z.strictObject({
       `Refuse deliveries without ${TIMESTAMP_HEADER} within ${TIMESTAMP_WINDOW_SECONDS} s and a signature over "<timestamp>.<raw body>", so a captured delivery cannot be replayed later; default false.`,
     ),
 });
+
+/** The body a delivery carries; unknown fields are refused, as in every request of the contract. */
+export const hookDeliveryInput = z.strictObject({
+  patch: z.string().describe('The patch, as apply_patch takes it (the Codex envelope or a git-style unified diff).'),
+  commitMessage: z.string().max(10_000).optional().describe("The checkpoint's message, when the hook makes checkpoints."),
+});

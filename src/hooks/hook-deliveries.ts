@@ -1,7 +1,6 @@
 // A verified webhook delivery's way: its patch goes through apply_patch as the hook's owner key
 // (scope, approvals, quota, the path guard, atomicity, metering), once per delivery id, and an
 // applied patch is followed by a checkpoint when the hook asks for one.
-import { z } from 'zod';
 import type { ToolCalls } from '../calls/tool-calls.ts';
 import type { CallAnswer } from '../core/call-answer.ts';
 import type { KeyLookup } from '../keys/key-lookup.ts';
@@ -11,12 +10,7 @@ import type { Workspace } from '../workspace/workspace.ts';
 import type { DeliveryOutcome, DeliveryRecords } from './delivery-records.ts';
 import type { HookTarget } from './hook-store.ts';
 import { consoleLog, type Log } from '../core/log.ts';
-
-/** The body a delivery carries; unknown fields are refused, as in every request of the contract. */
-export const hookDeliveryInput = z.strictObject({
-  patch: z.string().describe('The patch, as apply_patch takes it (the Codex envelope or a git-style unified diff).'),
-  commitMessage: z.string().max(10_000).optional().describe("The checkpoint's message, when the hook makes checkpoints."),
-});
+import { hookDeliveryInput } from '../contract/http-requests.ts';
 
 /** Makes a checkpoint of a workspace: the workspace history's own operation. */
 export interface Checkpoints {

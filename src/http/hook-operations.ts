@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { hookInput, TIMESTAMP_HEADER, TIMESTAMP_WINDOW_SECONDS } from '../contract/http-requests.ts';
 import type { ErrorCode } from '../core/errors.ts';
-import { hookDeliveryInput } from '../hooks/hook-deliveries.ts';
+import { hookDeliveryInput } from '../contract/http-requests.ts';
 import { SIGNATURE_HEADERS } from '../hooks/hook-signature.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
 import { DELIVERY_ID_HEADERS } from './hook-routes.ts';

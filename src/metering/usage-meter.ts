@@ -4,6 +4,8 @@ import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
 import type { ApiKey, Quota } from '../keys/key-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { consoleLog, type Log } from '../core/log.ts';
+import type { UsageRow } from '../contract/http-answers.ts';
+import type { UsageGroup } from '../contract/http-requests.ts';
 
 export interface CallIdentity {
   keyId: string;
@@ -26,7 +28,7 @@ export interface CallOutcome {
   processId?: string;
 }
 
-export type UsageGroup = 'tool' | 'workspace' | 'key';
+export type { UsageGroup, UsageRow };
 
 /** Process seconds newly counted on a call's record. */
 export interface ProcessSeconds {
@@ -43,15 +45,6 @@ export interface UsageQuery {
   groupBy: UsageGroup;
   keyId?: string;
   workspaces?: WorkspaceScope;
-}
-
-export interface UsageRow {
-  group: string;
-  calls: number;
-  errors: number;
-  bytesIn: number;
-  bytesOut: number;
-  processSeconds: number;
 }
 
 /** The outcome of calls that were cut off by a server stop before they answered. */

@@ -1,7 +1,8 @@
 // The durable record of one bash process, and what API.md shows of it (the snapshot).
+import type { ProcessSnapshot, ProcessStatus } from '../contract/process-snapshot.ts';
 import type { TerminalSize } from '../contract/runner-protocol.ts';
 
-export type ProcessStatus = 'queued' | 'running' | 'exited' | 'stopped' | 'failed' | 'lost';
+export type { ProcessSnapshot, ProcessStatus };
 
 export const FINAL_STATUSES: readonly ProcessStatus[] = ['exited', 'stopped', 'failed', 'lost'];
 
@@ -40,18 +41,7 @@ export type { TerminalSize };
 /** What a bash call asks to run: the part of a record its caller chooses (no terminal unless it says so). */
 export type ProcessRequest = Pick<ProcessRecord, 'workspace' | 'command' | 'cwd' | 'env' | 'mode' | 'timeoutMs'> & { terminal?: TerminalSize | null };
 
-/** API.md's process snapshot. */
-export interface ProcessSnapshot {
-  processId: string;
-  command: string;
-  cwd: string;
-  status: ProcessStatus;
-  pid: number | null;
-  exitCode: number | null;
-  startedAt: string | null;
-  endedAt: string | null;
-}
-
+/** The snapshot the HTTP answers show of a record. */
 export function snapshotOf(record: ProcessRecord): ProcessSnapshot {
   return {
     processId: record.id,

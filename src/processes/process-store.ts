@@ -13,6 +13,7 @@ import { RunnerSide, type LeaseWish } from './runner-side.ts';
 import { applyProcessSchema } from './schema.ts';
 import type { Log } from '../core/log.ts';
 import { readSetting } from '../contract/settings.ts';
+import type { LogPage } from '../contract/process-snapshot.ts';
 
 // Defaults for a store made without settings (tests, tools): the settings table's.
 export const DEFAULT_MAX_OUTPUT_CHARS = readSetting({}, 'TOOLGATE_MAX_PROCESS_OUTPUT_CHARS', 'node');
@@ -40,16 +41,7 @@ export interface ProcessStoreOptions {
 
 export type NewProcess = ProcessRequest;
 
-/** API.md's answer to bash `logs`. */
-export interface LogPage {
-  processId: string;
-  data: string;
-  offset: number;
-  nextOffset: number;
-  startOffset: number;
-  truncated: boolean;
-  status: ProcessRecord['status'];
-}
+export type { LogPage };
 
 export class ProcessStore {
   readonly leaseMs: number;
@@ -141,7 +133,7 @@ export class ProcessStore {
     return row?.exec_result == null ? undefined : (JSON.parse(row.exec_result) as ExecResult);
   }
 
-  /** API.md's bash `logs`. */
+  /** bash `logs`: a page of the process's log. */
   readLogs(workspace: string, id: string, offset?: number, limit: number = DEFAULT_LOGS_LIMIT): LogPage {
     if (offset !== undefined) nonNegativeInteger('offset', offset);
     nonNegativeInteger('limit', limit);

@@ -9,7 +9,7 @@ import { errorStatus } from '../../src/core/errors.ts';
 import * as answers from '../../src/contract/http-answers.ts';
 import { checkpointInput, decisionInput, hookInput, importInput, keyInput, restoreInput, workspaceSettings } from '../../src/contract/http-requests.ts';
 import { toolResultSchemas } from '../../src/contract/tool-answers.ts';
-import { hookDeliveryInput } from '../../src/hooks/hook-deliveries.ts';
+import { hookDeliveryInput } from '../../src/contract/http-requests.ts';
 import {
   blobBatchRequestSchema as blobBatchInput,
   blobPieceQuerySchema as blobPieceQuery,
