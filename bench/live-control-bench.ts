@@ -134,7 +134,7 @@ export async function benchLiveControl(url: string, key: string, workspaces: Wor
   const p50 = median(roundTrips);
   console.log(`direct pipe round trip      : p50 ${median(floor).toFixed(2)} ms`);
   console.log(`write -> echo in logs (API) : p50 ${p50.toFixed(2)} ms, max ${Math.max(...roundTrips).toFixed(1)} ms`);
-  console.log(`write -> process reads it   : p50 ${median(deliveries).toFixed(2)} ms (API.md: within 100 ms: ${median(deliveries) <= 100 ? 'met' : 'NOT met'})`);
+  console.log(`write -> process reads it   : p50 ${median(deliveries).toFixed(2)} ms (docs/api.md: within 100 ms: ${median(deliveries) <= 100 ? 'met' : 'NOT met'})`);
   console.log(`round trip / direct: ${(p50 / median(floor)).toFixed(2)}x; target <= 2x + 10 ms = ${budget.toFixed(1)} ms: ${p50 <= budget ? 'met' : 'NOT met'}`);
-  console.log(`stop (graceMs 0, TERM ignored) -> stopped: p50 ${median(stops).toFixed(2)} ms (API.md: within 100 ms: ${median(stops) <= 100 ? 'met' : 'NOT met'})`);
+  console.log(`stop (graceMs 0, TERM ignored) -> stopped: p50 ${median(stops).toFixed(2)} ms (docs/api.md: within 100 ms: ${median(stops) <= 100 ? 'met' : 'NOT met'})`);
 }

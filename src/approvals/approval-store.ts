@@ -192,7 +192,7 @@ function rejection(reason: string | undefined): NonNullable<Approval['error']> {
   return { code: 'approval_rejected', message: `${REJECTED_PREFIX} ${reason ?? 'The approver rejected this call.'}` };
 }
 
-/** The approval as answers show it (API.md's fields, and the outcome once there is one). */
+/** The approval as answers show it (docs/api.md's fields, and the outcome once there is one). */
 export function publicApproval(approval: Approval): Record<string, unknown> {
   return {
     id: approval.id,

@@ -39,7 +39,7 @@ export interface ToolCallsOptions {
   now?: () => number;
   /** Where failures that the caller never sees (undelivered notices, internal errors) are reported. */
   log?: Log;
-  /** How often running processes' seconds are counted against quotas (default 10 s; API.md: at least every 30 s). */
+  /** How often running processes' seconds are counted against quotas (default 10 s; docs/api.md: at least every 30 s). */
   processAccrualMs?: number;
   /** Runs after a call's effect landed, before it answers (an automatic checkpoint); a failure is logged, never the call's. */
   afterCall?: (call: { tool: string; args: unknown; workspace: Workspace; result: unknown }) => Promise<void>;

@@ -7,7 +7,7 @@ export const UNEXPECTED_RESPONSE = 'unexpected_response';
 /** The server answered with an error: its HTTP status and the contract's code, message and details. */
 export class ToolgateError extends Error {
   readonly status: number;
-  /** A code of API.md's table, or `unexpected_response` when the body is not an error body. */
+  /** A code of docs/api.md's table, or `unexpected_response` when the body is not an error body. */
   readonly code: ErrorCode | typeof UNEXPECTED_RESPONSE;
   readonly details: Record<string, unknown> | undefined;
   /** The whole decoded body, for fields beside `error` (a rejection's `stopReason`). */

@@ -5,7 +5,7 @@ import { count, time } from './wire-values.ts';
 export const processStatusSchema = z.enum(['queued', 'running', 'exited', 'stopped', 'failed', 'lost']);
 export type ProcessStatus = z.output<typeof processStatusSchema>;
 
-/** API.md's process snapshot. */
+/** docs/api.md's process snapshot. */
 export const processSnapshotSchema = z.looseObject({
   processId: z.string(),
   command: z.string(),

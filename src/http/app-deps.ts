@@ -29,7 +29,7 @@ export interface AppDeps {
   limits: AppLimits;
   /** Durable bash processes and their job queue; without them bash is unavailable and no runner routes exist. */
   processes?: ProcessStore;
-  /** Checkpoints, diff, restore and import (API.md History); without it no history routes exist. */
+  /** Checkpoints, diff, restore and import (docs/api.md History); without it no history routes exist. */
   history?: WorkspaceHistory;
   /** Webhooks: their configurations and how a verified delivery runs; without them no hook routes exist. */
   hooks?: HookServices;

@@ -7,7 +7,7 @@ import type { QuotaLedger } from './quota-ledger.ts';
 import type { UsageMeter } from './usage-meter.ts';
 import { readSetting } from '../contract/settings.ts';
 
-/** How often running processes' seconds are counted (API.md: at least every 30 s). */
+/** How often running processes' seconds are counted (docs/api.md: at least every 30 s). */
 export const DEFAULT_ACCRUAL_MS = readSetting({}, 'TOOLGATE_PROCESS_ACCRUAL_MS', 'node');
 /** How long a process stopped for a spent quota gets between SIGTERM and SIGKILL. */
 const QUOTA_STOP_GRACE_MS = 2_000;

@@ -104,7 +104,7 @@ export class ProcessLog {
   }
 
   /**
-   * API.md's logs slice: offset = min(max(requested ?? startOffset, startOffset), end), at most
+   * docs/api.md's logs slice: offset = min(max(requested ?? startOffset, startOffset), end), at most
    * `limit` characters from there, one fewer when the last would be half of a surrogate pair.
    */
   read(processId: string, end: number, requested: number | undefined, limit: number): LogSlice {

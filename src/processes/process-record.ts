@@ -1,4 +1,4 @@
-// The durable record of one bash process, and what API.md shows of it (the snapshot).
+// The durable record of one bash process, and what docs/api.md shows of it (the snapshot).
 import type { ProcessSnapshot, ProcessStatus } from '../contract/process-snapshot.ts';
 import type { TerminalSize } from '../contract/runner-protocol.ts';
 

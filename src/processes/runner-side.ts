@@ -153,7 +153,7 @@ export class RunnerSide {
       if (this.#jobs.finishedWith(id, fence)) return recordOf(this.#row(id));
       this.#jobs.fence(id, fence);
       const row = this.#row(id);
-      // API.md: a process ended by stop is `stopped`, however it exits.
+      // docs/api.md: a process ended by stop is `stopped`, however it exits.
       const status = row.stop_requested_grace_ms !== null ? 'stopped' : result.status;
       const execResult =
         result.stdout === undefined && result.stderr === undefined

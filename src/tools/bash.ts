@@ -122,7 +122,7 @@ async function exec(args: Input, workspace: Workspace, processes: ProcessLaunche
   }
   const result = processes.execResult(created.id) ?? { stdout: '', stderr: '', truncated: false };
   const durationMs = record.startedAt && record.endedAt ? Date.parse(record.endedAt) - Date.parse(record.startedAt) : 0;
-  // Beyond API.md's fields, only when there is something to say: files the command changed that
+  // Beyond docs/api.md's fields, only when there is something to say: files the command changed that
   // were left to a version written through the API meanwhile, and why some were not synced.
   return {
     exitCode: record.exitCode,

@@ -14,7 +14,7 @@ interface FileText {
 
 /**
  * Lines without their endings. A mixed file is split at `\n` only, so its `\r`s stay part of the
- * lines, as API.md counts lines. An empty file counts as ending with a newline, so that lines
+ * lines, as docs/api.md counts lines. An empty file counts as ending with a newline, so that lines
  * added to it end with one.
  */
 function splitFile(original: string): FileText {
