@@ -1,7 +1,7 @@
 // Lease long-polls over real HTTP: a queued job wakes one waiting runner request, not every idle one.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createRunnerKey } from '../support/keys.ts';
-import { callApi, useServer } from '../support/server-process.ts';
+import { callApi, testHome, useServer } from '../support/server-process.ts';
 
 const server = useServer({ env: { TOOLGATE_RUNNER: 'off' } });
 let runnerKey = '';
@@ -16,11 +16,11 @@ interface Poll {
 }
 
 /** A runner's long-poll lease request, as `toolgate runner` sends it. */
-function poll(runnerId: string, waitMs: number): Poll {
+function poll(runnerId: string, waitMs: number, key = runnerKey): Poll {
   const abort = new AbortController();
   const answer = fetch(`${server.url}/v1/runner/lease`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${runnerKey}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ runnerId, waitMs }),
     signal: abort.signal,
   }).then(async (response) => {
@@ -70,11 +70,17 @@ describe('lease long-polls', () => {
     expect(status.body.result.status).toBe('queued');
   }, 20_000);
 
-  it('a job woken for a request whose runner hung up goes to the next waiting request', async () => {
+  // Not on the Cloudflare home: under wrangler dev a runner's hang-up does not reach the lease
+  // request waiting in the Worker, so the next waiter is not handed the job and answers 204 at the
+  // end of its wait.
+  it.skipIf(testHome === 'worker')('a job woken for a request whose runner hung up goes to the next waiting request', async () => {
     await server.call('PUT', '/v1/workspaces/lease-gone');
-    const gone = poll('gone', 20_000);
+    // A key of this workspace alone: the jobs the other test leased and left, requeued once their
+    // leases lapse, are not this one's.
+    const scoped = (await createRunnerKey(server, ['lease-gone'])).secret;
+    const gone = poll('gone', 20_000, scoped);
     await roundTrip();
-    const next = poll('next', 20_000);
+    const next = poll('next', 20_000, scoped);
     await roundTrip();
     // The oldest waiter hangs up: the server learns it only when the job wakes it.
     gone.abort.abort();
@@ -85,7 +91,7 @@ describe('lease long-polls', () => {
     const processId = await start('lease-gone');
     expect(await next.answer).toEqual({ status: 200, processId });
     // Nothing is left queued for a runner that will never run it.
-    const again = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'late', waitMs: 0 });
+    const again = await callApi(server.url, scoped, 'POST', '/v1/runner/lease', { runnerId: 'late', waitMs: 0 });
     expect(again.status).toBe(204);
   });
 });
