@@ -1,4 +1,4 @@
-// The egress rule (API.md Egress): address forms, the blocked ranges, the allowlist, and what a host is decided as.
+// The egress rule (docs/api.md Egress): address forms, the blocked ranges, the allowlist, and what a host is decided as.
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.ts';
 import {

@@ -29,9 +29,9 @@ export interface Case {
  * as a divergence; its probes then assert what toolgate does instead.
  */
 export const divergences = {
-  dotdotNotNormalised: 'an allow verdict that needs `..` folded away: a `..` segment is refused on purpose (API.md), even when it would land back inside',
-  emptySegmentsNotCollapsed: 'an allow verdict that needs `//` collapsed: empty segments are refused on purpose (API.md)',
-  emptyIsRoot: 'a deny verdict for "": "" names the workspace root (API.md)',
+  dotdotNotNormalised: 'an allow verdict that needs `..` folded away: a `..` segment is refused on purpose (docs/api.md), even when it would land back inside',
+  emptySegmentsNotCollapsed: 'an allow verdict that needs `//` collapsed: empty segments are refused on purpose (docs/api.md)',
+  emptyIsRoot: 'a deny verdict for "": "" names the workspace root (docs/api.md)',
   leadingSlashIsRoot: 'a deny verdict for an absolute path: a leading / means the workspace root, so the path is re-rooted inside, never read from the host',
   windowsOnly: 'a verdict that rests on Win32 path meaning (drive letters, UNC, device names, streams, 8.3 names, trailing dots or spaces): virtual paths are never opened through Win32 and the runner is Linux, so such names stay literal and inside',
   rootsConfiguration: 'an allow-list configuration error (empty, non-array, non-string or NUL roots): a workspace is its one root, set by the server, never by the caller',
@@ -45,7 +45,7 @@ export const divergences = {
   observedEscape: 'an observed ALLOW that the group marks as an escape: toolgate refuses',
   absoluteTargetFollowed: 'os.Root refuses absolute link targets even inside the root: a target starting with / is workspace-absolute and followed (DESIGN.md)',
   altSeparator: 'werkzeug simulating a platform whose alternative separator is `*`: only / separates virtual path segments',
-  refusedNotRepaired: 'recommended to normalise to NFC and then validate: non-NFC input is refused instead of repaired (API.md)',
+  refusedNotRepaired: 'recommended to normalise to NFC and then validate: non-NFC input is refused instead of repaired (docs/api.md)',
 } as const;
 
 export type DivergenceRule = keyof typeof divergences;

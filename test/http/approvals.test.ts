@@ -1,4 +1,4 @@
-// API.md Approvals over real HTTP: the modes, rules, pending calls (202), waiting, decisions by
+// docs/api.md Approvals over real HTTP: the modes, rules, pending calls (202), waiting, decisions by
 // approvers only, once-only execution, rejection as a stop reason, expiry and signed notices.
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// API.md "Sandbox and resources" limits over real HTTP and real bubblewrap, on both homes: a fork
+// docs/api.md "Sandbox and resources" limits over real HTTP and real bubblewrap, on both homes: a fork
 // bomb and a memory hog are contained while the host keeps answering, and a started process is
 // stopped at TOOLGATE_MAX_PROCESS_MS.
 import { readdirSync, readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// API.md "Sandbox and resources" over real HTTP, on both homes: without bubblewrap bash answers
+// docs/api.md "Sandbox and resources" over real HTTP, on both homes: without bubblewrap bash answers
 // 503 naming what to install, and TOOLGATE_SANDBOX=none runs commands unsandboxed on purpose,
 // saying so at start and in /healthz.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

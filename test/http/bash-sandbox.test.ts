@@ -1,4 +1,4 @@
-// API.md "Sandbox and resources" and "Live processes" over real HTTP and real bubblewrap, on both
+// docs/api.md "Sandbox and resources" and "Live processes" over real HTTP and real bubblewrap, on both
 // homes: commands run as their own user, never see the data directory, and a started process has
 // one output stream, or a terminal.
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// bash over real HTTP with the in-process runner and real bubblewrap: every action of API.md's table.
+// bash over real HTTP with the in-process runner and real bubblewrap: every action of docs/api.md's table.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.ts';
 import { hostProcessesNamed, uniqueSleeps } from '../support/host-processes.ts';

@@ -1,4 +1,4 @@
-// API.md Conventions over real HTTP: auth, error bodies, bad input, body limits; the server keeps serving.
+// docs/api.md Conventions over real HTTP: auth, error bodies, bad input, body limits; the server keeps serving.
 import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { callApi, useServer } from '../support/server-process.ts';

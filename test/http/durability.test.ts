@@ -58,7 +58,7 @@ describe('crash safety', () => {
     await server.call('PUT', '/v1/workspaces/crash');
 
     const acknowledged = new Map<string, string>();
-    // Each writer's write that got no answer: API.md lets it have happened, or not.
+    // Each writer's write that got no answer: docs/api.md lets it have happened, or not.
     const unanswered = new Map<string, string>();
     let stop = false;
     let answered = 0;

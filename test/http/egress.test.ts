@@ -1,4 +1,4 @@
-// API.md Egress over real HTTP: imports and approval notices aimed at loopback, private, link-local
+// docs/api.md Egress over real HTTP: imports and approval notices aimed at loopback, private, link-local
 // or unspecified addresses (in any spelling, by name, or through a redirect) are refused with 403
 // before any connection, and a listed host is reached.
 import { lookup } from 'node:dns/promises';

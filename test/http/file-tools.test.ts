@@ -1,4 +1,4 @@
-// API.md read_file and write_file over real HTTP, through the typed client: every field, code and status.
+// docs/api.md read_file and write_file over real HTTP, through the typed client: every field, code and status.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ReadFileArgs, WriteFileArgs } from '../../src/client/index.ts';
 import { useServer } from '../support/server-process.ts';

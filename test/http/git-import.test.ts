@@ -1,4 +1,4 @@
-// API.md History, import: a real repository made with the git CLI and served from loopback by git http-backend,
+// docs/api.md History, import: a real repository made with the git CLI and served from loopback by git http-backend,
 // imported over smart HTTP into an empty workspace; limits, auth failures and a non-empty workspace refused.
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// API.md History over real HTTP: checkpoint, change, diff, restore byte for byte (symlinks and binary files
+// docs/api.md History over real HTTP: checkpoint, change, diff, restore byte for byte (symlinks and binary files
 // included), the list's order, errors, roles, and the automatic checkpoint after apply_patch.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkpointListSchema, checkpointSchema, diffSchema, restoreSchema } from '../../src/contract/http-answers.ts';

@@ -1,4 +1,4 @@
-// API.md Webhooks over real HTTP: configuring hooks (admin), signed deliveries applied as the
+// docs/api.md Webhooks over real HTTP: configuring hooks (admin), signed deliveries applied as the
 // hook's owner key (metered under it, under its approval policy, through the path guard),
 // refusals that apply nothing, replays that apply once, the timestamp window (required by
 // requireTimestamp hooks) and the body limit.

@@ -1,4 +1,4 @@
-// API.md Keys over real HTTP: creation (secret shown once, stored hashed), listing, revocation,
+// docs/api.md Keys over real HTTP: creation (secret shown once, stored hashed), listing, revocation,
 // roles, and the scope matrix of keys × workspaces × tools.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -158,7 +158,7 @@ describe('GET /openapi.json', () => {
         expect(response.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
       }
     }
-    // A tool call documents what API.md lists for it, e.g. read_file's binary_file (415) and approvals (202).
+    // A tool call documents what docs/api.md lists for it, e.g. read_file's binary_file (415) and approvals (202).
     const readFile = doc.paths['/v1/workspaces/{ws}/tools/read_file'].post.responses;
     expect(Object.keys(readFile)).toEqual(expect.arrayContaining(['200', '202', '400', '401', '402', '403', '404', '413', '415', '429', '500', '503']));
     expect(readFile['429'].headers['Retry-After']).toBeDefined();

@@ -1,4 +1,4 @@
-// API.md "Sandbox and resources": a running process's seconds count against a processSeconds
+// docs/api.md "Sandbox and resources": a running process's seconds count against a processSeconds
 // quota as they accrue, and the process is stopped once the quota is spent; over real HTTP with
 // a real runner, on both homes.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// API.md "Files a command leaves" over real HTTP and real bubblewrap, on both homes: no file
+// docs/api.md "Files a command leaves" over real HTTP and real bubblewrap, on both homes: no file
 // outside the runner's copy is read, written or removed on a command's behalf, whatever links a
 // running command creates or swaps while execs, API writes and syncs go on beside it.
 import { createHash, randomBytes } from 'node:crypto';

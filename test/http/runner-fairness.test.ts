@@ -1,4 +1,4 @@
-// API.md "Sandbox and resources" fairness over real HTTP, on both homes: one workspace's started
+// docs/api.md "Sandbox and resources" fairness over real HTTP, on both homes: one workspace's started
 // processes never starve another's exec, a workspace runs at most its share at once, and
 // started processes never take a runner's last slot.
 import { afterAll, describe, expect, it } from 'vitest';

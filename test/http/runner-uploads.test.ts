@@ -1,4 +1,4 @@
-// API.md "Files a command leaves", over real HTTP with real runners and bubblewrap: a file of up to
+// docs/api.md "Files a command leaves", over real HTTP with real runners and bubblewrap: a file of up to
 // TOOLGATE_MAX_FILE_BYTES syncs back whatever the body limit (its content uploaded in pieces before
 // the sync), a larger one is named in conflicts and stops no later sync, and the upload routes
 // refuse what they must and store nothing then.

@@ -1,4 +1,4 @@
-// API.md "Secrets at rest": the data dir is 0700 and the files holding secrets 0600, created so
+// docs/api.md "Secrets at rest": the data dir is 0700 and the files holding secrets 0600, created so
 // under the usual umask 022, from the first start on and again after a restart on the same dir.
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';

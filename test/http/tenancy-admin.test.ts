@@ -1,4 +1,4 @@
-// API.md Tenancy on the admin plane and a workspace's lifecycle, over real HTTP on both homes: an
+// docs/api.md Tenancy on the admin plane and a workspace's lifecycle, over real HTTP on both homes: an
 // admin key manages only what lies within its scope and cannot widen itself by any route; changing
 // a workspace's settings and deleting it need an admin key.
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// API.md Tenancy on the runner plane, over real HTTP on both homes: a runner key is handed only
+// docs/api.md Tenancy on the runner plane, over real HTTP on both homes: a runner key is handed only
 // jobs of its scope, reads a workspace only under a live lease of its own on one of its jobs, and
 // reports on a process only with that lease.
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// API.md Tenancy over real HTTP, on both homes: keys of the four roles scoped to tenant A, against
+// docs/api.md Tenancy over real HTTP, on both homes: keys of the four roles scoped to tenant A, against
 // every route the server documents (its OpenAPI document, which openapi.test.ts holds equal to the
 // app's routes). In scope every route works as before; out of scope it answers 404 as if absent
 // (403 where the role alone rules it out), says nothing about the scope, and changes nothing of B.

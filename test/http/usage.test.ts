@@ -1,4 +1,4 @@
-// API.md usage over real HTTP: one record per tool call whatever its outcome, exact totals
+// docs/api.md usage over real HTTP: one record per tool call whatever its outcome, exact totals
 // (also after a restart and after a crash), quotas admitting exactly N, and the rate limit.
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.ts';

@@ -1,4 +1,4 @@
-// API.md Workspaces over real HTTP: create/confirm, info, delete, file listings.
+// docs/api.md Workspaces over real HTTP: create/confirm, info, delete, file listings.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../support/server-process.ts';
 

@@ -1,4 +1,4 @@
-// bash `logs` over the ring buffer: API.md's offsets, clamping and truncation, byte for byte.
+// bash `logs` over the ring buffer: docs/api.md's offsets, clamping and truncation, byte for byte.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fence, memoryStore, runningProcess, toolErrorOf } from './process-fixtures.ts';
@@ -11,7 +11,7 @@ function splitsPair(text: string, at: number): boolean {
   return at > 0 && high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff;
 }
 
-/** What API.md says `logs` answers for output `full` whose oldest held offset is `startOffset`. */
+/** What docs/api.md says `logs` answers for output `full` whose oldest held offset is `startOffset`. */
 function expectedPage(full: string, startOffset: number, requested: number | undefined, limit: number) {
   const offset = Math.min(Math.max(requested ?? startOffset, startOffset), full.length);
   let length = Math.min(limit, full.length - offset);
@@ -65,7 +65,7 @@ describe('bash logs', () => {
     expect(store.get('ws', record.id)?.outputChars).toBe(full.length);
   });
 
-  it('matches the slice of the full output API.md describes for any appends, offset and limit', () => {
+  it('matches the slice of the full output docs/api.md describes for any appends, offset and limit', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 60 }),

@@ -102,7 +102,7 @@ const applyDivergences: Record<string, string> = {
 
 /** Parser cases toolgate answers differently on purpose. */
 const parserDivergences: Record<string, string> = {
-  parse_empty_patch_ok: 'toolgate refuses a patch with no operations at parse time (API.md: patch_invalid), as the Codex CLI does later',
+  parse_empty_patch_ok: 'toolgate refuses a patch with no operations at parse time (docs/api.md: patch_invalid), as the Codex CLI does later',
   parse_environment_id_preamble: 'toolgate has no multi-environment patches: `*** Environment ID:` is an unknown header, patch_invalid',
 };
 /** Patch lines of the parser errors. Codex's messages differ by design; toolgate always names a line. */
