@@ -9,7 +9,10 @@ import type { Workspaces } from '../src/workspace/workspaces.ts';
 const RUNS = 15;
 
 function bigFile(): { before: string; after: string; codexPatch: string } {
-  const lines = Array.from({ length: 5000 }, (_, i) => `line ${i}: const value${i} = compute(${i}, "${'x'.repeat(i % 40)}");`);
+  const lines = Array.from(
+    { length: 5000 },
+    (_, i) => `line ${i}: const value${i} = compute(${i}, "${'x'.repeat(i % 40)}");`,
+  );
   const changed = [...lines];
   const hunks: string[] = [];
   for (let h = 0; h < 200; h += 1) {
@@ -67,5 +70,7 @@ export async function benchApplyPatch(url: string, key: string, workspaces: Work
   const ratio = median(http) / median(git);
   console.log(`apply_patch over HTTP : median ${median(http).toFixed(2)} ms (${RUNS} runs)`);
   console.log(`git apply on disk     : median ${median(git).toFixed(2)} ms (${RUNS} runs)`);
-  console.log(`apply_patch / git apply wall time: ${ratio.toFixed(2)}x (target <= 1.0x: ${ratio <= 1 ? 'met' : 'NOT met'})`);
+  console.log(
+    `apply_patch / git apply wall time: ${ratio.toFixed(2)}x (target <= 1.0x: ${ratio <= 1 ? 'met' : 'NOT met'})`,
+  );
 }

@@ -50,7 +50,12 @@ async function timeExec(url: string, key: string, ws: string, command: string): 
   return performance.now() - started;
 }
 
-export async function benchBash(url: string, key: string, workspaces: Workspaces, processes: ProcessStore): Promise<void> {
+export async function benchBash(
+  url: string,
+  key: string,
+  workspaces: Workspaces,
+  processes: ProcessStore,
+): Promise<void> {
   const bwrap = locateBubblewrap();
   if (!bwrap) {
     console.log('\n# bash: skipped (bubblewrap is not installed)');
@@ -65,7 +70,17 @@ export async function benchBash(url: string, key: string, workspaces: Workspaces
   const viaHttp: number[] = [];
   for (let run = 0; run < RUNS + 2; run += 1) {
     const started = performance.now();
-    const child = spawn(bwrap, bubblewrapArgs({ workspaceDir: emptyDir, cwd: '/workspace', env: { PATH: '/usr/bin:/bin' }, network: false, command: 'true' }), { env: {} });
+    const child = spawn(
+      bwrap,
+      bubblewrapArgs({
+        workspaceDir: emptyDir,
+        cwd: '/workspace',
+        env: { PATH: '/usr/bin:/bin' },
+        network: false,
+        command: 'true',
+      }),
+      { env: {} },
+    );
     const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
     if (code !== 0) throw new Error(`bwrap failed with ${code}`);
     const elapsed = performance.now() - started;
@@ -79,16 +94,24 @@ export async function benchBash(url: string, key: string, workspaces: Workspaces
   const budget = 2 * median(direct) + 10;
   console.log(`direct bwrap true : p50 ${median(direct).toFixed(2)} ms`);
   console.log(`exec true (HTTP)  : p50 ${median(viaHttp).toFixed(2)} ms`);
-  console.log(`exec / direct: ${(median(viaHttp) / median(direct)).toFixed(2)}x; target <= 2x + 10 ms = ${budget.toFixed(1)} ms: ${median(viaHttp) <= budget ? 'met' : 'NOT met'}`);
+  console.log(
+    `exec / direct: ${(median(viaHttp) / median(direct)).toFixed(2)}x; target <= 2x + 10 ms = ${budget.toFixed(1)} ms: ${median(viaHttp) <= budget ? 'met' : 'NOT met'}`,
+  );
 
-  console.log('\n# bash: exec in a warm 5,000-file workspace vs an empty one; the cold first exec vs `cp -r` of the same tree, in 5 pairs');
+  console.log(
+    '\n# bash: exec in a warm 5,000-file workspace vs an empty one; the cold first exec vs `cp -r` of the same tree, in 5 pairs',
+  );
   // Five workspaces of 5,000 files each, with contents of their own (nothing in the runner's blob
   // cache). Each cold exec is paired with a `cp -r` of the same tree timed right after it, and
   // the pairs' ratios are compared: file creation on a disk varies a lot over minutes (on ext4
   // without a journal, creating files soon after many were deleted scans the deleted inodes),
   // and a pair sees the same disk.
   const treeFiles = (tree: number) =>
-    Array.from({ length: 5000 }, (_, i) => ({ op: 'write' as const, path: `src/d${i % 50}/f${i}.ts`, content: new TextEncoder().encode(`export const v${i} = ${i}; // ${tree}\n`.repeat(20)) }));
+    Array.from({ length: 5000 }, (_, i) => ({
+      op: 'write' as const,
+      path: `src/d${i % 50}/f${i}.ts`,
+      content: new TextEncoder().encode(`export const v${i} = ${i}; // ${tree}\n`.repeat(20)),
+    }));
   const colds: number[] = [];
   const copies: number[] = [];
   const scratch: string[] = [];
@@ -123,15 +146,22 @@ export async function benchBash(url: string, key: string, workspaces: Workspaces
   const coldRatio = median(colds.map((cold, index) => cold / copies[index]!));
   const pairs = colds.map((cold, index) => `${cold.toFixed(0)}/${copies[index]!.toFixed(0)}`).join(', ');
   console.log(`empty workspace   : p50 ${median(empty).toFixed(2)} ms`);
-  console.log(`warm, 5,000 files : p50 ${median(warm).toFixed(2)} ms -> ${warmRatio.toFixed(2)}x (target <= 1.2x: ${warmRatio <= 1.2 ? 'met' : 'NOT met'})`);
-  console.log(`cold first exec / cp -r, ms: ${pairs} -> median ratio ${coldRatio.toFixed(2)}x (target <= 2x: ${coldRatio <= 2 ? 'met' : 'NOT met'})`);
+  console.log(
+    `warm, 5,000 files : p50 ${median(warm).toFixed(2)} ms -> ${warmRatio.toFixed(2)}x (target <= 1.2x: ${warmRatio <= 1.2 ? 'met' : 'NOT met'})`,
+  );
+  console.log(
+    `cold first exec / cp -r, ms: ${pairs} -> median ratio ${coldRatio.toFixed(2)}x (target <= 2x: ${coldRatio <= 2 ? 'met' : 'NOT met'})`,
+  );
 
   console.log('\n# bash: a process writing 100 MB of output');
   const rssBefore = process.memoryUsage().rss;
   let peak = rssBefore;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
   const started = performance.now();
-  const snapshot = await call(url, key, 'bench-empty', { action: 'start', command: 'head -c 100000000 /dev/zero | tr "\\0" x' });
+  const snapshot = await call(url, key, 'bench-empty', {
+    action: 'start',
+    command: 'head -c 100000000 /dev/zero | tr "\\0" x',
+  });
   const record = await processes.waitForEnd('bench-empty', snapshot.processId!, 600_000);
   const seconds = (performance.now() - started) / 1000;
   clearInterval(sampler);

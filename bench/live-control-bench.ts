@@ -68,7 +68,17 @@ function logHolds(processes: ProcessStore, ws: string, id: string, offset: numbe
 /** Round trips through a pipe to the same loop inside bubblewrap on this host: the floor. */
 async function directRoundTrips(bwrap: string): Promise<number[]> {
   const dir = await mkdtemp(join(tmpdir(), 'toolgate-bench-pipe-'));
-  const child = spawn(bwrap, bubblewrapArgs({ workspaceDir: dir, cwd: '/workspace', env: { PATH: '/usr/bin:/bin' }, network: false, command: ECHO }), { env: {} });
+  const child = spawn(
+    bwrap,
+    bubblewrapArgs({
+      workspaceDir: dir,
+      cwd: '/workspace',
+      env: { PATH: '/usr/bin:/bin' },
+      network: false,
+      command: ECHO,
+    }),
+    { env: {} },
+  );
   child.stdout.setEncoding('utf8');
   let out = '';
   let waiter: (() => void) | undefined;
@@ -91,8 +101,16 @@ async function directRoundTrips(bwrap: string): Promise<number[]> {
   return times;
 }
 
-export async function benchLiveControl(url: string, key: string, workspaces: Workspaces, processes: ProcessStore, bwrap: string): Promise<void> {
-  console.log(`\n# P9 live control: bash write -> the echo in logs (${TRIES} tries ${PAUSE_MS} ms apart, in-process runner) vs a direct pipe to the same loop in bwrap; stop latency`);
+export async function benchLiveControl(
+  url: string,
+  key: string,
+  workspaces: Workspaces,
+  processes: ProcessStore,
+  bwrap: string,
+): Promise<void> {
+  console.log(
+    `\n# P9 live control: bash write -> the echo in logs (${TRIES} tries ${PAUSE_MS} ms apart, in-process runner) vs a direct pipe to the same loop in bwrap; stop latency`,
+  );
   const ws = 'bench-live';
   if (!workspaces.info(ws)) workspaces.create(ws);
   const floor = await directRoundTrips(bwrap);
@@ -134,7 +152,13 @@ export async function benchLiveControl(url: string, key: string, workspaces: Wor
   const p50 = median(roundTrips);
   console.log(`direct pipe round trip      : p50 ${median(floor).toFixed(2)} ms`);
   console.log(`write -> echo in logs (API) : p50 ${p50.toFixed(2)} ms, max ${Math.max(...roundTrips).toFixed(1)} ms`);
-  console.log(`write -> process reads it   : p50 ${median(deliveries).toFixed(2)} ms (docs/api.md: within 100 ms: ${median(deliveries) <= 100 ? 'met' : 'NOT met'})`);
-  console.log(`round trip / direct: ${(p50 / median(floor)).toFixed(2)}x; target <= 2x + 10 ms = ${budget.toFixed(1)} ms: ${p50 <= budget ? 'met' : 'NOT met'}`);
-  console.log(`stop (graceMs 0, TERM ignored) -> stopped: p50 ${median(stops).toFixed(2)} ms (docs/api.md: within 100 ms: ${median(stops) <= 100 ? 'met' : 'NOT met'})`);
+  console.log(
+    `write -> process reads it   : p50 ${median(deliveries).toFixed(2)} ms (docs/api.md: within 100 ms: ${median(deliveries) <= 100 ? 'met' : 'NOT met'})`,
+  );
+  console.log(
+    `round trip / direct: ${(p50 / median(floor)).toFixed(2)}x; target <= 2x + 10 ms = ${budget.toFixed(1)} ms: ${p50 <= budget ? 'met' : 'NOT met'}`,
+  );
+  console.log(
+    `stop (graceMs 0, TERM ignored) -> stopped: p50 ${median(stops).toFixed(2)} ms (docs/api.md: within 100 ms: ${median(stops) <= 100 ? 'met' : 'NOT met'})`,
+  );
 }

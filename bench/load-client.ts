@@ -27,14 +27,24 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const one = () =>
     new Promise<void>((resolve) => {
       const t0 = performance.now();
-      const req = request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: spec.method, headers: spec.headers }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          if (res.statusCode === 200) latencies.push(performance.now() - t0);
-          else errors += 1;
-          resolve();
-        });
-      });
+      const req = request(
+        {
+          agent,
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname + url.search,
+          method: spec.method,
+          headers: spec.headers,
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode === 200) latencies.push(performance.now() - t0);
+            else errors += 1;
+            resolve();
+          });
+        },
+      );
       req.on('error', () => {
         errors += 1;
         resolve();

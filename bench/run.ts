@@ -20,9 +20,13 @@ const FOUR_KB = 'x'.repeat(4095) + '\n';
 /** Runs the load client in its own process, so the server keeps its event loop to itself. */
 async function load(spec: LoadSpec): Promise<LoadResult> {
   const client = new URL('./load-client.ts', import.meta.url).pathname;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', client, '--child', JSON.stringify(spec)], {
-    maxBuffer: 512 * 1024 * 1024,
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', client, '--child', JSON.stringify(spec)],
+    {
+      maxBuffer: 512 * 1024 * 1024,
+    },
+  );
   return JSON.parse(stdout) as LoadResult;
 }
 
@@ -43,7 +47,9 @@ function verdict(ratio: number, target: string, ok: boolean): string {
 /** The sections to run: all, or those named as arguments (`npm run bench -- bash`; `bash` includes `live`, P9). */
 const SECTIONS = ['read', 'worker', 'patch', 'bash', 'live'] as const;
 const chosen = process.argv.slice(2);
-for (const name of chosen) if (!(SECTIONS as readonly string[]).includes(name)) throw new Error(`unknown bench section ${JSON.stringify(name)}; the sections are ${SECTIONS.join(', ')}`);
+for (const name of chosen)
+  if (!(SECTIONS as readonly string[]).includes(name))
+    throw new Error(`unknown bench section ${JSON.stringify(name)}; the sections are ${SECTIONS.join(', ')}`);
 const runs = (section: (typeof SECTIONS)[number]) => chosen.length === 0 || chosen.includes(section);
 
 async function main(): Promise<void> {
@@ -64,7 +70,8 @@ async function main(): Promise<void> {
     if (runs('patch')) await benchApplyPatch(server.url, KEY, home.workspaces);
     if (runs('bash')) await benchBash(server.url, KEY, home.workspaces, home.processes);
     const bwrap = locateBubblewrap();
-    if ((runs('bash') || runs('live')) && bwrap) await benchLiveControl(server.url, KEY, home.workspaces, home.processes, bwrap);
+    if ((runs('bash') || runs('live')) && bwrap)
+      await benchLiveControl(server.url, KEY, home.workspaces, home.processes, bwrap);
   } finally {
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -72,14 +79,30 @@ async function main(): Promise<void> {
 }
 
 /** read_file against a bare route, and its latency in a large workspace. */
-async function benchRead(home: Awaited<ReturnType<typeof createNodeHome>>, url: string, headers: Record<string, string>, durationMs: number): Promise<void> {
+async function benchRead(
+  home: Awaited<ReturnType<typeof createNodeHome>>,
+  url: string,
+  headers: Record<string, string>,
+  durationMs: number,
+): Promise<void> {
   home.workspaces.create('small');
   const small = home.workspaces.open('small');
-  const files = Array.from({ length: 10 }, (_, i) => ({ op: 'write' as const, path: `src/f${i}.txt`, content: new TextEncoder().encode(FOUR_KB) }));
+  const files = Array.from({ length: 10 }, (_, i) => ({
+    op: 'write' as const,
+    path: `src/f${i}.txt`,
+    content: new TextEncoder().encode(FOUR_KB),
+  }));
   await small.commit(files);
 
   console.log('\n# read_file of a 4 KB file vs a bare Hono route returning 4 KB (same server, 16 connections)');
-  const readSpec = { url: `${url}/v1/workspaces/small/tools/read_file`, method: 'POST' as const, headers, body: JSON.stringify({ path: 'src/f3.txt' }), connections: 16, durationMs };
+  const readSpec = {
+    url: `${url}/v1/workspaces/small/tools/read_file`,
+    method: 'POST' as const,
+    headers,
+    body: JSON.stringify({ path: 'src/f3.txt' }),
+    connections: 16,
+    durationMs,
+  };
   await load({ ...readSpec, durationMs: 1000 });
   const bare = await load({ url: `${url}/bench/bare`, method: 'GET', headers: {}, connections: 16, durationMs });
   const read = await load(readSpec);
@@ -93,11 +116,22 @@ async function benchRead(home: Awaited<ReturnType<typeof createNodeHome>>, url: 
   const large = home.workspaces.open('large');
   for (let batch = 0; batch < 100; batch += 1) {
     await large.commit(
-      Array.from({ length: 1000 }, (_, i) => ({ op: 'write' as const, path: `src/d${batch}/f${i}.txt`, content: new TextEncoder().encode(`${batch}/${i}\n${FOUR_KB}`) })),
+      Array.from({ length: 1000 }, (_, i) => ({
+        op: 'write' as const,
+        path: `src/d${batch}/f${i}.txt`,
+        content: new TextEncoder().encode(`${batch}/${i}\n${FOUR_KB}`),
+      })),
     );
   }
   console.log(`large workspace: ${home.workspaces.info('large')?.files} files`);
-  const latencySpec = (ws: string, path: string) => ({ url: `${url}/v1/workspaces/${ws}/tools/read_file`, method: 'POST' as const, headers, body: JSON.stringify({ path }), connections: 1, durationMs });
+  const latencySpec = (ws: string, path: string) => ({
+    url: `${url}/v1/workspaces/${ws}/tools/read_file`,
+    method: 'POST' as const,
+    headers,
+    body: JSON.stringify({ path }),
+    connections: 1,
+    durationMs,
+  });
   await load({ ...latencySpec('large', 'src/d50/f500.txt'), durationMs: 1000 });
   const tenFiles = await load(latencySpec('small', 'src/f3.txt'));
   const manyFiles = await load(latencySpec('large', 'src/d50/f500.txt'));

@@ -12,7 +12,14 @@ async function startWorkerHome(key: string): Promise<{ url: string; stop: () => 
   const dataDir = mkdtempSync(join(tmpdir(), 'toolgate-bench-worker-'));
   const entry = new URL('../functions/start-worker.ts', import.meta.url).pathname;
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', TOOLGATE_DATA: dataDir, TOOLGATE_API_KEY: key, TOOLGATE_RUNNER: 'off' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      PORT: '0',
+      TOOLGATE_DATA: dataDir,
+      TOOLGATE_API_KEY: key,
+      TOOLGATE_RUNNER: 'off',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -41,26 +48,47 @@ export async function benchWorkerHome(
   describe: (result: LoadResult) => string,
   durationMs: number,
 ): Promise<void> {
-  console.log('\n# read_file of a 4 KB file: the Cloudflare home (wrangler dev) vs the Node home (16 connections each)');
+  console.log(
+    '\n# read_file of a 4 KB file: the Cloudflare home (wrangler dev) vs the Node home (16 connections each)',
+  );
   const worker = await startWorkerHome(key);
   try {
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     for (const url of [nodeUrl, worker.url]) {
       await fetch(`${url}/v1/workspaces/bench-home`, { method: 'PUT', headers });
-      await fetch(`${url}/v1/workspaces/bench-home/tools/write_file`, { method: 'POST', headers, body: JSON.stringify({ path: 'f.txt', content: FOUR_KB }) });
+      await fetch(`${url}/v1/workspaces/bench-home/tools/write_file`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ path: 'f.txt', content: FOUR_KB }),
+      });
     }
-    const spec = (url: string): LoadSpec => ({ url: `${url}/v1/workspaces/bench-home/tools/read_file`, method: 'POST', headers, body: JSON.stringify({ path: 'f.txt' }), connections: 16, durationMs });
+    const spec = (url: string): LoadSpec => ({
+      url: `${url}/v1/workspaces/bench-home/tools/read_file`,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ path: 'f.txt' }),
+      connections: 16,
+      durationMs,
+    });
     await load({ ...spec(worker.url), durationMs: 1000 });
     const onNode = await load(spec(nodeUrl));
     const onWorker = await load(spec(worker.url));
     // The local runtime's own ceiling: a route that does nothing but pass through the Worker to one object.
-    const ceiling = await load({ url: `${worker.url}/healthz`, method: 'GET', headers: {}, connections: 16, durationMs });
+    const ceiling = await load({
+      url: `${worker.url}/healthz`,
+      method: 'GET',
+      headers: {},
+      connections: 16,
+      durationMs,
+    });
     console.log(`node home   : ${describe(onNode)}`);
     console.log(`worker home : ${describe(onWorker)}`);
     console.log(`worker home, GET /healthz (one object, no work): ${describe(ceiling)}`);
     const ratio = onWorker.requests / onWorker.seconds / (onNode.requests / onNode.seconds);
     const ofCeiling = onWorker.requests / onWorker.seconds / (ceiling.requests / ceiling.seconds);
-    console.log(`worker / node req/s: ${ratio.toFixed(2)}x (target >= 0.5x: ${ratio >= 0.5 ? 'met' : 'NOT met'}); read_file / the runtime's /healthz: ${ofCeiling.toFixed(2)}x`);
+    console.log(
+      `worker / node req/s: ${ratio.toFixed(2)}x (target >= 0.5x: ${ratio >= 0.5 ? 'met' : 'NOT met'}); read_file / the runtime's /healthz: ${ofCeiling.toFixed(2)}x`,
+    );
   } finally {
     await worker.stop();
   }

@@ -7,14 +7,21 @@ import { isEntryPoint } from '../src/node/entry-point.ts';
 export async function main(): Promise<void> {
   const config = readNodeConfig(process.env);
   const server = await startNodeServer(config);
-  console.log(`toolgate listening on ${server.url} (data in ${config.dataDir}, blobs in ${server.blobs === 's3' ? 'S3' : 'the data dir'})`);
-  if (config.sandbox.mode === 'none') console.warn('toolgate: WARNING: TOOLGATE_SANDBOX=none: bash commands run WITHOUT a sandbox (/healthz says "sandbox": "none")');
+  console.log(
+    `toolgate listening on ${server.url} (data in ${config.dataDir}, blobs in ${server.blobs === 's3' ? 'S3' : 'the data dir'})`,
+  );
+  if (config.sandbox.mode === 'none')
+    console.warn(
+      'toolgate: WARNING: TOOLGATE_SANDBOX=none: bash commands run WITHOUT a sandbox (/healthz says "sandbox": "none")',
+    );
   if (server.runner) {
     const sandbox = server.runner.sandbox.describe(config.runnerOverlay);
     if (sandbox.warning) console.warn(`toolgate: WARNING: in-process runner: ${sandbox.text}`);
     else console.log(`toolgate: in-process runner: ${sandbox.text}`);
   } else {
-    console.log('toolgate: no in-process runner (TOOLGATE_RUNNER=off); start runners with `TOOLGATE_RUNNER_KEY=... npx toolgate runner --url ...`');
+    console.log(
+      'toolgate: no in-process runner (TOOLGATE_RUNNER=off); start runners with `TOOLGATE_RUNNER_KEY=... npx toolgate runner --url ...`',
+    );
   }
   if (server.adminKey.generated) {
     console.log(`toolgate generated the first admin key (shown once; kept in ${server.adminKey.file}):`);

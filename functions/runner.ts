@@ -74,16 +74,29 @@ export function main(args: string[] = process.argv.slice(2)): void {
   }
   const overlay = !values['full-scan'];
   const onKeyRefused = (message: string) => {
-    process.stderr.write(`toolgate runner: the server refuses this key for the runner protocol (${message.slice(0, 300)}); use a key with the role runner.\n`);
+    process.stderr.write(
+      `toolgate runner: the server refuses this key for the runner protocol (${message.slice(0, 300)}); use a key with the role runner.\n`,
+    );
     void runner.stop().then(() => process.exit(1));
   };
   const dataDir = resolve(values.data ?? '.toolgate-runner');
-  const runner = new Runner({ url: values.url.replace(/\/+$/, ''), key, dataDir, concurrency, network: values.network ?? false, overlay, sandbox: sandboxSettings, onKeyRefused });
+  const runner = new Runner({
+    url: values.url.replace(/\/+$/, ''),
+    key,
+    dataDir,
+    concurrency,
+    network: values.network ?? false,
+    overlay,
+    sandbox: sandboxSettings,
+    onKeyRefused,
+  });
   const sandbox = runner.sandbox.describe(overlay);
   if (sandbox.warning) console.warn(`toolgate runner: WARNING: ${sandbox.text}`);
   else console.log(`toolgate runner: ${sandbox.text}`);
   runner.start();
-  console.log(`toolgate runner ${runner.id} serving ${values.url} (${runner.sandbox.isolation === 'bwrap' ? 'bubblewrap' : 'no sandbox'})`);
+  console.log(
+    `toolgate runner ${runner.id} serving ${values.url} (${runner.sandbox.isolation === 'bwrap' ? 'bubblewrap' : 'no sandbox'})`,
+  );
   const shutdown = () => void runner.stop().then(() => process.exit(0));
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

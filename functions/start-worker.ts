@@ -16,7 +16,9 @@ import { isEntryPoint } from '../src/node/entry-point.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /** Variables the Worker reads, passed on when set; its two keys are written apart, as this program chooses them. */
-const WORKER_VARIABLES = settingsReadBy('cloudflare').filter((name) => name !== 'TOOLGATE_API_KEY' && name !== 'TOOLGATE_RUNNER_KEY');
+const WORKER_VARIABLES = settingsReadBy('cloudflare').filter(
+  (name) => name !== 'TOOLGATE_API_KEY' && name !== 'TOOLGATE_RUNNER_KEY',
+);
 
 async function freePort(): Promise<number> {
   const probe = createServer();
@@ -48,26 +50,41 @@ export async function main(): Promise<void> {
   const runnerKey = config.inProcessRunner ? generateSecret() : undefined;
   const lines = [`TOOLGATE_API_KEY=${JSON.stringify(adminKey.secret)}`];
   if (runnerKey !== undefined) lines.push(`TOOLGATE_RUNNER_KEY=${JSON.stringify(runnerKey)}`);
-  for (const name of WORKER_VARIABLES) if (process.env[name]) lines.push(`${name}=${JSON.stringify(process.env[name])}`);
+  for (const name of WORKER_VARIABLES)
+    if (process.env[name]) lines.push(`${name}=${JSON.stringify(process.env[name])}`);
   writePrivateFile(envFile, `${lines.join('\n')}\n`);
   // wrangler keeps the Durable Objects' databases (keys, hooks) and the R2 blobs here.
   makePrivateDir(join(config.dataDir, 'wrangler'));
   const args = [
-    join(repoRoot, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'dev',
-    '--ip', config.host,
-    '--port', String(port),
-    '--inspector-port', String(await freePort()),
-    '--persist-to', join(config.dataDir, 'wrangler'),
-    '--env-file', envFile,
+    join(repoRoot, 'node_modules', 'wrangler', 'bin', 'wrangler.js'),
+    'dev',
+    '--ip',
+    config.host,
+    '--port',
+    String(port),
+    '--inspector-port',
+    String(await freePort()),
+    '--persist-to',
+    join(config.dataDir, 'wrangler'),
+    '--env-file',
+    envFile,
     '--show-interactive-dev-session=false',
-    '--log-level', 'warn',
+    '--log-level',
+    'warn',
   ];
   // setpriv (util-linux) makes wrangler get SIGTERM when this process dies, even by SIGKILL, so
   // wrangler stops workerd instead of leaving it serving.
-  const command = hasSetpriv() ? ['/usr/bin/setpriv', '--pdeathsig', 'TERM', '--', process.execPath, ...args] : [process.execPath, ...args];
+  const command = hasSetpriv()
+    ? ['/usr/bin/setpriv', '--pdeathsig', 'TERM', '--', process.execPath, ...args]
+    : [process.execPath, ...args];
   const wrangler = spawn(command[0]!, command.slice(1), {
     cwd: repoRoot,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_HIDE_BANNER: 'true' },
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: 'false',
+      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+      WRANGLER_HIDE_BANNER: 'true',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://${config.host}:${port}`;
@@ -94,19 +111,32 @@ export async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown(0));
   // The Worker answers /healthz once its Durable Object has built the app.
   for (let attempt = 0; ; attempt += 1) {
-    const healthy = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+    const healthy = await fetch(`${url}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (healthy) break;
     if (attempt > 1200 || closing) throw new Error(`wrangler dev did not serve on ${url}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   if (runnerKey !== undefined) {
-    runner = new Runner({ url, key: runnerKey, dataDir: join(config.dataDir, 'runner'), network: config.runnerNetwork, overlay: config.runnerOverlay, sandbox: config.sandbox });
+    runner = new Runner({
+      url,
+      key: runnerKey,
+      dataDir: join(config.dataDir, 'runner'),
+      network: config.runnerNetwork,
+      overlay: config.runnerOverlay,
+      sandbox: config.sandbox,
+    });
     runner.start();
     const sandbox = runner.sandbox.describe(config.runnerOverlay);
     if (sandbox.warning) console.warn(`toolgate: WARNING: runner attached: ${sandbox.text}`);
     else console.log(`toolgate: runner attached: ${sandbox.text}`);
   }
-  if (config.sandbox.mode === 'none') console.warn('toolgate: WARNING: TOOLGATE_SANDBOX=none: bash commands run WITHOUT a sandbox (/healthz says "sandbox": "none")');
+  if (config.sandbox.mode === 'none')
+    console.warn(
+      'toolgate: WARNING: TOOLGATE_SANDBOX=none: bash commands run WITHOUT a sandbox (/healthz says "sandbox": "none")',
+    );
   console.log(`toolgate listening on ${url} (Cloudflare home under wrangler dev, state in ${config.dataDir})`);
   if (adminKey.generated) {
     console.log(`toolgate generated the first admin key (shown once; kept in ${adminKey.file}):`);

@@ -46,12 +46,35 @@ const mayImport: Record<string, readonly string[]> = {
 
 /** Single imports outside the table, each with its reason. */
 const exceptions: readonly { from: string; to: string; reason: string }[] = [
-  { from: 'src/cli/main.ts', to: 'functions/node.ts', reason: '`toolgate serve` starts the composition root, imported on demand so the client commands never load the server' },
-  { from: 'src/cli/main.ts', to: 'functions/runner.ts', reason: '`toolgate runner` starts the runner composition root, imported on demand' },
+  {
+    from: 'src/cli/main.ts',
+    to: 'functions/node.ts',
+    reason:
+      '`toolgate serve` starts the composition root, imported on demand so the client commands never load the server',
+  },
+  {
+    from: 'src/cli/main.ts',
+    to: 'functions/runner.ts',
+    reason: '`toolgate runner` starts the runner composition root, imported on demand',
+  },
 ];
 
 // src/client runs in browsers and Workers too, so it is held to the same rule.
-const workerBound = ['src/core', 'src/contract', 'src/workspace', 'src/history', 'src/tools', 'src/http', 'src/keys', 'src/approvals', 'src/metering', 'src/calls', 'src/client', 'src/cloudflare', 'src/hooks'];
+const workerBound = [
+  'src/core',
+  'src/contract',
+  'src/workspace',
+  'src/history',
+  'src/tools',
+  'src/http',
+  'src/keys',
+  'src/approvals',
+  'src/metering',
+  'src/calls',
+  'src/client',
+  'src/cloudflare',
+  'src/hooks',
+];
 const nodeOnlyPackages = ['better-sqlite3', '@hono/node-server', 'tsx'];
 const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 
@@ -64,7 +87,10 @@ function sourceFiles(dir: string): string[] {
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]/g), ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)];
+  const specifiers = [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]/g),
+    ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g),
+  ];
   return specifiers.map((match) => match[1]!);
 }
 
@@ -104,7 +130,8 @@ function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
     state.set(file, 'open');
     path.push(file);
     for (const target of graph.get(file) ?? []) {
-      if (state.get(target) === 'open') cycles.push([...path.slice(path.indexOf(target)), target].map((each) => relative(repoRoot, each)).join(' -> '));
+      if (state.get(target) === 'open')
+        cycles.push([...path.slice(path.indexOf(target)), target].map((each) => relative(repoRoot, each)).join(' -> '));
       else if (!state.has(target)) visit(target);
     }
     path.pop();
@@ -125,7 +152,10 @@ function nodeOnlyImports(file: string, seen = new Set<string>()): string[] {
       const target = resolve(dirname(file), specifier);
       if (/(^|\/)node(\/|\.ts$)|-node\.ts$/.test(relative(repoRoot, target))) problems.push(where);
       else problems.push(...nodeOnlyImports(target, seen));
-    } else if (builtins.has(specifier) || nodeOnlyPackages.some((name) => specifier === name || specifier.startsWith(`${name}/`))) {
+    } else if (
+      builtins.has(specifier) ||
+      nodeOnlyPackages.some((name) => specifier === name || specifier.startsWith(`${name}/`))
+    ) {
       problems.push(where);
     }
   }
@@ -134,7 +164,9 @@ function nodeOnlyImports(file: string, seen = new Set<string>()): string[] {
 
 describe('layering', () => {
   it('every folder of src/ is in the layer table', () => {
-    const folders = readdirSync(join(repoRoot, 'src')).filter((name) => statSync(join(repoRoot, 'src', name)).isDirectory());
+    const folders = readdirSync(join(repoRoot, 'src')).filter((name) =>
+      statSync(join(repoRoot, 'src', name)).isDirectory(),
+    );
     expect(folders.filter((folder) => !(folder in mayImport))).toEqual([]);
   });
 
@@ -148,8 +180,13 @@ describe('layering', () => {
     const server = join(repoRoot, 'src/node/server.ts');
     expect(layerViolations(server)).toEqual([]);
     // The same file judged as if node/ were the runner, which may import only core/ and contract/.
-    expect(layerViolations(server, { ...mayImport, node: mayImport.runner! })).toEqual(expect.arrayContaining(['src/node/server.ts -> src/http/app.ts']));
-    expect(layerViolations(join(repoRoot, 'src/cli/main.ts'), mayImport, [])).toEqual(['src/cli/main.ts -> functions/node.ts', 'src/cli/main.ts -> functions/runner.ts']);
+    expect(layerViolations(server, { ...mayImport, node: mayImport.runner! })).toEqual(
+      expect.arrayContaining(['src/node/server.ts -> src/http/app.ts']),
+    );
+    expect(layerViolations(join(repoRoot, 'src/cli/main.ts'), mayImport, [])).toEqual([
+      'src/cli/main.ts -> functions/node.ts',
+      'src/cli/main.ts -> functions/runner.ts',
+    ]);
   });
 
   it('no file of src/ imports itself through others (no import cycle)', () => {
@@ -157,9 +194,29 @@ describe('layering', () => {
   });
 
   it('the cycle check itself catches a cycle', () => {
-    const [a, b, c] = ['src/a.ts', 'src/b.ts', 'src/c.ts'].map((file) => join(repoRoot, file)) as [string, string, string];
-    expect(importCycles(new Map([[a, [b]], [b, [c]], [c, [a]]]))).toEqual(['src/a.ts -> src/b.ts -> src/c.ts -> src/a.ts']);
-    expect(importCycles(new Map([[a, [b, c]], [b, [c]], [c, []]]))).toEqual([]);
+    const [a, b, c] = ['src/a.ts', 'src/b.ts', 'src/c.ts'].map((file) => join(repoRoot, file)) as [
+      string,
+      string,
+      string,
+    ];
+    expect(
+      importCycles(
+        new Map([
+          [a, [b]],
+          [b, [c]],
+          [c, [a]],
+        ]),
+      ),
+    ).toEqual(['src/a.ts -> src/b.ts -> src/c.ts -> src/a.ts']);
+    expect(
+      importCycles(
+        new Map([
+          [a, [b, c]],
+          [b, [c]],
+          [c, []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it.each(workerBound)('%s imports nothing Node-only', (dir) => {
@@ -169,7 +226,9 @@ describe('layering', () => {
   });
 
   it('src/storage drivers outside node/ import nothing Node-only, and take Cloudflare bindings as arguments', () => {
-    const files = sourceFiles(join(repoRoot, 'src/storage')).filter((file) => !relative(repoRoot, file).startsWith('src/storage/node/'));
+    const files = sourceFiles(join(repoRoot, 'src/storage')).filter(
+      (file) => !relative(repoRoot, file).startsWith('src/storage/node/'),
+    );
     expect(files.map((file) => relative(repoRoot, file))).toEqual(
       expect.arrayContaining(['src/storage/r2-object-store.ts', 'src/storage/durable-object-sql-database.ts']),
     );

@@ -21,7 +21,9 @@ function* projectFiles(dir: string): Generator<string> {
 
 describe('the repository stands alone', () => {
   it(`no file refers to ${outside}`, () => {
-    const offenders = [...projectFiles(root)].filter((file) => readFileSync(file, 'latin1').includes(outside)).map((file) => relative(root, file));
+    const offenders = [...projectFiles(root)]
+      .filter((file) => readFileSync(file, 'latin1').includes(outside))
+      .map((file) => relative(root, file));
     expect(offenders, `these files refer to ${outside}, which a clone does not have`).toEqual([]);
   });
 

@@ -15,7 +15,12 @@ describe('wrangler deploy --dry-run', () => {
     const wrangler = join(repoRoot, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
     await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', outdir], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        WRANGLER_SEND_METRICS: 'false',
+        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+      },
       maxBuffer: 16 * 1024 * 1024,
     });
     const bundles = readdirSync(outdir).filter((name) => name.endsWith('.js'));
@@ -26,7 +31,17 @@ describe('wrangler deploy --dry-run', () => {
     expect(code).toContain('apply_patch');
     // ...and nothing that only runs on Node: the runner's bubblewrap code is found by its arguments
     // (the word "bwrap" itself is a value of TOOLGATE_SANDBOX, which the Worker reads for /healthz).
-    for (const forbidden of ['node:child_process', 'child_process', 'better-sqlite3', 'node:fs', 'FsObjectStore', 'SqliteDatabase', '--die-with-parent', 'locateBubblewrap', 'S3Client']) {
+    for (const forbidden of [
+      'node:child_process',
+      'child_process',
+      'better-sqlite3',
+      'node:fs',
+      'FsObjectStore',
+      'SqliteDatabase',
+      '--die-with-parent',
+      'locateBubblewrap',
+      'S3Client',
+    ]) {
       expect({ forbidden, found: code.includes(forbidden) }).toEqual({ forbidden, found: false });
     }
   });

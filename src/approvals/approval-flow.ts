@@ -76,7 +76,8 @@ export class ApprovalFlow {
   get(key: ApiKey, id: string): Approval {
     this.expire();
     const approval = this.parts.approvals.get(id);
-    if (!approval || !maySee(key, approval)) throw new ToolError('not_found', `Approval ${id} does not exist.`, { approvalId: id });
+    if (!approval || !maySee(key, approval))
+      throw new ToolError('not_found', `Approval ${id} does not exist.`, { approvalId: id });
     return approval;
   }
 
@@ -88,9 +89,18 @@ export class ApprovalFlow {
   }
 
   /** An approver's decision; approving runs the call once (by `run`, which records its outcome) before answering. */
-  async decide(key: ApiKey, id: string, decision: 'approve' | 'reject', reason: string | undefined, run: (approval: Approval) => Promise<Approval>): Promise<Approval> {
+  async decide(
+    key: ApiKey,
+    id: string,
+    decision: 'approve' | 'reject',
+    reason: string | undefined,
+    run: (approval: Approval) => Promise<Approval>,
+  ): Promise<Approval> {
     if (key.role !== 'approver' && key.role !== 'admin') {
-      throw new ToolError('forbidden', `Deciding approvals needs a key with the role approver or admin; this key has the role ${key.role}.`);
+      throw new ToolError(
+        'forbidden',
+        `Deciding approvals needs a key with the role approver or admin; this key has the role ${key.role}.`,
+      );
     }
     const approval = this.get(key, id);
     const { approvals } = this.parts;
@@ -119,8 +129,14 @@ export class ApprovalFlow {
   concludeInterrupted(): void {
     const { approvals } = this.parts;
     for (const approval of approvals.interrupted()) {
-      const error = { code: 'unavailable' as const, message: 'The server stopped while this approved call ran; it may or may not have happened. Check the workspace before retrying.' };
-      approvals.complete(approval.id, { error }, () => this.parts.closeRecord(approval.usageId, { outcome: 'interrupted', bytesOut: 0, durationMs: 0 }));
+      const error = {
+        code: 'unavailable' as const,
+        message:
+          'The server stopped while this approved call ran; it may or may not have happened. Check the workspace before retrying.',
+      };
+      approvals.complete(approval.id, { error }, () =>
+        this.parts.closeRecord(approval.usageId, { outcome: 'interrupted', bytesOut: 0, durationMs: 0 }),
+      );
     }
   }
 
@@ -130,7 +146,11 @@ export class ApprovalFlow {
   }
 
   private closeUnrun(approval: Approval): void {
-    this.parts.closeRecord(approval.usageId, { outcome: 'approval_rejected', bytesOut: byteLength(finalAnswer(approval).json), durationMs: 0 });
+    this.parts.closeRecord(approval.usageId, {
+      outcome: 'approval_rejected',
+      bytesOut: byteLength(finalAnswer(approval).json),
+      durationMs: 0,
+    });
   }
 
   private notify(key: ApiKey, approval: Approval): void {
@@ -140,7 +160,10 @@ export class ApprovalFlow {
       const secret = await this.parts.keys.notifySecret(key.id);
       if (secret === undefined) return;
       const body = JSON.stringify({ type: 'approval.created', approval: publicApproval(approval) });
-      await deliverNotice({ url, secret, body, deliveryId: approval.id }, { fetch: this.parts.egress ?? noEgress, onFailure: (message) => this.parts.log(message) });
+      await deliverNotice(
+        { url, secret, body, deliveryId: approval.id },
+        { fetch: this.parts.egress ?? noEgress, onFailure: (message) => this.parts.log(message) },
+      );
     })().catch((error: unknown) => this.parts.log(`could not notify ${url} of approval ${approval.id}`, error));
   }
 

@@ -21,7 +21,10 @@ const TIMEOUT_MS = 5_000;
  * with backoff; a notice that still fails is reported to `onFailure` and never affects the call.
  * A URL the egress rule refuses is reported at once: asking again would be refused again.
  */
-export async function deliverNotice(notice: ApprovalNotice, options: { fetch?: FetchLike; onFailure?: (message: string) => void } = {}): Promise<boolean> {
+export async function deliverNotice(
+  notice: ApprovalNotice,
+  options: { fetch?: FetchLike; onFailure?: (message: string) => void } = {},
+): Promise<boolean> {
   const send = options.fetch ?? ((url, init) => fetch(url, init));
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
     const timestamp = String(Math.floor(Date.now() / 1000));
@@ -57,7 +60,9 @@ export async function deliverNotice(notice: ApprovalNotice, options: { fetch?: F
 
 export async function hmacSha256Hex(secret: string, message: string): Promise<string> {
   const encoder = new TextEncoder();
-  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ]);
   const signature = new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(message)));
   return Array.from(signature, (byte) => byte.toString(16).padStart(2, '0')).join('');
 }

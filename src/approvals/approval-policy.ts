@@ -8,7 +8,11 @@ export type PolicyDecision = 'allow' | 'approve' | 'deny';
  * The first of the key's rules that matches decides; else the mode: `auto` runs everything,
  * `manual` asks for everything, `safe` asks for whatever can change the workspace or run code.
  */
-export function approvalDecision(key: Pick<ApiKey, 'approvalMode' | 'rules'>, tool: Pick<ToolDefinition, 'name' | 'annotations' | 'actions'>, action: string | undefined): PolicyDecision {
+export function approvalDecision(
+  key: Pick<ApiKey, 'approvalMode' | 'rules'>,
+  tool: Pick<ToolDefinition, 'name' | 'annotations' | 'actions'>,
+  action: string | undefined,
+): PolicyDecision {
   for (const rule of key.rules) {
     if (rule.tool === tool.name && (rule.action === undefined || rule.action === action)) return rule.decision;
   }
@@ -32,7 +36,11 @@ function readsOnly(tool: Pick<ToolDefinition, 'annotations' | 'actions'>, action
  * Whether the key's tool allowlist admits the call: the tool, or (for a tool with actions) the
  * `tool:action` entry; `action` is undefined until the arguments are parsed, when any entry of the tool will do.
  */
-export function toolAllowed(key: Pick<ApiKey, 'tools'>, tool: Pick<ToolDefinition, 'name' | 'actions'>, action: string | undefined): boolean {
+export function toolAllowed(
+  key: Pick<ApiKey, 'tools'>,
+  tool: Pick<ToolDefinition, 'name' | 'actions'>,
+  action: string | undefined,
+): boolean {
   if (key.tools === undefined || key.tools.includes(tool.name)) return true;
   if (!tool.actions) return false;
   if (action === undefined) return key.tools.some((entry) => entry.startsWith(`${tool.name}:`));

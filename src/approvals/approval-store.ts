@@ -83,16 +83,34 @@ export class ApprovalStore {
 
   /** Records a pending approval; `inTransaction` runs in the same transaction. */
   create(
-    input: { tool: string; action: string | undefined; arguments: unknown; workspace: string; keyId: string; usageId: number; bytesIn: number; ttlMs: number },
+    input: {
+      tool: string;
+      action: string | undefined;
+      arguments: unknown;
+      workspace: string;
+      keyId: string;
+      usageId: number;
+      bytesIn: number;
+      ttlMs: number;
+    },
     inTransaction?: (approval: Approval) => void,
   ): Approval {
     const id = this.newId(input.workspace);
     const now = this.now();
     return this.db.transaction(() => {
       const [row] = this.db.query<ApprovalRow>(
-      `INSERT INTO approvals (id, status, tool, action, arguments, workspace, key_id, created_at, expires_at, usage_id, bytes_in)
+        `INSERT INTO approvals (id, status, tool, action, arguments, workspace, key_id, created_at, expires_at, usage_id, bytes_in)
        VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        id, input.tool, input.action ?? null, JSON.stringify(input.arguments), input.workspace, input.keyId, new Date(now).toISOString(), now + input.ttlMs, input.usageId, input.bytesIn,
+        id,
+        input.tool,
+        input.action ?? null,
+        JSON.stringify(input.arguments),
+        input.workspace,
+        input.keyId,
+        new Date(now).toISOString(),
+        now + input.ttlMs,
+        input.usageId,
+        input.bytesIn,
       );
       const approval = toApproval(row!);
       inTransaction?.(approval);
@@ -130,18 +148,33 @@ export class ApprovalStore {
    * Decides a pending approval; only the first decision wins (`conflict` for later ones), so an
    * approved call runs once however often it is approved. `inTransaction` runs with the decision.
    */
-  decide(id: string, decision: 'approve' | 'reject', by: string, reason: string | undefined, inTransaction?: (approval: Approval) => void): Approval {
+  decide(
+    id: string,
+    decision: 'approve' | 'reject',
+    by: string,
+    reason: string | undefined,
+    inTransaction?: (approval: Approval) => void,
+  ): Approval {
     return this.db.transaction(() => {
       const current = this.get(id);
       if (!current) throw new ToolError('not_found', `Approval ${id} does not exist.`, { approvalId: id });
       if (current.status !== 'pending') {
-        throw new ToolError('conflict', `Approval ${id} was already decided (${current.status}); a decision cannot be changed.`, { approvalId: id, status: current.status });
+        throw new ToolError(
+          'conflict',
+          `Approval ${id} was already decided (${current.status}); a decision cannot be changed.`,
+          { approvalId: id, status: current.status },
+        );
       }
       const status: ApprovalStatus = decision === 'approve' ? 'approved' : 'rejected';
       const error = status === 'rejected' ? rejection(reason) : null;
       const [row] = this.db.query<ApprovalRow>(
         `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, reason = ?, error = ? WHERE id = ? AND status = 'pending' RETURNING *`,
-        status, new Date(this.now()).toISOString(), by, reason ?? null, error === null ? null : JSON.stringify(error), id,
+        status,
+        new Date(this.now()).toISOString(),
+        by,
+        reason ?? null,
+        error === null ? null : JSON.stringify(error),
+        id,
       );
       const decided = toApproval(row!);
       inTransaction?.(decided);
@@ -150,7 +183,11 @@ export class ApprovalStore {
   }
 
   /** Records what running an approved call gave; `inTransaction` runs with it. */
-  complete(id: string, outcome: { result: unknown } | { error: NonNullable<Approval['error']> }, inTransaction?: () => void): Approval {
+  complete(
+    id: string,
+    outcome: { result: unknown } | { error: NonNullable<Approval['error']> },
+    inTransaction?: () => void,
+  ): Approval {
     return this.db.transaction(() => {
       const [row] = this.db.query<ApprovalRow>(
         `UPDATE approvals SET result = ?, error = ? WHERE id = ? AND status = 'approved' AND result IS NULL AND error IS NULL RETURNING *`,
@@ -169,7 +206,9 @@ export class ApprovalStore {
     return this.db.transaction(() => {
       const rows = this.db.query<ApprovalRow>(
         `UPDATE approvals SET status = 'rejected', decided_at = ?, reason = 'expired', error = ? WHERE status = 'pending' AND expires_at <= ? RETURNING *`,
-        new Date(now).toISOString(), JSON.stringify(rejection('expired')), now,
+        new Date(now).toISOString(),
+        JSON.stringify(rejection('expired')),
+        now,
       );
       const expired = rows.map(toApproval);
       for (const approval of expired) inTransaction(approval);
@@ -179,12 +218,17 @@ export class ApprovalStore {
 
   /** Approved calls that were running when the server stopped: they may or may not have happened. */
   interrupted(): Approval[] {
-    return this.db.query<ApprovalRow>(`SELECT * FROM approvals WHERE status = 'approved' AND result IS NULL AND error IS NULL`).map(toApproval);
+    return this.db
+      .query<ApprovalRow>(`SELECT * FROM approvals WHERE status = 'approved' AND result IS NULL AND error IS NULL`)
+      .map(toApproval);
   }
 
   /** The soonest time a pending approval expires, if any is pending. */
   nextExpiry(): number | undefined {
-    return this.db.query<{ at: number | null }>(`SELECT MIN(expires_at) AS at FROM approvals WHERE status = 'pending'`)[0]?.at ?? undefined;
+    return (
+      this.db.query<{ at: number | null }>(`SELECT MIN(expires_at) AS at FROM approvals WHERE status = 'pending'`)[0]
+        ?.at ?? undefined
+    );
   }
 }
 
@@ -204,8 +248,12 @@ export function publicApproval(approval: Approval): Record<string, unknown> {
     keyId: approval.keyId,
     createdAt: approval.createdAt,
     expiresAt: approval.expiresAt,
-    ...(approval.decidedAt === undefined ? {} : { decidedAt: approval.decidedAt, decidedBy: approval.decidedBy ?? null, reason: approval.reason ?? null }),
-    ...(approval.status === 'approved' && approval.error === undefined && approval.result !== undefined ? { result: approval.result } : {}),
+    ...(approval.decidedAt === undefined
+      ? {}
+      : { decidedAt: approval.decidedAt, decidedBy: approval.decidedBy ?? null, reason: approval.reason ?? null }),
+    ...(approval.status === 'approved' && approval.error === undefined && approval.result !== undefined
+      ? { result: approval.result }
+      : {}),
     ...(approval.error === undefined ? {} : { error: approval.error }),
     ...(approval.status === 'rejected' ? { stopReason: STOP_REASON } : {}),
   };

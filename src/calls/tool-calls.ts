@@ -77,7 +77,16 @@ export class ToolCalls {
       closeRecord: (usageId, closing) => meter.finish(usageId, closing),
     });
     this.processTime =
-      processes && new ProcessTime({ meter, processes, keys: options.keys, quotaLedger: options.quotaLedger, now: this.now, log, accrualMs: options.processAccrualMs });
+      processes &&
+      new ProcessTime({
+        meter,
+        processes,
+        keys: options.keys,
+        quotaLedger: options.quotaLedger,
+        now: this.now,
+        log,
+        accrualMs: options.processAccrualMs,
+      });
   }
 
   /**
@@ -100,21 +109,35 @@ export class ToolCalls {
   /** Runs one tool call to its answer; never throws. */
   async call(request: CallRequest): Promise<CallAnswer> {
     const { key, workspace: workspaceId, tool: toolName } = request;
-    const identity: CallIdentity = { keyId: key.id, workspace: workspaceId, tool: toolName, action: undefined, bytesIn: 0, startedAt: this.now() };
+    const identity: CallIdentity = {
+      keyId: key.id,
+      workspace: workspaceId,
+      tool: toolName,
+      action: undefined,
+      bytesIn: 0,
+      startedAt: this.now(),
+    };
     let admitted: Admitted;
     /** The call's record, written ahead when a quota or an approval needs it. */
     let usageId: number | undefined;
     try {
       admitted = await this.check(request, identity);
       if (key.quota !== undefined || admitted.needsApproval) {
-        const usesProcessTime = identity.action !== undefined && admitted.tool.actions?.usingProcessTime.includes(identity.action) === true;
+        const usesProcessTime =
+          identity.action !== undefined && admitted.tool.actions?.usingProcessTime.includes(identity.action) === true;
         const { quotaLedger } = this.options;
         if (quotaLedger && key.quota !== undefined) await quotaLedger.admit(key, { usesProcessTime });
-        usageId = this.options.meter.admit(quotaLedger ? { id: key.id, quota: undefined } : key, identity, { usesProcessTime });
+        usageId = this.options.meter.admit(quotaLedger ? { id: key.id, quota: undefined } : key, identity, {
+          usesProcessTime,
+        });
       }
     } catch (error) {
       const answer = this.errorAnswer(error);
-      await this.options.meter.settle(identity, { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - identity.startedAt }, { billable: false });
+      await this.options.meter.settle(
+        identity,
+        { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - identity.startedAt },
+        { billable: false },
+      );
       return answer;
     }
     if (!admitted.needsApproval) {
@@ -127,7 +150,15 @@ export class ToolCalls {
     const reserved = usageId!;
     const approval = this.approvalFlow.open(
       key,
-      { tool: toolName, action: identity.action, arguments: admitted.args, workspace: workspaceId, keyId: key.id, usageId: reserved, bytesIn: identity.bytesIn },
+      {
+        tool: toolName,
+        action: identity.action,
+        arguments: admitted.args,
+        workspace: workspaceId,
+        keyId: key.id,
+        usageId: reserved,
+        bytesIn: identity.bytesIn,
+      },
       (created) => this.options.meter.awaitApproval(reserved, created.id),
     );
     return this.approvalFlow.answer(approval, request.waitMs);
@@ -155,7 +186,11 @@ export class ToolCalls {
   private async check(request: CallRequest, identity: CallIdentity): Promise<Admitted> {
     const { key } = request;
     if (!canSeeWorkspace(key, request.workspace)) {
-      throw new ToolError('not_found', `Workspace ${request.workspace} does not exist; create it with PUT /v1/workspaces/${request.workspace}.`, { workspace: request.workspace });
+      throw new ToolError(
+        'not_found',
+        `Workspace ${request.workspace} does not exist; create it with PUT /v1/workspaces/${request.workspace}.`,
+        { workspace: request.workspace },
+      );
     }
     const tool = this.options.tools.get(request.tool);
     if (!toolAllowed(key, tool, undefined)) throw notAllowed(tool.name, undefined);
@@ -173,23 +208,48 @@ export class ToolCalls {
   }
 
   /** Executes an admitted call; the outcome is for its usage record, which the caller closes. */
-  private async execute(identity: CallIdentity, tool: ToolDefinition, args: unknown, workspace: Workspace, usageId: number | undefined): Promise<Executed> {
+  private async execute(
+    identity: CallIdentity,
+    tool: ToolDefinition,
+    args: unknown,
+    workspace: Workspace,
+    usageId: number | undefined,
+  ): Promise<Executed> {
     const started = this.now();
     const { meter, limits, processes } = this.options;
     // Without a record ahead, the effect's transaction writes one, found again by this key.
     const effectKey = usageId === undefined ? crypto.randomUUID() : undefined;
-    const recordEffect = usageId === undefined ? () => meter.recordEffect(identity, effectKey!) : () => meter.markEffect(usageId);
+    const recordEffect =
+      usageId === undefined ? () => meter.recordEffect(identity, effectKey!) : () => meter.markEffect(usageId);
     try {
       const result = await tool.execute(args, { workspace, limits, processes, recordEffect });
-      await this.options.afterCall?.({ tool: identity.tool, args, workspace, result }).catch((error: unknown) => this.log(`after ${identity.tool} in ${workspace.id}`, error));
+      await this.options
+        .afterCall?.({ tool: identity.tool, args, workspace, result })
+        .catch((error: unknown) => this.log(`after ${identity.tool} in ${workspace.id}`, error));
       const answer = jsonAnswer(200, { result });
-      const used = identity.action !== undefined && tool.actions ? tool.actions.processUse(identity.action, result) : {};
-      const outcome: CallOutcome = { outcome: 'ok', bytesOut: byteLength(answer.json), durationMs: this.now() - started, ...used };
+      const used =
+        identity.action !== undefined && tool.actions ? tool.actions.processUse(identity.action, result) : {};
+      const outcome: CallOutcome = {
+        outcome: 'ok',
+        bytesOut: byteLength(answer.json),
+        durationMs: this.now() - started,
+        ...used,
+      };
       return { answer, outcome, result, effectKey };
     } catch (error) {
       const answer = this.errorAnswer(error);
-      const outcome: CallOutcome = { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - started };
-      const failure = isToolError(error) ? { code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) } : { code: 'internal' as const, message: INTERNAL_MESSAGE };
+      const outcome: CallOutcome = {
+        outcome: outcomeOf(error),
+        bytesOut: byteLength(answer.json),
+        durationMs: this.now() - started,
+      };
+      const failure = isToolError(error)
+        ? {
+            code: error.code,
+            message: error.message,
+            ...(error.details === undefined ? {} : { details: error.details }),
+          }
+        : { code: 'internal' as const, message: INTERNAL_MESSAGE };
       return { answer, outcome, error: failure, effectKey };
     }
   }
@@ -197,11 +257,22 @@ export class ToolCalls {
   /** Runs an approved call with the caller's key and records its outcome on the approval and its usage record. */
   private async runApproved(approval: Approval): Promise<Approval> {
     const { approvals, meter } = this.options;
-    const identity: CallIdentity = { keyId: approval.keyId, workspace: approval.workspace, tool: approval.tool, action: approval.action, bytesIn: approval.bytesIn, startedAt: this.now() };
+    const identity: CallIdentity = {
+      keyId: approval.keyId,
+      workspace: approval.workspace,
+      tool: approval.tool,
+      action: approval.action,
+      bytesIn: approval.bytesIn,
+      startedAt: this.now(),
+    };
     let ran: Executed;
     try {
       if ((await this.options.keys.get(approval.keyId)) === undefined) {
-        throw new ToolError('forbidden', 'The key that made this call was revoked before it was approved; the call did not run.', { keyId: approval.keyId });
+        throw new ToolError(
+          'forbidden',
+          'The key that made this call was revoked before it was approved; the call did not run.',
+          { keyId: approval.keyId },
+        );
       }
       const workspace = this.options.workspaces.open(approval.workspace);
       const tool = this.options.tools.get(approval.tool);
@@ -209,8 +280,14 @@ export class ToolCalls {
       ran = await this.execute(identity, tool, args, workspace, approval.usageId);
     } catch (error) {
       const answer = this.errorAnswer(error);
-      const failure = isToolError(error) ? { code: error.code, message: error.message } : { code: 'internal' as const, message: INTERNAL_MESSAGE };
-      ran = { answer, outcome: { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: 0 }, error: failure };
+      const failure = isToolError(error)
+        ? { code: error.code, message: error.message }
+        : { code: 'internal' as const, message: INTERNAL_MESSAGE };
+      ran = {
+        answer,
+        outcome: { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: 0 },
+        error: failure,
+      };
     }
     const outcome = ran.error === undefined ? { result: ran.result } : { error: ran.error };
     const done = approvals.complete(approval.id, outcome, () => meter.finish(approval.usageId, ran.outcome));
@@ -234,9 +311,17 @@ export class ToolCalls {
   }
 }
 
-function notAllowed(tool: string, action: string | undefined, why = "it is not in this key's tool allowlist"): ToolError {
+function notAllowed(
+  tool: string,
+  action: string | undefined,
+  why = "it is not in this key's tool allowlist",
+): ToolError {
   const name = action === undefined ? tool : `${tool}:${action}`;
-  return new ToolError('tool_not_allowed', `This key may not call ${name}: ${why}. Use another tool or ask for a key that allows it.`, { tool, ...(action === undefined ? {} : { action }) });
+  return new ToolError(
+    'tool_not_allowed',
+    `This key may not call ${name}: ${why}. Use another tool or ask for a key that allows it.`,
+    { tool, ...(action === undefined ? {} : { action }) },
+  );
 }
 
 function outcomeOf(error: unknown): string {

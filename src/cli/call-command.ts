@@ -33,10 +33,16 @@ export async function callCommand(args: string[], io: CliIo): Promise<number> {
     { names: ['workspace', 'tool'] },
   );
   const [workspace, tool] = positionals as [string, string];
-  if (values.wait !== undefined && !/^\d+$/.test(values.wait)) throw new UsageError(`--wait must be a whole number of milliseconds, not ${JSON.stringify(values.wait)}`, callUsage);
+  if (values.wait !== undefined && !/^\d+$/.test(values.wait))
+    throw new UsageError(
+      `--wait must be a whole number of milliseconds, not ${JSON.stringify(values.wait)}`,
+      callUsage,
+    );
   const client = connect(values, io, callUsage);
   const toolArgs = values.json === undefined ? {} : await parseJsonObject(values.json, '--json', io, callUsage);
-  const answer = await client.callTool(workspace, tool, toolArgs, { waitMs: values.wait === undefined ? undefined : Number(values.wait) });
+  const answer = await client.callTool(workspace, tool, toolArgs, {
+    waitMs: values.wait === undefined ? undefined : Number(values.wait),
+  });
   printJson(io, answer);
   if (answer.approval) {
     const id = answer.approval.id;

@@ -37,13 +37,26 @@ export function parseCommandLine<const Config extends ParseArgsConfig>(
   }
   const required = positionals.names.length - (positionals.optional ?? 0);
   const given = parsed.positionals.length;
-  if (given < required) throw new UsageError(`missing ${positionals.names.slice(given, required).map((name) => `<${name}>`).join(' ')}`, usage);
-  if (given > positionals.names.length) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals.names.length])}`, usage);
+  if (given < required)
+    throw new UsageError(
+      `missing ${positionals.names
+        .slice(given, required)
+        .map((name) => `<${name}>`)
+        .join(' ')}`,
+      usage,
+    );
+  if (given > positionals.names.length)
+    throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals.names.length])}`, usage);
   return parsed;
 }
 
 /** A flag's JSON object (`-` reads it from stdin); anything else is a usage error naming the flag. */
-export async function parseJsonObject(text: string, flag: string, io: CliIo, usage: string): Promise<Record<string, unknown>> {
+export async function parseJsonObject(
+  text: string,
+  flag: string,
+  io: CliIo,
+  usage: string,
+): Promise<Record<string, unknown>> {
   const source = text === '-' ? await io.readStdin() : text;
   let value: unknown;
   try {
@@ -51,7 +64,8 @@ export async function parseJsonObject(text: string, flag: string, io: CliIo, usa
   } catch (error) {
     throw new UsageError(`${flag} is not valid JSON: ${(error as Error).message}`, usage);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`${flag} must be a JSON object, like '{"path": "a.txt"}'`, usage);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UsageError(`${flag} must be a JSON object, like '{"path": "a.txt"}'`, usage);
   return value as Record<string, unknown>;
 }
 

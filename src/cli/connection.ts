@@ -20,7 +20,10 @@ export const connectionUsage = `Connection:
 export function connect(flags: { url?: string; key?: string }, io: CliIo, usage: string): ToolgateClient {
   const url = flags.url || readSetting(io.env, 'TOOLGATE_URL', 'cli');
   if (!URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
-    throw new UsageError(`${JSON.stringify(url)} is not an http or https URL; give the server as --url http://host:port`, usage);
+    throw new UsageError(
+      `${JSON.stringify(url)} is not an http or https URL; give the server as --url http://host:port`,
+      usage,
+    );
   }
   const key = flags.key || io.env.TOOLGATE_API_KEY;
   if (!key) throw new UsageError('no API key: pass --key <key> or set TOOLGATE_API_KEY', usage);

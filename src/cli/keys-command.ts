@@ -79,21 +79,33 @@ async function createKey(args: string[], io: CliIo): Promise<number> {
     createUsage,
   );
   const client = connect(values, io, createUsage);
-  const flags = (['name', 'role', 'workspaces', 'tools', 'approval-mode'] as const).filter((flag) => values[flag] !== undefined);
+  const flags = (['name', 'role', 'workspaces', 'tools', 'approval-mode'] as const).filter(
+    (flag) => values[flag] !== undefined,
+  );
   let body: NewKeyBody;
   if (values.json !== undefined) {
-    if (flags.length > 0) throw new UsageError(`give the key either as --json or as flags, not both (--json with ${flags.map((flag) => `--${flag}`).join(', ')})`, createUsage);
+    if (flags.length > 0)
+      throw new UsageError(
+        `give the key either as --json or as flags, not both (--json with ${flags.map((flag) => `--${flag}`).join(', ')})`,
+        createUsage,
+      );
     // The server checks the body against the contract, so the CLI never holds a second copy of it.
     body = (await parseJsonObject(values.json, '--json', io, createUsage)) as unknown as NewKeyBody;
   } else {
     const missing = (['name', 'role', 'workspaces'] as const).filter((flag) => values[flag] === undefined);
-    if (missing.length > 0) throw new UsageError(`keys create needs ${missing.map((flag) => `--${flag}`).join(', ')} (or --json with the whole body)`, createUsage);
+    if (missing.length > 0)
+      throw new UsageError(
+        `keys create needs ${missing.map((flag) => `--${flag}`).join(', ')} (or --json with the whole body)`,
+        createUsage,
+      );
     body = {
       name: values.name!,
       role: values.role as KeyRole,
       workspaces: commaList(values.workspaces!),
       ...(values.tools === undefined ? {} : { tools: commaList(values.tools) }),
-      ...(values['approval-mode'] === undefined ? {} : { approvalMode: values['approval-mode'] as NewKeyBody['approvalMode'] }),
+      ...(values['approval-mode'] === undefined
+        ? {}
+        : { approvalMode: values['approval-mode'] as NewKeyBody['approvalMode'] }),
     };
   }
   printJson(io, await client.createKey(body));
@@ -109,7 +121,9 @@ async function listKeys(args: string[], io: CliIo): Promise<number> {
 
 async function revokeKey(args: string[], io: CliIo): Promise<number> {
   if (wantsHelp(args)) return help(io, revokeUsage);
-  const { values, positionals } = parseCommandLine({ args, options: connectionOptions }, revokeUsage, { names: ['key id'] });
+  const { values, positionals } = parseCommandLine({ args, options: connectionOptions }, revokeUsage, {
+    names: ['key id'],
+  });
   const id = positionals[0]!;
   await connect(values, io, revokeUsage).revokeKey(id);
   io.err(`toolgate: key ${id} revoked\n`);

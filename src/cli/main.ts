@@ -49,7 +49,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
           io.out(serveUsage);
           return EXIT_OK;
         }
-        if (rest.length > 0) throw new UsageError(`serve takes no arguments (got ${JSON.stringify(rest[0])}); configure it by environment variables`, serveUsage);
+        if (rest.length > 0)
+          throw new UsageError(
+            `serve takes no arguments (got ${JSON.stringify(rest[0])}); configure it by environment variables`,
+            serveUsage,
+          );
         // Imported on demand, so the client commands start without loading the server.
         await (await import('../../functions/node.ts')).main();
         return undefined;

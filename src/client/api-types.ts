@@ -19,7 +19,17 @@ import type {
   usageSchema,
   workspaceInfoSchema,
 } from '../contract/http-answers.ts';
-import type { ApprovalMode, ApprovalStatus, decisionInput, gitImportSourceSchema, hookInput, keyInput, KeyRole, UsageGroup, workspaceSettings } from '../contract/http-requests.ts';
+import type {
+  ApprovalMode,
+  ApprovalStatus,
+  decisionInput,
+  gitImportSourceSchema,
+  hookInput,
+  keyInput,
+  KeyRole,
+  UsageGroup,
+  workspaceSettings,
+} from '../contract/http-requests.ts';
 import type { ToolDefinitions, ToolFormat } from '../contract/tool-answers.ts';
 import type { ErrorCode } from '../core/errors.ts';
 

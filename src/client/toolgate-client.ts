@@ -80,18 +80,36 @@ export class ToolgateClient {
     return this.callTool(workspace, 'write_file', args, options);
   }
 
-  applyPatch(workspace: string, args: ApplyPatchArgs, options?: ToolCallOptions): Promise<ToolAnswer<ApplyPatchResult>> {
+  applyPatch(
+    workspace: string,
+    args: ApplyPatchArgs,
+    options?: ToolCallOptions,
+  ): Promise<ToolAnswer<ApplyPatchResult>> {
     return this.callTool(workspace, 'apply_patch', args, options);
   }
 
-  bash<Action extends BashAction>(workspace: string, args: BashArgs<Action>, options?: ToolCallOptions): Promise<ToolAnswer<BashResults[Action]>> {
+  bash<Action extends BashAction>(
+    workspace: string,
+    args: BashArgs<Action>,
+    options?: ToolCallOptions,
+  ): Promise<ToolAnswer<BashResults[Action]>> {
     return this.callTool(workspace, 'bash', args, options) as Promise<ToolAnswer<BashResults[Action]>>;
   }
 
   /** Calls a tool by its route name; any name is sent, so a server's newer tools are reachable too. */
-  callTool<Name extends ToolName>(workspace: string, tool: Name, args: ToolSignatures[Name]['args'], options?: ToolCallOptions): Promise<ToolAnswer<ToolSignatures[Name]['result']>>;
+  callTool<Name extends ToolName>(
+    workspace: string,
+    tool: Name,
+    args: ToolSignatures[Name]['args'],
+    options?: ToolCallOptions,
+  ): Promise<ToolAnswer<ToolSignatures[Name]['result']>>;
   callTool(workspace: string, tool: string, args: unknown, options?: ToolCallOptions): Promise<ToolAnswer<unknown>>;
-  async callTool(workspace: string, tool: string, args: unknown, options: ToolCallOptions = {}): Promise<ToolAnswer<unknown>> {
+  async callTool(
+    workspace: string,
+    tool: string,
+    args: unknown,
+    options: ToolCallOptions = {},
+  ): Promise<ToolAnswer<unknown>> {
     const response = await this.#send('POST', `/v1/workspaces/${segment(workspace)}/tools/${segment(tool)}`, {
       query: { waitMs: options.waitMs },
       body: args,
@@ -123,13 +141,23 @@ export class ToolgateClient {
   }
 
   async listFiles(workspace: string, query: ListFilesQuery = {}): Promise<FileListing> {
-    return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}/files`, { query: { prefix: query.prefix, recursive: query.recursive } }), [200]);
+    return expectJson(
+      await this.#send('GET', `/v1/workspaces/${segment(workspace)}/files`, {
+        query: { prefix: query.prefix, recursive: query.recursive },
+      }),
+      [200],
+    );
   }
 
   // History: checkpoints, diff, restore, import.
 
   async createCheckpoint(workspace: string, message?: string): Promise<Checkpoint> {
-    return expectJson(await this.#send('POST', `/v1/workspaces/${segment(workspace)}/checkpoints`, { body: message === undefined ? {} : { message } }), [201]);
+    return expectJson(
+      await this.#send('POST', `/v1/workspaces/${segment(workspace)}/checkpoints`, {
+        body: message === undefined ? {} : { message },
+      }),
+      [201],
+    );
   }
 
   async listCheckpoints(workspace: string): Promise<CheckpointList> {
@@ -142,12 +170,18 @@ export class ToolgateClient {
   }
 
   async restore(workspace: string, checkpoint: string): Promise<RestoreAnswer> {
-    return expectJson(await this.#send('POST', `/v1/workspaces/${segment(workspace)}/restore`, { body: { checkpoint } }), [200]);
+    return expectJson(
+      await this.#send('POST', `/v1/workspaces/${segment(workspace)}/restore`, { body: { checkpoint } }),
+      [200],
+    );
   }
 
   /** Fills an empty workspace from a git remote. */
   async importGit(workspace: string, git: GitImportSource): Promise<ImportAnswer> {
-    return expectJson(await this.#send('POST', `/v1/workspaces/${segment(workspace)}/import`, { body: { git } }), [201]);
+    return expectJson(
+      await this.#send('POST', `/v1/workspaces/${segment(workspace)}/import`, { body: { git } }),
+      [201],
+    );
   }
 
   // Webhooks (configuring one needs an admin key; deliveries are signed, not sent with a key).
@@ -185,7 +219,10 @@ export class ToolgateClient {
   // Approvals (deciding needs an approver or admin key).
 
   async listApprovals(query: ApprovalQuery = {}): Promise<ApprovalList> {
-    return expectJson(await this.#send('GET', '/v1/approvals', { query: { status: query.status, limit: query.limit } }), [200]);
+    return expectJson(
+      await this.#send('GET', '/v1/approvals', { query: { status: query.status, limit: query.limit } }),
+      [200],
+    );
   }
 
   async getApproval(id: string): Promise<Approval> {
@@ -200,7 +237,12 @@ export class ToolgateClient {
 
   async usage(query: UsageQuery = {}): Promise<UsageReport> {
     const time = (value: UsageQuery['from']) => (value instanceof Date ? value.toISOString() : value);
-    return expectJson(await this.#send('GET', '/v1/usage', { query: { from: time(query.from), to: time(query.to), groupBy: query.groupBy, keyId: query.keyId } }), [200]);
+    return expectJson(
+      await this.#send('GET', '/v1/usage', {
+        query: { from: time(query.from), to: time(query.to), groupBy: query.groupBy, keyId: query.keyId },
+      }),
+      [200],
+    );
   }
 
   async listTools<Format extends ToolFormat = 'jsonschema'>(format?: Format): Promise<ToolListing<Format>> {
@@ -261,5 +303,10 @@ async function readJson(response: Response): Promise<unknown> {
 }
 
 function unexpected(response: Response, body: unknown, what: string): ToolgateError {
-  return new ToolgateError({ status: response.status, code: UNEXPECTED_RESPONSE, message: `${response.url || 'The server'}: ${what}.`, body });
+  return new ToolgateError({
+    status: response.status,
+    code: UNEXPECTED_RESPONSE,
+    message: `${response.url || 'The server'}: ${what}.`,
+    body,
+  });
 }

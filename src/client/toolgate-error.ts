@@ -15,7 +15,14 @@ export class ToolgateError extends Error {
   /** Seconds to wait before retrying, from `Retry-After` (rate_limited). */
   readonly retryAfterSeconds: number | undefined;
 
-  constructor(init: { status: number; code: ToolgateError['code']; message: string; details?: Record<string, unknown>; body?: unknown; retryAfterSeconds?: number }) {
+  constructor(init: {
+    status: number;
+    code: ToolgateError['code'];
+    message: string;
+    details?: Record<string, unknown>;
+    body?: unknown;
+    retryAfterSeconds?: number;
+  }) {
     super(init.message);
     this.name = 'ToolgateError';
     this.status = init.status;
@@ -33,7 +40,14 @@ export class ToolgateError extends Error {
     const retryAfterSeconds = Number.isFinite(retryAfter) ? retryAfter : undefined;
     const error = isErrorBody(body) ? body.error : undefined;
     if (error) {
-      return new ToolgateError({ status: response.status, code: error.code as ErrorCode, message: error.message, details: error.details, body, retryAfterSeconds });
+      return new ToolgateError({
+        status: response.status,
+        code: error.code as ErrorCode,
+        message: error.message,
+        details: error.details,
+        body,
+        retryAfterSeconds,
+      });
     }
     const excerpt = text.length > 200 ? `${text.slice(0, 200)}...` : text;
     return new ToolgateError({
@@ -65,10 +79,17 @@ function parseJson(text: string): unknown {
   }
 }
 
-function isErrorBody(body: unknown): body is { error: { code: string; message: string; details?: Record<string, unknown> } } {
+function isErrorBody(
+  body: unknown,
+): body is { error: { code: string; message: string; details?: Record<string, unknown> } } {
   if (typeof body !== 'object' || body === null || !('error' in body)) return false;
   const error = (body as { error: unknown }).error;
-  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' && typeof (error as { message?: unknown }).message === 'string';
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as { code?: unknown }).code === 'string' &&
+    typeof (error as { message?: unknown }).message === 'string'
+  );
 }
 
 /** fetch's own message is often only "fetch failed"; the reason (ECONNREFUSED ...) is in its cause. */
@@ -76,7 +97,9 @@ function describeCause(cause: unknown): string {
   const parts: string[] = [];
   for (let error = cause, depth = 0; error instanceof Error && depth < 4; error = error.cause, depth += 1) {
     const code = (error as { code?: unknown }).code;
-    parts.push(typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message);
+    parts.push(
+      typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message,
+    );
   }
   return parts.length > 0 ? parts.join(': ') : String(cause);
 }

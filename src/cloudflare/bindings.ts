@@ -103,7 +103,13 @@ export const INTERNAL_HEADER = 'x-toolgate-internal';
 export function internalOnly(): MiddlewareHandler {
   return async (c, next) => {
     if (c.req.header(INTERNAL_HEADER) !== '1') {
-      return errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; GET /openapi.json lists the routes.`), () => undefined);
+      return errorResponse(
+        new ToolError(
+          'not_found',
+          `No route for ${c.req.method} ${new URL(c.req.url).pathname}; GET /openapi.json lists the routes.`,
+        ),
+        () => undefined,
+      );
     }
     await next();
   };
@@ -129,9 +135,18 @@ export function dispatcherObject(env: Env): DurableObjectStub {
 export async function callObject<T>(stub: DurableObjectStub, path: string, body: unknown): Promise<T | undefined> {
   let response: Response;
   try {
-    response = await stub.fetch(new Request(`https://toolgate.internal${INTERNAL_PREFIX}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', [INTERNAL_HEADER]: '1' }, body: JSON.stringify(body) }));
+    response = await stub.fetch(
+      new Request(`https://toolgate.internal${INTERNAL_PREFIX}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [INTERNAL_HEADER]: '1' },
+        body: JSON.stringify(body),
+      }),
+    );
   } catch (error) {
-    throw new ToolError('unavailable', `A part of toolgate could not be reached (${(error as Error).message}); retry the call.`);
+    throw new ToolError(
+      'unavailable',
+      `A part of toolgate could not be reached (${(error as Error).message}); retry the call.`,
+    );
   }
   if (response.status === 204) return undefined;
   const text = await response.text();
@@ -142,6 +157,7 @@ export async function callObject<T>(stub: DurableObjectStub, path: string, body:
   } catch {
     // Not a contract error: reported as unavailable below.
   }
-  if (error?.code !== undefined && error.code in errorStatus && typeof error.message === 'string') throw new ToolError(error.code, error.message, error.details);
+  if (error?.code !== undefined && error.code in errorStatus && typeof error.message === 'string')
+    throw new ToolError(error.code, error.message, error.details);
   throw new ToolError('unavailable', `A part of toolgate answered ${response.status}; retry the call.`);
 }

@@ -22,7 +22,15 @@ import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
-import { callObject, INTERNAL_PREFIX, internalOnly, readSettings, workspaceObject, type DurableObjectState, type Env } from './bindings.ts';
+import {
+  callObject,
+  INTERNAL_PREFIX,
+  internalOnly,
+  readSettings,
+  workspaceObject,
+  type DurableObjectState,
+  type Env,
+} from './bindings.ts';
 import { WorkspaceHookForwarder } from './hook-forwarding.ts';
 import { readSetting } from '../contract/settings.ts';
 
@@ -47,14 +55,19 @@ export class DirectoryObject {
 
   async fetch(request: Request): Promise<Response> {
     await this.ready;
-    if (!this.app) return Response.json({ error: { code: 'unavailable', message: this.failure ?? 'toolgate is not configured.' } }, { status: 503 });
+    if (!this.app)
+      return Response.json(
+        { error: { code: 'unavailable', message: this.failure ?? 'toolgate is not configured.' } },
+        { status: 503 },
+      );
     return this.app.fetch(request);
   }
 
   private async build(): Promise<void> {
     const secret = readSetting(this.env, 'TOOLGATE_API_KEY', 'cloudflare');
     if (!secret) {
-      this.failure = 'TOOLGATE_API_KEY is not set; set it with `wrangler secret put TOOLGATE_API_KEY` (or --var locally) and retry.';
+      this.failure =
+        'TOOLGATE_API_KEY is not set; set it with `wrangler secret put TOOLGATE_API_KEY` (or --var locally) and retry.';
       return;
     }
     const settings = readSettings(this.env);
@@ -67,7 +80,11 @@ export class DirectoryObject {
     const index = new WorkspaceIndex(db);
     const limiter = new RateLimiter();
     const tools = new ToolRegistry(builtinTools);
-    const limits = { maxBodyBytes: settings.maxBodyBytes, maxFileBytes: settings.maxFileBytes, defaultReadMaxChars: settings.defaultReadMaxChars };
+    const limits = {
+      maxBodyBytes: settings.maxBodyBytes,
+      maxFileBytes: settings.maxFileBytes,
+      defaultReadMaxChars: settings.defaultReadMaxChars,
+    };
     const spanning = new SpanningViews(this.env, index);
 
     const app = createBaseApp({ keys, tools, runnerProtocol: true, sandbox: settings.sandbox });
@@ -76,15 +93,27 @@ export class DirectoryObject {
     app.route('/v1', usageRoutes({ usage: spanning }));
     app.route('/v1', approvalRoutes({ approvals: spanning, limits }));
     // Hooks live here, since a delivery's URL does not name its workspace; a verified one runs in its workspace's object.
-    app.route('/v1', hookRoutes({ hooks: new HookStore(db), deliverer: new WorkspaceHookForwarder(this.env), limits, checkpoints: true }));
+    app.route(
+      '/v1',
+      hookRoutes({
+        hooks: new HookStore(db),
+        deliverer: new WorkspaceHookForwarder(this.env),
+        limits,
+        checkpoints: true,
+      }),
+    );
 
     // The other objects' calls: each a JSON body in, a JSON answer out.
     const internal = new Hono<AppEnv>();
     internal.use('*', internalOnly());
     const read = async <T>(request: Request): Promise<T> => (await readJsonBody(request, settings.maxBodyBytes)) as T;
-    internal.post('/authenticate', async (c) => answer(await keys.authenticate((await read<{ secret: string }>(c.req.raw)).secret)));
+    internal.post('/authenticate', async (c) =>
+      answer(await keys.authenticate((await read<{ secret: string }>(c.req.raw)).secret)),
+    );
     internal.post('/key', async (c) => answer(keys.get((await read<{ id: string }>(c.req.raw)).id)));
-    internal.post('/notify-secret', async (c) => answer({ secret: keys.notifySecret((await read<{ id: string }>(c.req.raw)).id) ?? null }));
+    internal.post('/notify-secret', async (c) =>
+      answer({ secret: keys.notifySecret((await read<{ id: string }>(c.req.raw)).id) ?? null }),
+    );
     internal.post('/rate-limit', async (c) => {
       const { keyId, perMinute } = await read<{ keyId: string; perMinute: number }>(c.req.raw);
       limiter.take(keyId, perMinute);
@@ -100,7 +129,9 @@ export class DirectoryObject {
       return c.json({ spent: ledger.processSecondsSpent(key) });
     });
     internal.post('/quota/seconds', async (c) => {
-      const { keyId, startedAt, seconds } = await read<{ keyId: string; startedAt: number; seconds: number }>(c.req.raw);
+      const { keyId, startedAt, seconds } = await read<{ keyId: string; startedAt: number; seconds: number }>(
+        c.req.raw,
+      );
       ledger.addSeconds(keyId, startedAt, seconds);
       return c.body(null, 204);
     });
@@ -155,8 +186,16 @@ class QuotaLedgerTable {
     const now = Date.now();
     const since = periodStart(key.quota.period, now);
     this.db.transaction(() => {
-      const [calls] = this.db.query<{ calls: number }>('SELECT calls FROM quota_calls WHERE key_id = ? AND period_start = ?', key.id, since);
-      const [seconds] = this.db.query<{ seconds: number | null }>('SELECT SUM(seconds) AS seconds FROM quota_seconds WHERE key_id = ? AND started_at >= ?', key.id, since);
+      const [calls] = this.db.query<{ calls: number }>(
+        'SELECT calls FROM quota_calls WHERE key_id = ? AND period_start = ?',
+        key.id,
+        since,
+      );
+      const [seconds] = this.db.query<{ seconds: number | null }>(
+        'SELECT SUM(seconds) AS seconds FROM quota_seconds WHERE key_id = ? AND started_at >= ?',
+        key.id,
+        since,
+      );
       checkQuota(key.quota!, { calls: calls?.calls ?? 0, seconds: seconds?.seconds ?? 0 }, usesProcessTime, now);
       this.db.query(
         'INSERT INTO quota_calls (key_id, period_start, calls) VALUES (?, ?, 1) ON CONFLICT (key_id, period_start) DO UPDATE SET calls = calls + 1',
@@ -170,12 +209,21 @@ class QuotaLedgerTable {
   processSecondsSpent(key: ApiKey): boolean {
     if (key.quota?.processSeconds === undefined) return false;
     const since = periodStart(key.quota.period, Date.now());
-    const [row] = this.db.query<{ seconds: number | null }>('SELECT SUM(seconds) AS seconds FROM quota_seconds WHERE key_id = ? AND started_at >= ?', key.id, since);
+    const [row] = this.db.query<{ seconds: number | null }>(
+      'SELECT SUM(seconds) AS seconds FROM quota_seconds WHERE key_id = ? AND started_at >= ?',
+      key.id,
+      since,
+    );
     return (row?.seconds ?? 0) >= key.quota.processSeconds;
   }
 
   addSeconds(keyId: string, startedAt: number, seconds: number): void {
-    this.db.query('INSERT INTO quota_seconds (key_id, started_at, seconds) VALUES (?, ?, ?)', keyId, startedAt, seconds);
+    this.db.query(
+      'INSERT INTO quota_seconds (key_id, started_at, seconds) VALUES (?, ?, ?)',
+      keyId,
+      startedAt,
+      seconds,
+    );
   }
 }
 
@@ -187,7 +235,9 @@ class SpanningViews implements ApprovalDesk {
   ) {}
 
   async summary(query: UsageQuery): Promise<UsageRow[]> {
-    const names = this.index.names().filter((name) => query.workspaces === undefined || scopeCovers(query.workspaces, name));
+    const names = this.index
+      .names()
+      .filter((name) => query.workspaces === undefined || scopeCovers(query.workspaces, name));
     const parts = await this.ask<UsageRow[]>(names, 'usage', query);
     const totals = new Map<string, UsageRow>();
     for (const row of parts.flat()) {
@@ -228,7 +278,11 @@ class SpanningViews implements ApprovalDesk {
     const answers: T[] = [];
     for (let start = 0; start < names.length; start += FAN_OUT) {
       const batch = names.slice(start, start + FAN_OUT);
-      answers.push(...(await Promise.all(batch.map(async (name) => (await callObject<T>(workspaceObject(this.env, name), path, body))!))));
+      answers.push(
+        ...(await Promise.all(
+          batch.map(async (name) => (await callObject<T>(workspaceObject(this.env, name), path, body))!),
+        )),
+      );
     }
     return answers;
   }

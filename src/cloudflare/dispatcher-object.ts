@@ -16,7 +16,17 @@ import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
-import { callObject, directoryObject, INTERNAL_PREFIX, internalOnly, readSettings, workspaceObject, type DurableObjectState, type Env, type JobMessage } from './bindings.ts';
+import {
+  callObject,
+  directoryObject,
+  INTERNAL_PREFIX,
+  internalOnly,
+  readSettings,
+  workspaceObject,
+  type DurableObjectState,
+  type Env,
+  type JobMessage,
+} from './bindings.ts';
 
 /** How soon a lease looks again at offers another lease was asking about (which it may leave to others). */
 const CLAIM_RECHECK_MS = 50;
@@ -35,13 +45,26 @@ export class DispatcherObject {
   constructor(state: DurableObjectState, env: Env) {
     const settings = readSettings(env);
     this.offers = new JobOffers(new DurableObjectSqlDatabase(state.storage));
-    const keys = { authenticate: async (secret: string) => callObject<ApiKey>(directoryObject(env), 'authenticate', { secret }) };
+    const keys = {
+      authenticate: async (secret: string) => callObject<ApiKey>(directoryObject(env), 'authenticate', { secret }),
+    };
     const app = createBaseApp({ keys, tools: new ToolRegistry(builtinTools), runnerProtocol: true });
     app.post('/v1/runner/lease', async (c) => {
       const key = c.get('key');
-      const input = parseInput(leaseRequestSchema, await readJsonBody(c.req.raw, settings.maxBodyBytes), 'runner report');
+      const input = parseInput(
+        leaseRequestSchema,
+        await readJsonBody(c.req.raw, settings.maxBodyBytes),
+        'runner report',
+      );
       const holder = { keyId: key.id, workspaces: key.workspaces };
-      const job = await this.lease(env, input.runnerId, holder, { execOnly: input.execOnly }, input.waitMs ?? 0, c.req.raw.signal);
+      const job = await this.lease(
+        env,
+        input.runnerId,
+        holder,
+        { execOnly: input.execOnly },
+        input.waitMs ?? 0,
+        c.req.raw.signal,
+      );
       return job ? c.json({ job }) : c.body(null, 204);
     });
     app.post(`${INTERNAL_PREFIX}offer`, internalOnly(), async (c) => {
@@ -65,10 +88,19 @@ export class DispatcherObject {
    * wait (its workspace runs its most processes, or it is a start and the runner asked for an
    * exec) stays. With no offer taken, waits up to `waitMs` for one to arrive.
    */
-  private async lease(env: Env, runnerId: string, holder: LeaseHolder, wish: LeaseWish, waitMs: number, signal: AbortSignal): Promise<unknown> {
+  private async lease(
+    env: Env,
+    runnerId: string,
+    holder: LeaseHolder,
+    wish: LeaseWish,
+    waitMs: number,
+    signal: AbortSignal,
+  ): Promise<unknown> {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const heads = this.offers.heads(this.claimed, holder.workspaces).sort((a, b) => (this.served.get(a.workspace) ?? 0) - (this.served.get(b.workspace) ?? 0) || a.seq - b.seq);
+      const heads = this.offers
+        .heads(this.claimed, holder.workspaces)
+        .sort((a, b) => (this.served.get(a.workspace) ?? 0) - (this.served.get(b.workspace) ?? 0) || a.seq - b.seq);
       let skipped = false;
       for (const offer of heads) {
         // Another lease may be asking about it (and may leave it): looked at again shortly.
@@ -78,7 +110,11 @@ export class DispatcherObject {
         }
         this.claimed.add(offer.jobId);
         try {
-          const answer = await callObject<{ job?: unknown; later?: boolean }>(workspaceObject(env, offer.workspace), 'lease-job', { jobId: offer.jobId, runnerId, holder, wish });
+          const answer = await callObject<{ job?: unknown; later?: boolean }>(
+            workspaceObject(env, offer.workspace),
+            'lease-job',
+            { jobId: offer.jobId, runnerId, holder, wish },
+          );
           if (answer?.later) {
             // Held back from an exec-only request, the job may suit a request that takes any: those re-check.
             if (wish.execOnly) for (const [wake, execOnly] of [...this.waiting]) if (!execOnly) wake();
@@ -111,7 +147,9 @@ export class DispatcherObject {
 /** Job ids the Queue delivered and no runner has been sent to yet; one row per job however often it came. */
 class JobOffers {
   constructor(private readonly db: SqlDatabase) {
-    db.script('CREATE TABLE IF NOT EXISTS job_offers (job_id TEXT PRIMARY KEY, workspace TEXT NOT NULL, seq INTEGER NOT NULL)');
+    db.script(
+      'CREATE TABLE IF NOT EXISTS job_offers (job_id TEXT PRIMARY KEY, workspace TEXT NOT NULL, seq INTEGER NOT NULL)',
+    );
   }
 
   add(message: JobMessage): void {

@@ -10,6 +10,12 @@ export function workerEgressFetch(allow: EgressAllowList): EgressFetch {
   return followingRedirects(async (request) => {
     const verdict = egressByName(urlHostname(request.url), allow);
     if (verdict !== undefined && !verdict.allowed) throw egressRefusal(request.url, verdict);
-    return fetch(request.url, { method: request.method, headers: request.headers, body: request.body, signal: request.signal, redirect: 'manual' });
+    return fetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      signal: request.signal,
+      redirect: 'manual',
+    });
   });
 }

@@ -20,12 +20,21 @@ export interface ForwardedDelivery {
 }
 
 /** Runs a delivery the directory verified; answers exactly what the delivery answers. */
-export async function receiveHookDelivery(deliveries: HookDeliveries, request: Request, maxBodyBytes: number): Promise<Response> {
+export async function receiveHookDelivery(
+  deliveries: HookDeliveries,
+  request: Request,
+  maxBodyBytes: number,
+): Promise<Response> {
   const header = request.headers.get(HOOK_DELIVERY_HEADER);
-  if (header === null) throw new ToolError('invalid_argument', `An internal hook delivery needs the ${HOOK_DELIVERY_HEADER} header.`);
+  if (header === null)
+    throw new ToolError('invalid_argument', `An internal hook delivery needs the ${HOOK_DELIVERY_HEADER} header.`);
   const { hook, deliveryId } = JSON.parse(header) as ForwardedDelivery;
   const body = await readBodyBytes(request, maxBodyBytes);
   const contentType = request.headers.get('content-type');
-  const answer = await deliveries.deliver({ hook, deliveryId, readBody: async () => ({ value: parseJsonBytes(body, contentType), bytes: body.byteLength }) });
+  const answer = await deliveries.deliver({
+    hook,
+    deliveryId,
+    readBody: async () => ({ value: parseJsonBytes(body, contentType), bytes: body.byteLength }),
+  });
   return answerResponse(answer);
 }

@@ -5,7 +5,12 @@ import type { CallAnswer } from '../core/call-answer.ts';
 import { errorBody, ToolError } from '../core/errors.ts';
 import type { HookDeliverer, SignedDelivery } from '../http/app-deps.ts';
 import { INTERNAL_HEADER, INTERNAL_PREFIX, workspaceObject, type Env } from './bindings.ts';
-import { HOOK_ANSWER_HEADERS, HOOK_DELIVERY_HEADER, HOOK_DELIVERY_PATH, type ForwardedDelivery } from './hook-delivery-route.ts';
+import {
+  HOOK_ANSWER_HEADERS,
+  HOOK_DELIVERY_HEADER,
+  HOOK_DELIVERY_PATH,
+  type ForwardedDelivery,
+} from './hook-delivery-route.ts';
 import { WORKSPACE_HEADER } from './workspace-object.ts';
 
 export class WorkspaceHookForwarder implements HookDeliverer {
@@ -22,10 +27,17 @@ export class WorkspaceHookForwarder implements HookDeliverer {
     if (delivery.contentType !== null) headers['content-type'] = delivery.contentType;
     let response: Response;
     try {
-      const request = new Request(`https://toolgate.internal${INTERNAL_PREFIX}${HOOK_DELIVERY_PATH}`, { method: 'POST', headers, body: delivery.body });
+      const request = new Request(`https://toolgate.internal${INTERNAL_PREFIX}${HOOK_DELIVERY_PATH}`, {
+        method: 'POST',
+        headers,
+        body: delivery.body,
+      });
       response = await workspaceObject(this.env, delivery.hook.workspace).fetch(request);
     } catch (error) {
-      const failure = new ToolError('unavailable', `The workspace of this hook could not be reached (${(error as Error).message}); send the delivery again.`);
+      const failure = new ToolError(
+        'unavailable',
+        `The workspace of this hook could not be reached (${(error as Error).message}); send the delivery again.`,
+      );
       return { status: failure.status, json: JSON.stringify(errorBody(failure.code, failure.message)), headers: {} };
     }
     const answerHeaders: Record<string, string> = {};

@@ -5,7 +5,18 @@ import { errorResponse } from '../http/error-response.ts';
 import { readBodyBytes } from '../http/json-body.ts';
 import { ToolError } from '../core/errors.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
-import { callObject, directoryObject, dispatcherObject, INTERNAL_HEADER, INTERNAL_PREFIX, readSettings, workspaceObject, type DurableObjectStub, type Env, type JobMessage } from './bindings.ts';
+import {
+  callObject,
+  directoryObject,
+  dispatcherObject,
+  INTERNAL_HEADER,
+  INTERNAL_PREFIX,
+  readSettings,
+  workspaceObject,
+  type DurableObjectStub,
+  type Env,
+  type JobMessage,
+} from './bindings.ts';
 import { WORKSPACE_HEADER } from './workspace-object.ts';
 import { consoleLog as log } from '../core/log.ts';
 
@@ -24,7 +35,13 @@ export const worker = {
     const url = new URL(request.url);
     const logFailure = (failure: unknown) => log('could not route a request', failure);
     if (url.pathname.startsWith(INTERNAL_PREFIX)) {
-      return errorResponse(new ToolError('not_found', `No route for ${request.method} ${url.pathname}; GET /openapi.json lists the routes.`), logFailure);
+      return errorResponse(
+        new ToolError(
+          'not_found',
+          `No route for ${request.method} ${url.pathname}; GET /openapi.json lists the routes.`,
+        ),
+        logFailure,
+      );
     }
     const headers = new Headers(request.headers);
     headers.delete(WORKSPACE_HEADER);

@@ -31,7 +31,15 @@ import { R2ObjectStore } from '../storage/r2-object-store.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { Workspaces } from '../workspace/workspaces.ts';
-import { callObject, directoryObject, INTERNAL_PREFIX, internalOnly, readSettings, type DurableObjectState, type Env } from './bindings.ts';
+import {
+  callObject,
+  directoryObject,
+  INTERNAL_PREFIX,
+  internalOnly,
+  readSettings,
+  type DurableObjectState,
+  type Env,
+} from './bindings.ts';
 import { workerEgressFetch } from './egress-fetch.ts';
 import { HOOK_DELIVERY_PATH, receiveHookDelivery } from './hook-delivery-route.ts';
 import { consoleLog as log } from '../core/log.ts';
@@ -69,9 +77,15 @@ export class WorkspaceObject {
 
   async fetch(request: Request): Promise<Response> {
     await this.ready;
-    if (!this.app) return Response.json({ error: { code: 'unavailable', message: this.failure ?? 'toolgate is not configured.' } }, { status: 503 });
+    if (!this.app)
+      return Response.json(
+        { error: { code: 'unavailable', message: this.failure ?? 'toolgate is not configured.' } },
+        { status: 503 },
+      );
     const response = await this.app.fetch(request);
-    await this.register(request.headers.get(WORKSPACE_HEADER)).catch((error: unknown) => log('could not enter the workspace in the directory; the next request retries', error));
+    await this.register(request.headers.get(WORKSPACE_HEADER)).catch((error: unknown) =>
+      log('could not enter the workspace in the directory; the next request retries', error),
+    );
     await this.dispatch!.send();
     await this.scheduleAlarm();
     return response;
@@ -95,14 +109,31 @@ export class WorkspaceObject {
     const objects = new R2ObjectStore(env.BLOBS);
     const workspaces = new Workspaces(db, objects, [], BLOB_CACHE_BYTES);
     const egress = workerEgressFetch(settings.egressAllowHosts);
-    const history = new WorkspaceHistory(db, objects, { limits: { ...settings.importLimits, maxFileBytes: settings.maxFileBytes }, egress, log }).attach(workspaces);
-    const processes = new ProcessStore(db, { leaseMs: settings.leaseMs, maxOutputChars: settings.maxOutputChars, maxRunningPerWorkspace: settings.workspaceMaxProcesses, log });
+    const history = new WorkspaceHistory(db, objects, {
+      limits: { ...settings.importLimits, maxFileBytes: settings.maxFileBytes },
+      egress,
+      log,
+    }).attach(workspaces);
+    const processes = new ProcessStore(db, {
+      leaseMs: settings.leaseMs,
+      maxOutputChars: settings.maxOutputChars,
+      maxRunningPerWorkspace: settings.workspaceMaxProcesses,
+      log,
+    });
     const tools = new ToolRegistry(builtinTools);
-    const limits = { maxBodyBytes: settings.maxBodyBytes, maxFileBytes: settings.maxFileBytes, defaultReadMaxChars: settings.defaultReadMaxChars };
+    const limits = {
+      maxBodyBytes: settings.maxBodyBytes,
+      maxFileBytes: settings.maxFileBytes,
+      defaultReadMaxChars: settings.defaultReadMaxChars,
+    };
     const directory = new DirectoryClient(env);
     const meter = new UsageMeter(db, Date.now, log);
     // An approval's id names its workspace, so the Worker can send a decision straight to this object.
-    const approvals = new ApprovalStore(db, Date.now, (workspace) => `apr_${crypto.randomUUID().replaceAll('-', '')}.${workspace}`);
+    const approvals = new ApprovalStore(
+      db,
+      Date.now,
+      (workspace) => `apr_${crypto.randomUUID().replaceAll('-', '')}.${workspace}`,
+    );
     const calls = new ToolCalls({
       tools,
       workspaces,
@@ -140,7 +171,12 @@ export class WorkspaceObject {
       return c.json(calls.listApprovals(key, status, limit));
     });
     internal.post('/lease-job', async (c) => {
-      const { jobId, runnerId, holder, wish } = await read<{ jobId: string; runnerId: string; holder: LeaseHolder; wish?: LeaseWish }>(c.req.raw);
+      const { jobId, runnerId, holder, wish } = await read<{
+        jobId: string;
+        runnerId: string;
+        holder: LeaseHolder;
+        wish?: LeaseWish;
+      }>(c.req.raw);
       const job = processes.leaseJob(jobId, runnerId, holder, wish);
       if (job === 'gone') return c.body(null, 204);
       if (job === 'later') {
@@ -151,8 +187,17 @@ export class WorkspaceObject {
       return c.json({ job: leasedJobBody(job, deps) });
     });
     // Webhook deliveries the directory verified: run here, as the hook's owner key, once per delivery id.
-    const hookDeliveries = new HookDeliveries({ calls, keys: directory, records: new DeliveryRecords(db), workspaces, history, log });
-    internal.post(`/${HOOK_DELIVERY_PATH}`, (c) => receiveHookDelivery(hookDeliveries, c.req.raw, settings.maxBodyBytes));
+    const hookDeliveries = new HookDeliveries({
+      calls,
+      keys: directory,
+      records: new DeliveryRecords(db),
+      workspaces,
+      history,
+      log,
+    });
+    internal.post(`/${HOOK_DELIVERY_PATH}`, (c) =>
+      receiveHookDelivery(hookDeliveries, c.req.raw, settings.maxBodyBytes),
+    );
     app.route(INTERNAL_PREFIX.slice(0, -1), internal);
 
     assertRoutesGuarded(app);
@@ -234,7 +279,11 @@ class JobDispatch {
 
   private async sendQueued(): Promise<void> {
     const queued = this.processes.queuedJobs();
-    const sent = new Map(this.db.query<{ job_id: string; attempts: number }>('SELECT job_id, attempts FROM job_dispatch').map((row) => [row.job_id, row.attempts]));
+    const sent = new Map(
+      this.db
+        .query<{ job_id: string; attempts: number }>('SELECT job_id, attempts FROM job_dispatch')
+        .map((row) => [row.job_id, row.attempts]),
+    );
     for (const job of queued) {
       if (sent.get(job.id) === job.attempts) continue;
       const record = this.processes.record(job.id);
@@ -245,7 +294,11 @@ class JobDispatch {
         log(`could not queue job ${job.id}; retrying on the next request or alarm`, error);
         return;
       }
-      this.db.query('INSERT INTO job_dispatch (job_id, attempts) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET attempts = excluded.attempts', job.id, job.attempts);
+      this.db.query(
+        'INSERT INTO job_dispatch (job_id, attempts) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET attempts = excluded.attempts',
+        job.id,
+        job.attempts,
+      );
     }
     // Jobs no longer queued need no record of their sending.
     const waiting = new Set(queued.map((job) => job.id));

@@ -32,7 +32,11 @@ export function blobFrameStream(blobs: readonly { hash: string; bytes: Uint8Arra
       // Small frames, up to a group's worth (one frame may take it over).
       let end = next;
       let size = 0;
-      while (end < blobs.length && blobs[end]!.bytes.byteLength <= INLINE_BYTES && (size === 0 || size + HEADER_BYTES + blobs[end]!.bytes.byteLength <= GROUP_BYTES)) {
+      while (
+        end < blobs.length &&
+        blobs[end]!.bytes.byteLength <= INLINE_BYTES &&
+        (size === 0 || size + HEADER_BYTES + blobs[end]!.bytes.byteLength <= GROUP_BYTES)
+      ) {
         size += HEADER_BYTES + blobs[end]!.bytes.byteLength;
         end += 1;
       }
@@ -70,7 +74,8 @@ function writeHeader(target: Uint8Array, offset: number, hash: string, length: n
 
 /** A header's length field, or undefined when it is 2^53 or more (no such blob exists). */
 function readLength(header: Uint8Array): number | undefined {
-  const word = (at: number) => ((header[at]! << 24) | (header[at + 1]! << 16) | (header[at + 2]! << 8) | header[at + 3]!) >>> 0;
+  const word = (at: number) =>
+    ((header[at]! << 24) | (header[at + 1]! << 16) | (header[at + 2]! << 8) | header[at + 3]!) >>> 0;
   const high = word(64);
   return high >= 2 ** 21 ? undefined : high * 2 ** 32 + word(68);
 }
@@ -81,7 +86,11 @@ function readLength(header: Uint8Array): number | undefined {
  * in one chunk is a view of that chunk; one split across chunks is joined from what arrived,
  * so a length that lies costs no more memory than the bytes actually sent.
  */
-export async function readBlobFrames(body: ReadableStream<Uint8Array>, hashes: readonly string[], what: string): Promise<Map<string, Uint8Array>> {
+export async function readBlobFrames(
+  body: ReadableStream<Uint8Array>,
+  hashes: readonly string[],
+  what: string,
+): Promise<Map<string, Uint8Array>> {
   const asked = new Set(hashes);
   const blobs = new Map<string, Uint8Array>();
   // The frame part being read: a header, or the bytes of `hash`; and its pieces so far when split.
@@ -97,9 +106,13 @@ export async function readBlobFrames(body: ReadableStream<Uint8Array>, hashes: r
       return;
     }
     const id = latin1.decode(part.subarray(0, 64));
-    if (!asked.has(id) || blobs.has(id)) throw new Error(`${what} answered a malformed blob batch (blob ${JSON.stringify(id)} was not asked for, or came twice)`);
+    if (!asked.has(id) || blobs.has(id))
+      throw new Error(
+        `${what} answered a malformed blob batch (blob ${JSON.stringify(id)} was not asked for, or came twice)`,
+      );
     const length = readLength(part);
-    if (length === undefined) throw new Error(`${what} answered a malformed blob batch (blob ${id} claims 2^53 bytes or more)`);
+    if (length === undefined)
+      throw new Error(`${what} answered a malformed blob batch (blob ${id} claims 2^53 bytes or more)`);
     hash = id;
     need = length;
     if (need === 0) complete(new Uint8Array());
@@ -108,7 +121,7 @@ export async function readBlobFrames(body: ReadableStream<Uint8Array>, hashes: r
   try {
     for (let read = await reader.read(); !read.done; read = await reader.read()) {
       const chunk = read.value;
-      for (let at = 0; at < chunk.byteLength; ) {
+      for (let at = 0; at < chunk.byteLength;) {
         if (filled === 0 && chunk.byteLength - at >= need) {
           // The whole part is in this chunk: kept as a view of it.
           const part = chunk.subarray(at, at + need);
@@ -134,7 +147,13 @@ export async function readBlobFrames(body: ReadableStream<Uint8Array>, hashes: r
   } finally {
     reader.releaseLock();
   }
-  if (hash !== undefined || filled > 0) throw new Error(`${what} answered a truncated blob batch (${hash === undefined ? 'a frame header' : `blob ${hash}`} is cut short)`);
-  if (blobs.size !== asked.size) throw new Error(`${what} answered a truncated blob batch (${asked.size - blobs.size} of ${asked.size} blobs missing)`);
+  if (hash !== undefined || filled > 0)
+    throw new Error(
+      `${what} answered a truncated blob batch (${hash === undefined ? 'a frame header' : `blob ${hash}`} is cut short)`,
+    );
+  if (blobs.size !== asked.size)
+    throw new Error(
+      `${what} answered a truncated blob batch (${asked.size - blobs.size} of ${asked.size} blobs missing)`,
+    );
   return blobs;
 }

@@ -3,7 +3,13 @@
 // tools' results are tool-answers.ts; the runner protocol's answers are runner-protocol.ts.
 import { z } from 'zod';
 import { errorStatus, type ErrorCode } from '../core/errors.ts';
-import { approvalModeSchema, approvalStatusSchema, keyRoleSchema, quotaPeriodSchema, ruleDecisionSchema } from './http-requests.ts';
+import {
+  approvalModeSchema,
+  approvalStatusSchema,
+  keyRoleSchema,
+  quotaPeriodSchema,
+  ruleDecisionSchema,
+} from './http-requests.ts';
 import { applyPatchResultSchema } from './tool-answers.ts';
 import { count, time } from './wire-values.ts';
 
@@ -14,14 +20,20 @@ export const errorBodySchema = z
     error: z.looseObject({
       code: z.enum(Object.keys(errorStatus) as [ErrorCode, ...ErrorCode[]]),
       message: z.string().describe('One sentence a model can act on.'),
-      details: z.record(z.string(), z.unknown()).optional().describe('The fields the code names (path, hunk, line...).'),
+      details: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe('The fields the code names (path, hunk, line...).'),
     }),
   })
   .describe('Every failure has this body, with the status its code maps to.');
 
 export const healthSchema = z.looseObject({
   ok: z.literal(true),
-  sandbox: z.literal('none').optional().describe('Present when commands run without a sandbox on purpose (TOOLGATE_SANDBOX=none).'),
+  sandbox: z
+    .literal('none')
+    .optional()
+    .describe('Present when commands run without a sandbox on purpose (TOOLGATE_SANDBOX=none).'),
 });
 
 // Workspaces.
@@ -54,7 +66,11 @@ export const checkpointListSchema = z.looseObject({
   checkpoints: z.array(z.looseObject({ id: commitId, message: z.string(), createdAt: time })).describe('Newest first.'),
 });
 
-export const diffSchema = z.looseObject({ diff: z.string().describe('A unified diff in git layout (a/ and b/ prefixes, /dev/null, modes); empty when nothing changed.') });
+export const diffSchema = z.looseObject({
+  diff: z
+    .string()
+    .describe('A unified diff in git layout (a/ and b/ prefixes, /dev/null, modes); empty when nothing changed.'),
+});
 
 export const restoreSchema = z.looseObject({
   restored: commitId,
@@ -71,7 +87,9 @@ export const importResultSchema = z.looseObject({
   bytes: z.number().int().min(0),
   /** The workspace version the import created (null when the repository held nothing importable). */
   version: z.number().int().min(0).nullable(),
-  skipped: z.array(z.looseObject({ path: z.string(), reason: z.string() })).describe('Entries left out: paths the path guard refuses for writes, submodules.'),
+  skipped: z
+    .array(z.looseObject({ path: z.string(), reason: z.string() }))
+    .describe('Entries left out: paths the path guard refuses for writes, submodules.'),
 });
 
 /** POST /v1/workspaces/{ws}/import's answer: the import, and the checkpoint made of it. */
@@ -108,16 +126,26 @@ export const approvalSchema = z.looseObject({
 
 export const approvalPendingSchema = z
   .looseObject({ approval: approvalSchema })
-  .describe('The call waits for a decision (status pending); it runs once when approved. Read it with GET /v1/approvals/{id}.');
+  .describe(
+    'The call waits for a decision (status pending); it runs once when approved. Read it with GET /v1/approvals/{id}.',
+  );
 
 export const approvalListSchema = z.looseObject({ approvals: z.array(approvalSchema) });
 
 // Keys.
 
 /** An explicit approval rule: the first one matching a call decides it, before the mode. */
-export const approvalRuleSchema = z.looseObject({ tool: z.string(), action: z.string().optional(), decision: ruleDecisionSchema });
+export const approvalRuleSchema = z.looseObject({
+  tool: z.string(),
+  action: z.string().optional(),
+  decision: ruleDecisionSchema,
+});
 
-export const quotaSchema = z.looseObject({ calls: count.optional(), processSeconds: z.number().min(0).optional(), period: quotaPeriodSchema });
+export const quotaSchema = z.looseObject({
+  calls: count.optional(),
+  processSeconds: z.number().min(0).optional(),
+  period: quotaPeriodSchema,
+});
 
 export const keySchema = z.looseObject({
   id: z.string(),
@@ -142,7 +170,14 @@ export const keyListSchema = z.looseObject({ keys: z.array(keySchema) });
 
 // Usage.
 
-export const usageRowSchema = z.looseObject({ group: z.string(), calls: count, errors: count, bytesIn: count, bytesOut: count, processSeconds: z.number().min(0) });
+export const usageRowSchema = z.looseObject({
+  group: z.string(),
+  calls: count,
+  errors: count,
+  bytesIn: count,
+  bytesOut: count,
+  processSeconds: z.number().min(0),
+});
 export type UsageRow = z.output<typeof usageRowSchema>;
 
 export const usageSchema = z.looseObject({ from: time, to: time.nullable(), rows: z.array(usageRowSchema) });
@@ -163,7 +198,13 @@ export const jsonRpcMessageSchema = z
 // Webhooks.
 
 export const hookSchema = z
-  .looseObject({ id: z.string(), workspace: z.string(), checkpoint: z.boolean(), requireTimestamp: z.boolean(), createdAt: time })
+  .looseObject({
+    id: z.string(),
+    workspace: z.string(),
+    checkpoint: z.boolean(),
+    requireTimestamp: z.boolean(),
+    createdAt: time,
+  })
   .describe('A webhook: never its secret. Deliveries run as the admin key that configured it.');
 
 export const hookListSchema = z.looseObject({ hooks: z.array(hookSchema) }).describe('Webhooks, by id.');
@@ -171,7 +212,13 @@ export const hookListSchema = z.looseObject({ hooks: z.array(hookSchema) }).desc
 export const hookDeliveryAnswerSchema = z
   .looseObject({
     result: applyPatchResultSchema.describe("apply_patch's result."),
-    checkpoint: z.looseObject({ id: z.string(), createdAt: time }).optional().describe('Hooks with checkpoint: the checkpoint made after the patch.'),
-    checkpointError: z.looseObject({ code: z.string(), message: z.string() }).optional().describe('The patch is applied, but the checkpoint after it failed.'),
+    checkpoint: z
+      .looseObject({ id: z.string(), createdAt: time })
+      .optional()
+      .describe('Hooks with checkpoint: the checkpoint made after the patch.'),
+    checkpointError: z
+      .looseObject({ code: z.string(), message: z.string() })
+      .optional()
+      .describe('The patch is applied, but the checkpoint after it failed.'),
   })
   .describe("The delivery's patch was applied: apply_patch's answer.");

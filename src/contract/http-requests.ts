@@ -24,9 +24,19 @@ export const restoreInput = z.strictObject({
 
 /** Where an import fetches from (smart HTTP). */
 export const gitImportSourceSchema = z.strictObject({
-  url: z.string().min(1).max(4096).describe('An http(s) URL of a git repository (smart HTTP); credentials may be given in it.'),
+  url: z
+    .string()
+    .min(1)
+    .max(4096)
+    .describe('An http(s) URL of a git repository (smart HTTP); credentials may be given in it.'),
   ref: z.string().min(1).max(1024).optional().describe("A branch or tag (default the remote's default branch)."),
-  depth: z.number().int().min(1).max(10_000).optional().describe('Commits of history to fetch (default 1: the tip only).'),
+  depth: z
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .optional()
+    .describe('Commits of history to fetch (default 1: the tip only).'),
 });
 
 export const importInput = z.strictObject({ git: gitImportSourceSchema });
@@ -65,14 +75,24 @@ export const approvalRuleInput = z.strictObject({
 
 /** A key's quota per period: calls, process seconds, or both. */
 export const quotaInput = z
-  .strictObject({ calls: z.number().int().min(0).optional(), processSeconds: z.number().min(0).optional(), period: quotaPeriodSchema })
-  .refine((quota) => quota.calls !== undefined || quota.processSeconds !== undefined, { message: 'needs calls or processSeconds' });
+  .strictObject({
+    calls: z.number().int().min(0).optional(),
+    processSeconds: z.number().min(0).optional(),
+    period: quotaPeriodSchema,
+  })
+  .refine((quota) => quota.calls !== undefined || quota.processSeconds !== undefined, {
+    message: 'needs calls or processSeconds',
+  });
 
 export const keyInput = z.strictObject({
   name: z.string().trim().min(1).max(200),
   role: keyRoleSchema,
   workspaces: z
-    .array(z.string().refine((id) => id === '*' || WORKSPACE_ID_PATTERN.test(id), { message: 'must be "*" or a workspace id' }))
+    .array(
+      z
+        .string()
+        .refine((id) => id === '*' || WORKSPACE_ID_PATTERN.test(id), { message: 'must be "*" or a workspace id' }),
+    )
     .min(1)
     .max(1000),
   tools: z.array(z.string().min(1).max(100)).max(100).optional(),
@@ -102,9 +122,19 @@ export const TIMESTAMP_HEADER = 'x-toolgate-timestamp';
 export const TIMESTAMP_WINDOW_SECONDS = 300;
 
 export const hookInput = z.strictObject({
-  secret: z.string().min(16).max(1024).describe('The HMAC-SHA256 key senders sign deliveries with; at least 16 characters. Never shown again.'),
-  workspace: z.string().regex(WORKSPACE_ID_PATTERN, { message: 'must be a workspace id' }).describe('The workspace deliveries patch.'),
-  checkpoint: z.boolean().optional().describe('Make a checkpoint (with the delivery\'s commitMessage) after each applied delivery; default false.'),
+  secret: z
+    .string()
+    .min(16)
+    .max(1024)
+    .describe('The HMAC-SHA256 key senders sign deliveries with; at least 16 characters. Never shown again.'),
+  workspace: z
+    .string()
+    .regex(WORKSPACE_ID_PATTERN, { message: 'must be a workspace id' })
+    .describe('The workspace deliveries patch.'),
+  checkpoint: z
+    .boolean()
+    .optional()
+    .describe("Make a checkpoint (with the delivery's commitMessage) after each applied delivery; default false."),
   requireTimestamp: z
     .boolean()
     .optional()
@@ -116,5 +146,9 @@ export const hookInput = z.strictObject({
 /** The body a delivery carries; unknown fields are refused, as in every request of the contract. */
 export const hookDeliveryInput = z.strictObject({
   patch: z.string().describe('The patch, as apply_patch takes it (the Codex envelope or a git-style unified diff).'),
-  commitMessage: z.string().max(10_000).optional().describe("The checkpoint's message, when the hook makes checkpoints."),
+  commitMessage: z
+    .string()
+    .max(10_000)
+    .optional()
+    .describe("The checkpoint's message, when the hook makes checkpoints."),
 });

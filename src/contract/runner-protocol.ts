@@ -30,7 +30,11 @@ export const outputReportSchema = z.strictObject({
   offset: z.number().int().nonnegative().optional(),
   skipped: z.number().int().nonnegative().optional(),
 });
-export const outputQuerySchema = z.strictObject({ token: queryCount, offset: queryCount.optional(), skipped: queryCount.optional() });
+export const outputQuerySchema = z.strictObject({
+  token: queryCount,
+  offset: queryCount.optional(),
+  skipped: queryCount.optional(),
+});
 
 export const heartbeatReportSchema = z.strictObject({
   token,
@@ -51,15 +55,31 @@ const syncWriteSchema = z
     size: z.number().int().nonnegative().optional(),
     baseVersion: z.number().int().nullable(),
   })
-  .refine((write) => (write.contentBase64 !== undefined ? write.blob === undefined && write.size === undefined : write.blob !== undefined && write.size !== undefined), {
-    message: 'a write carries its content as contentBase64, or names an uploaded blob by blob and size',
-  });
-const symlinkChangeSchema = z.strictObject({ op: z.literal('symlink'), path: z.string(), target: z.string(), baseVersion: z.number().int().nullable() });
+  .refine(
+    (write) =>
+      write.contentBase64 !== undefined
+        ? write.blob === undefined && write.size === undefined
+        : write.blob !== undefined && write.size !== undefined,
+    {
+      message: 'a write carries its content as contentBase64, or names an uploaded blob by blob and size',
+    },
+  );
+const symlinkChangeSchema = z.strictObject({
+  op: z.literal('symlink'),
+  path: z.string(),
+  target: z.string(),
+  baseVersion: z.number().int().nullable(),
+});
 const mkdirChangeSchema = z.strictObject({ op: z.literal('mkdir'), path: z.string() });
 const deleteChangeSchema = z.strictObject({ op: z.literal('delete'), path: z.string(), baseVersion: z.number().int() });
 
 /** One change a sync-back names, as it goes over the wire. */
-export const syncChangeSchema = z.discriminatedUnion('op', [syncWriteSchema, symlinkChangeSchema, mkdirChangeSchema, deleteChangeSchema]);
+export const syncChangeSchema = z.discriminatedUnion('op', [
+  syncWriteSchema,
+  symlinkChangeSchema,
+  mkdirChangeSchema,
+  deleteChangeSchema,
+]);
 export type SyncChange = z.output<typeof syncChangeSchema>;
 
 /** A change as either side holds it once decoded: a written file's content as bytes. */
@@ -70,7 +90,10 @@ export type RunnerChange =
   | z.output<typeof deleteChangeSchema>;
 
 /** A write whose content was uploaded beforehand, named by its blob id and size. */
-export type UploadedWrite = Pick<z.output<typeof syncWriteSchema>, 'op' | 'path' | 'baseVersion'> & { blob: string; size: number };
+export type UploadedWrite = Pick<z.output<typeof syncWriteSchema>, 'op' | 'path' | 'baseVersion'> & {
+  blob: string;
+  size: number;
+};
 
 export const syncReportSchema = z.strictObject({
   token,
@@ -115,15 +138,24 @@ export const leasedJobSchema = z.looseObject({
   env: z.record(z.string(), z.string()),
   mode: z.enum(['exec', 'start']),
   timeoutMs: count.nullable(),
-  terminal: terminalSizeSchema.nullable().optional().describe('start with tty: the size of the pseudo-terminal the process runs on.'),
-  workspaceVersion: count.nullable().describe("The workspace's version when the job was leased (null when the workspace is gone)."),
+  terminal: terminalSizeSchema
+    .nullable()
+    .optional()
+    .describe('start with tty: the size of the pseudo-terminal the process runs on.'),
+  workspaceVersion: count
+    .nullable()
+    .describe("The workspace's version when the job was leased (null when the workspace is gone)."),
   incarnation: z
     .string()
     .nullable()
     .describe('Which incarnation of the workspace (null when it is gone): a copy of one is kept apart from any other.'),
   outputChars: count.describe('Output older than this many characters is never kept.'),
-  maxFileBytes: count.describe('A larger file the command leaves is not kept: it is reported in conflicts, never uploaded.'),
-  maxBodyBytes: count.describe('The largest request body taken: upload pieces and batches, and each sync, fit within it.'),
+  maxFileBytes: count.describe(
+    'A larger file the command leaves is not kept: it is reported in conflicts, never uploaded.',
+  ),
+  maxBodyBytes: count.describe(
+    'The largest request body taken: upload pieces and batches, and each sync, fit within it.',
+  ),
 });
 export type LeasedJob = z.output<typeof leasedJobSchema>;
 
@@ -177,6 +209,8 @@ export const blobPieceAnswerSchema = z
   })
   .describe('What the server holds of a blob uploaded in pieces.');
 export type BlobPieceAnswer = z.output<typeof blobPieceAnswerSchema>;
-export const blobUploadAnswerSchema = z.looseObject({ stored: z.array(z.string()).describe('The ids of the blobs stored.') });
+export const blobUploadAnswerSchema = z.looseObject({
+  stored: z.array(z.string()).describe('The ids of the blobs stored.'),
+});
 
 export const exitAnswerSchema = z.looseObject({ status: processStatusSchema });

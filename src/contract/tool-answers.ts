@@ -26,7 +26,12 @@ export const writeFileResultSchema = z.looseObject({
   version: z.string(),
 });
 
-export const patchedFileSchema = z.looseObject({ path: z.string(), action: z.enum(['add', 'update', 'delete', 'move']), movedTo: z.string().optional(), diff: z.string() });
+export const patchedFileSchema = z.looseObject({
+  path: z.string(),
+  action: z.enum(['add', 'update', 'delete', 'move']),
+  movedTo: z.string().optional(),
+  diff: z.string(),
+});
 
 export const applyPatchResultSchema = z.looseObject({
   files: z.array(patchedFileSchema),
@@ -48,7 +53,10 @@ export const bashExecResultSchema = z.looseObject({
 });
 
 /** bash `status`: the snapshot, with why it failed and what its sync-back left to the API's version. */
-export const bashStatusResultSchema = processSnapshotSchema.extend({ error: z.string().nullable(), conflicts: z.array(z.string()) });
+export const bashStatusResultSchema = processSnapshotSchema.extend({
+  error: z.string().nullable(),
+  conflicts: z.array(z.string()),
+});
 
 export const bashWriteResultSchema = z.looseObject({ processId: z.string(), bytesWritten: count });
 
@@ -78,7 +86,11 @@ export const toolFormats = ['jsonschema', 'openai', 'anthropic', 'mcp'] as const
 export type ToolFormat = (typeof toolFormats)[number];
 
 /** MCP's hints about what a tool does. */
-export const toolAnnotationsSchema = z.looseObject({ readOnlyHint: z.boolean(), destructiveHint: z.boolean(), idempotentHint: z.boolean().optional() });
+export const toolAnnotationsSchema = z.looseObject({
+  readOnlyHint: z.boolean(),
+  destructiveHint: z.boolean(),
+  idempotentHint: z.boolean().optional(),
+});
 export type ToolAnnotations = z.output<typeof toolAnnotationsSchema>;
 
 /** A JSON Schema of a tool's arguments. */
@@ -92,6 +104,11 @@ export const toolDefinitionSchemas = {
     function: z.looseObject({ name: z.string(), description: z.string(), parameters: argumentsJsonSchema }),
   }),
   anthropic: z.looseObject({ name: z.string(), description: z.string(), input_schema: argumentsJsonSchema }),
-  mcp: z.looseObject({ name: z.string(), description: z.string(), inputSchema: argumentsJsonSchema, annotations: toolAnnotationsSchema }),
+  mcp: z.looseObject({
+    name: z.string(),
+    description: z.string(),
+    inputSchema: argumentsJsonSchema,
+    annotations: toolAnnotationsSchema,
+  }),
 } satisfies Record<ToolFormat, z.ZodType>;
 export type ToolDefinitions = { [Format in ToolFormat]: z.output<(typeof toolDefinitionSchemas)[Format]> };

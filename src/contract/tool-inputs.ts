@@ -17,8 +17,13 @@ export const writeFileInput = z.strictObject({
   mode: z
     .enum(['create', 'overwrite', 'append'])
     .optional()
-    .describe('create fails if the file exists; overwrite replaces it (default); append adds to its end, creating it if missing.'),
-  expectedVersion: z.string().optional().describe('Write only if the file is still at this version (from read_file or an earlier write).'),
+    .describe(
+      'create fails if the file exists; overwrite replaces it (default); append adds to its end, creating it if missing.',
+    ),
+  expectedVersion: z
+    .string()
+    .optional()
+    .describe('Write only if the file is still at this version (from read_file or an earlier write).'),
 });
 
 /** apply_patch's arguments. */
@@ -38,18 +43,58 @@ export type BashAction = (typeof bashActions)[number];
 
 /** bash's arguments. */
 export const bashInput = z.strictObject({
-  action: z.enum(bashActions).describe('exec runs and waits; start runs in the background; status, logs, write (stdin), stop and list manage processes.'),
+  action: z
+    .enum(bashActions)
+    .describe(
+      'exec runs and waits; start runs in the background; status, logs, write (stdin), stop and list manage processes.',
+    ),
   command: z.string().min(1).max(100_000).optional().describe('exec, start: the bash command line.'),
-  cwd: z.string().optional().describe('exec, start: working directory relative to the workspace root (default the root).'),
-  timeoutMs: z.number().int().min(1).max(3_600_000).optional().describe('exec: kill the command after this long (default 120,000).'),
+  cwd: z
+    .string()
+    .optional()
+    .describe('exec, start: working directory relative to the workspace root (default the root).'),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(3_600_000)
+    .optional()
+    .describe('exec: kill the command after this long (default 120,000).'),
   env: z.record(z.string(), z.string()).optional().describe('exec, start: extra environment variables.'),
   processId: z.string().min(1).max(200).optional().describe('status, logs, write, stop: the process.'),
   offset: z.number().int().min(0).optional().describe('logs: first character to return (default: the oldest kept).'),
-  limit: z.number().int().min(1).max(1_048_576).optional().describe('logs: at most this many characters (default 65,536).'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_048_576)
+    .optional()
+    .describe('logs: at most this many characters (default 65,536).'),
   input: z.string().optional().describe('write: text to send to stdin.'),
   eof: z.boolean().optional().describe('write: close stdin after the input.'),
-  graceMs: z.number().int().min(0).max(600_000).optional().describe('stop: how long after SIGTERM to send SIGKILL (default 5,000).'),
-  tty: z.boolean().optional().describe('start: run the process on a pseudo-terminal; its log is the terminal\'s output (default false).'),
-  cols: z.number().int().min(1).max(1000).optional().describe('start with tty: the terminal\'s width in columns (default 120).'),
-  rows: z.number().int().min(1).max(1000).optional().describe('start with tty: the terminal\'s height in rows (default 40).'),
+  graceMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .optional()
+    .describe('stop: how long after SIGTERM to send SIGKILL (default 5,000).'),
+  tty: z
+    .boolean()
+    .optional()
+    .describe("start: run the process on a pseudo-terminal; its log is the terminal's output (default false)."),
+  cols: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe("start with tty: the terminal's width in columns (default 120)."),
+  rows: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe("start with tty: the terminal's height in rows (default 40)."),
 });

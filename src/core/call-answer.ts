@@ -11,7 +11,8 @@ export interface CallAnswer {
 export function errorAnswer(error: unknown): CallAnswer {
   if (!isToolError(error)) return jsonAnswer(500, errorBody('internal', INTERNAL_MESSAGE));
   const headers: Record<string, string> = {};
-  if (error.code === 'rate_limited' && typeof error.details?.retryAfterSeconds === 'number') headers['retry-after'] = String(error.details.retryAfterSeconds);
+  if (error.code === 'rate_limited' && typeof error.details?.retryAfterSeconds === 'number')
+    headers['retry-after'] = String(error.details.retryAfterSeconds);
   return { ...jsonAnswer(errorStatus[error.code], errorBody(error.code, error.message, error.details)), headers };
 }
 

@@ -1,6 +1,10 @@
 // Runs one async step per item with at most `limit` in flight: enough to overlap store round trips without a burst of thousands.
 
-export async function concurrently<T>(items: readonly T[], limit: number, step: (item: T) => Promise<void>): Promise<void> {
+export async function concurrently<T>(
+  items: readonly T[],
+  limit: number,
+  step: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) {

@@ -49,9 +49,14 @@ export function followingRedirects(hop: EgressHop, maxRedirects = MAX_REDIRECTS)
       const location = response.headers.get('location');
       if (!REDIRECTS.has(response.status) || location === null || init.redirect === 'manual') return response;
       await response.body?.cancel();
-      if (init.redirect === 'error') throw new TypeError(`${shownUrl(request.url)} redirects, and this request follows no redirects.`);
+      if (init.redirect === 'error')
+        throw new TypeError(`${shownUrl(request.url)} redirects, and this request follows no redirects.`);
       if (redirects >= maxRedirects) {
-        throw new ToolError('unavailable', `${shownUrl(request.url)} redirected more than ${maxRedirects} times; give the URL it finally answers at.`, { url: shownUrl(request.url) });
+        throw new ToolError(
+          'unavailable',
+          `${shownUrl(request.url)} redirected more than ${maxRedirects} times; give the URL it finally answers at.`,
+          { url: shownUrl(request.url) },
+        );
       }
       from = request.url;
       request = redirected(request, response.status, new URL(location, request.url));
@@ -63,12 +68,19 @@ export function followingRedirects(hop: EgressHop, maxRedirects = MAX_REDIRECTS)
 async function hopFrom(hop: EgressHop, request: EgressRequest, from: URL | undefined): Promise<Response> {
   try {
     if (request.url.protocol !== 'http:' && request.url.protocol !== 'https:') {
-      throw new ToolError('forbidden', `toolgate connects over http(s) only, not ${request.url.protocol}; ${ALLOW_HOSTS_SETTING} does not change that.`, { url: shownUrl(request.url) });
+      throw new ToolError(
+        'forbidden',
+        `toolgate connects over http(s) only, not ${request.url.protocol}; ${ALLOW_HOSTS_SETTING} does not change that.`,
+        { url: shownUrl(request.url) },
+      );
     }
     return await hop(request);
   } catch (error) {
     if (from === undefined || !isToolError(error) || error.code !== 'forbidden') throw error;
-    throw new ToolError('forbidden', `${shownUrl(from)} redirects to ${shownUrl(request.url)}; ${error.message}`, { ...error.details, redirectedFrom: shownUrl(from) });
+    throw new ToolError('forbidden', `${shownUrl(from)} redirects to ${shownUrl(request.url)}; ${error.message}`, {
+      ...error.details,
+      redirectedFrom: shownUrl(from),
+    });
   }
 }
 
@@ -76,7 +88,10 @@ async function hopFrom(hop: EgressHop, request: EgressRequest, from: URL | undef
 function redirected(request: EgressRequest, status: number, url: URL): EgressRequest {
   const headers = new Headers(request.headers);
   let { method, body } = request;
-  if ((status === 303 && method !== 'GET' && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
+  if (
+    (status === 303 && method !== 'GET' && method !== 'HEAD') ||
+    ((status === 301 || status === 302) && method === 'POST')
+  ) {
     method = 'GET';
     body = undefined;
     for (const name of BODY_HEADERS) headers.delete(name);
@@ -88,5 +103,9 @@ function redirected(request: EgressRequest, status: number, url: URL): EgressReq
 /** The egress of a server given none: every connection refused, so nothing leaves by accident. */
 export const noEgress: EgressFetch = async (input) => {
   const url = new URL(input);
-  throw new ToolError('forbidden', `This toolgate was built without outgoing connections, so it does not connect to ${url.hostname}.`, { url: shownUrl(url) });
+  throw new ToolError(
+    'forbidden',
+    `This toolgate was built without outgoing connections, so it does not connect to ${url.hostname}.`,
+    { url: shownUrl(url) },
+  );
 };

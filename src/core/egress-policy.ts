@@ -28,7 +28,8 @@ export interface EgressAllowList {
   ranges: readonly IpRange[];
 }
 
-export type EgressVerdict = { allowed: true } | { allowed: false; hostname: string; address?: string; blocked: BlockedRange };
+export type EgressVerdict =
+  { allowed: true } | { allowed: false; hostname: string; address?: string; blocked: BlockedRange };
 
 export const ALLOW_HOSTS_SETTING = 'TOOLGATE_EGRESS_ALLOW_HOSTS';
 
@@ -239,7 +240,10 @@ export function egressByAddress(hostname: string, addresses: readonly string[], 
     const bytes = parseIpAddress(address);
     if (!bytes) return { allowed: false, hostname, address, blocked: { kind: 'unreadable' } };
     const inner = embeddedIpv4(bytes)?.bytes;
-    if (allow.ranges.some((range) => rangeContains(range, bytes) || (inner !== undefined && rangeContains(range, inner)))) continue;
+    if (
+      allow.ranges.some((range) => rangeContains(range, bytes) || (inner !== undefined && rangeContains(range, inner)))
+    )
+      continue;
     const blocked = blockedRange(bytes);
     if (blocked) return { allowed: false, hostname, address, blocked };
   }
@@ -258,14 +262,23 @@ export function shownUrl(url: URL): string {
 export function egressRefusal(url: URL, verdict: Extract<EgressVerdict, { allowed: false }>): ToolError {
   const { hostname, address, blocked } = verdict;
   const range =
-    blocked.kind === 'unreadable' ? 'an address toolgate cannot read'
-    : blocked.range === undefined ? `${article(blocked.kind)} ${blocked.kind} name`
-    : `${article(blocked.kind)} ${blocked.kind} address (${blocked.range}${blocked.via ? `, as ${blocked.via}` : ''})`;
-  const what = address === undefined || address === hostname ? `${hostname}, ${range}` : `${hostname}, which resolves to ${address}, ${range}`;
-  return new ToolError('forbidden', `toolgate does not connect to ${what}; to allow it, list ${hostname} in ${ALLOW_HOSTS_SETTING}.`, {
-    url: shownUrl(url),
-    ...(address === undefined ? {} : { address }),
-  });
+    blocked.kind === 'unreadable'
+      ? 'an address toolgate cannot read'
+      : blocked.range === undefined
+        ? `${article(blocked.kind)} ${blocked.kind} name`
+        : `${article(blocked.kind)} ${blocked.kind} address (${blocked.range}${blocked.via ? `, as ${blocked.via}` : ''})`;
+  const what =
+    address === undefined || address === hostname
+      ? `${hostname}, ${range}`
+      : `${hostname}, which resolves to ${address}, ${range}`;
+  return new ToolError(
+    'forbidden',
+    `toolgate does not connect to ${what}; to allow it, list ${hostname} in ${ALLOW_HOSTS_SETTING}.`,
+    {
+      url: shownUrl(url),
+      ...(address === undefined ? {} : { address }),
+    },
+  );
 }
 
 function article(word: string): string {

@@ -64,7 +64,12 @@ interface Pending {
  * a target's `.` and `..` apply to the already resolved parent, so the answer agrees with what a
  * runner sees on disk. One lookup per segment walked: the cost depends on depth and hops only.
  */
-export async function resolvePath(view: ManifestView, input: unknown, policy: GuardPolicy, options: GuardOptions): Promise<ResolvedPath> {
+export async function resolvePath(
+  view: ManifestView,
+  input: unknown,
+  policy: GuardPolicy,
+  options: GuardOptions,
+): Promise<ResolvedPath> {
   const parsed = parseVirtualPath(input, { directory: options.directory });
   const shown = input as string;
   if (options.access === 'write') assertWritable(parsed.segments, policy, shown);
@@ -116,7 +121,11 @@ export async function resolvePath(view: ManifestView, input: unknown, policy: Gu
   const path = joinPath(resolved);
   if (!entryFresh) entry = resolved.length === 0 ? ((await view.entry('')) ?? { type: 'dir' }) : await view.entry(path);
   if (utf8ByteLength(path, MAX_PATH_BYTES) > MAX_PATH_BYTES) {
-    throw new ToolError('invalid_argument', `The path ${quote(shown)} resolves through symlinks to a path longer than ${MAX_PATH_BYTES} bytes; use a shorter path or shorter link targets.`, { path: shown });
+    throw new ToolError(
+      'invalid_argument',
+      `The path ${quote(shown)} resolves through symlinks to a path longer than ${MAX_PATH_BYTES} bytes; use a shorter path or shorter link targets.`,
+      { path: shown },
+    );
   }
   if (options.access === 'write') assertWritable(resolved, policy, shown);
 
@@ -144,23 +153,39 @@ export function isDeniedForWrite(segments: readonly string[]): boolean {
 
 /** True when an excluded path is a whole-segment prefix of `segments`, compared in any letter case. */
 export function isExcluded(segments: readonly string[], excludedPaths: readonly string[]): boolean {
-  return excludedPaths.some((excluded) => isUnder(segments, parseVirtualPath(excluded, { directory: true }).segments, fold));
+  return excludedPaths.some((excluded) =>
+    isUnder(segments, parseVirtualPath(excluded, { directory: true }).segments, fold),
+  );
 }
 
 /** Refuses a write to `segments` with `path_denied`; `shownPath` is the path as the caller sent it. */
 export function assertWritable(segments: readonly string[], policy: GuardPolicy, shownPath: string): void {
   const as = joinPath(segments) === shownPath ? '' : ` (as ${quote(joinPath(segments))})`;
   if (isDeniedForWrite(segments)) {
-    throw new ToolError('path_denied', `The path ${quote(shownPath)}${as} is inside .ssh, .aws or a hooks directory under .git, which tools may not write; choose another path.`, { path: shownPath });
+    throw new ToolError(
+      'path_denied',
+      `The path ${quote(shownPath)}${as} is inside .ssh, .aws or a hooks directory under .git, which tools may not write; choose another path.`,
+      { path: shownPath },
+    );
   }
   const excluded = (policy.excludedPaths ?? []).find((path) => isExcluded(segments, [path]));
   if (excluded !== undefined) {
-    throw new ToolError('path_denied', `The path ${quote(shownPath)}${as} is under the excluded path ${quote(excluded)}, which tools may not write; choose another path.`, { path: shownPath });
+    throw new ToolError(
+      'path_denied',
+      `The path ${quote(shownPath)}${as} is under the excluded path ${quote(excluded)}, which tools may not write; choose another path.`,
+      { path: shownPath },
+    );
   }
   // Folded here although reads match exactly: a write refused too often is safe, one let through is not.
-  const readOnly = (policy.readOnlyRoots ?? []).find((root) => isUnder(segments, parseVirtualPath(root, { directory: true }).segments, fold));
+  const readOnly = (policy.readOnlyRoots ?? []).find((root) =>
+    isUnder(segments, parseVirtualPath(root, { directory: true }).segments, fold),
+  );
   if (readOnly !== undefined) {
-    throw new ToolError('path_denied', `The path ${quote(shownPath)}${as} is under the read-only root ${quote(readOnly)}; write somewhere else in the workspace.`, { path: shownPath });
+    throw new ToolError(
+      'path_denied',
+      `The path ${quote(shownPath)}${as} is under the read-only root ${quote(readOnly)}; write somewhere else in the workspace.`,
+      { path: shownPath },
+    );
   }
 }
 
@@ -179,7 +204,8 @@ function containingRoot(segments: readonly string[], roots: readonly string[]): 
   let best: string[] | undefined;
   for (const root of roots) {
     const rootSegments = parseVirtualPath(root, { directory: true }).segments;
-    if (isUnder(segments, rootSegments, (name) => name) && (best === undefined || rootSegments.length > best.length)) best = rootSegments;
+    if (isUnder(segments, rootSegments, (name) => name) && (best === undefined || rootSegments.length > best.length))
+      best = rootSegments;
   }
   return best === undefined ? undefined : joinPath(best);
 }
@@ -194,7 +220,11 @@ function expanding(origin: Origin | undefined, link: string): boolean {
 function linkTargetSegments(shown: string, link: Origin): string[] {
   const { target } = link;
   const unsafe = (why: string): ToolError =>
-    new ToolError('path_outside_workspace', `The path ${quote(shown)} goes through the symlink ${quote(link.link)}, whose target ${quote(target)} ${why}, so it cannot be followed safely; replace the link.`, { path: shown, link: link.link, target });
+    new ToolError(
+      'path_outside_workspace',
+      `The path ${quote(shown)} goes through the symlink ${quote(link.link)}, whose target ${quote(target)} ${why}, so it cannot be followed safely; replace the link.`,
+      { path: shown, link: link.link, target },
+    );
   if (target === '') throw unsafe('is empty or missing');
   if (utf8ByteLength(target, MAX_PATH_BYTES) > MAX_PATH_BYTES) throw unsafe(`is longer than ${MAX_PATH_BYTES} bytes`);
   const names = target.split('/').filter((name) => name !== '');
@@ -210,12 +240,23 @@ function linkTargetSegments(shown: string, link: Origin): string[] {
 }
 
 function leavesWorkspace(shown: string, origin: Origin): ToolError {
-  return new ToolError('path_outside_workspace', `The path ${quote(shown)} goes through the symlink ${quote(origin.link)} -> ${quote(origin.target)}, which leads outside the workspace; use a path that stays inside.`, { path: shown, link: origin.link, target: origin.target });
+  return new ToolError(
+    'path_outside_workspace',
+    `The path ${quote(shown)} goes through the symlink ${quote(origin.link)} -> ${quote(origin.target)}, which leads outside the workspace; use a path that stays inside.`,
+    { path: shown, link: origin.link, target: origin.target },
+  );
 }
 
 function symlinkLoop(shown: string, link: string, target: string, kind: 'cycle' | 'hops', maxHops = 0): ToolError {
-  const why = kind === 'cycle' ? `the symlink ${quote(link)} -> ${quote(target)} is part of a cycle` : `it needs more than ${maxHops} symlink hops (the last at ${quote(link)})`;
-  return new ToolError('symlink_loop', `The path ${quote(shown)} cannot be resolved because ${why}; point the link at its final target.`, { path: shown, link, target });
+  const why =
+    kind === 'cycle'
+      ? `the symlink ${quote(link)} -> ${quote(target)} is part of a cycle`
+      : `it needs more than ${maxHops} symlink hops (the last at ${quote(link)})`;
+  return new ToolError(
+    'symlink_loop',
+    `The path ${quote(shown)} cannot be resolved because ${why}; point the link at its final target.`,
+    { path: shown, link, target },
+  );
 }
 
 function quote(text: string): string {

@@ -18,14 +18,22 @@ export interface ParsedPath {
  */
 export function parseVirtualPath(input: unknown, options: { directory?: boolean } = {}): ParsedPath {
   if (typeof input !== 'string') {
-    throw new ToolError('invalid_argument', `The path must be a string, not ${describeType(input)}; send a workspace-relative path such as "src/index.ts".`, { path: input });
+    throw new ToolError(
+      'invalid_argument',
+      `The path must be a string, not ${describeType(input)}; send a workspace-relative path such as "src/index.ts".`,
+      { path: input },
+    );
   }
   const problem = characterProblem(input);
   if (problem !== undefined) {
     throw new ToolError('invalid_argument', `The path ${quote(input)} ${problem}.`, { path: input });
   }
   if (input.normalize('NFC') !== input) {
-    throw new ToolError('invalid_argument', `The path ${quote(input)} is not in Unicode NFC form; send it NFC-normalised, as ${quote(input.normalize('NFC'))}.`, { path: input });
+    throw new ToolError(
+      'invalid_argument',
+      `The path ${quote(input)} is not in Unicode NFC form; send it NFC-normalised, as ${quote(input.normalize('NFC'))}.`,
+      { path: input },
+    );
   }
 
   const body = input.startsWith('/') ? input.slice(1) : input;
@@ -36,22 +44,33 @@ export function parseVirtualPath(input: unknown, options: { directory?: boolean 
   const segments: string[] = [];
   for (const part of parts) {
     if (part === '') {
-      throw new ToolError('invalid_argument', `The path ${quote(input)} has an empty segment ("//"); remove the extra "/".`, { path: input });
+      throw new ToolError(
+        'invalid_argument',
+        `The path ${quote(input)} has an empty segment ("//"); remove the extra "/".`,
+        { path: input },
+      );
     }
     if (part === '..') {
-      throw new ToolError('path_outside_workspace', `The path ${quote(input)} has a ".." segment, which is never allowed; name the file from the workspace root instead.`, { path: input });
+      throw new ToolError(
+        'path_outside_workspace',
+        `The path ${quote(input)} has a ".." segment, which is never allowed; name the file from the workspace root instead.`,
+        { path: input },
+      );
     }
     if (part !== '.') segments.push(part);
   }
   // The root is a directory whichever way it is spelled, so `./` needs no directory context.
   if (trailingSlash && segments.length > 0 && options.directory !== true) {
-    throw new ToolError('invalid_argument', `The path ${quote(input)} names a directory; remove the trailing /.`, { path: input });
+    throw new ToolError('invalid_argument', `The path ${quote(input)} names a directory; remove the trailing /.`, {
+      path: input,
+    });
   }
   return { segments, path: joinPath(segments), trailingSlash };
 }
 
 /** Printable ASCII but `\\`, in `/`-separated segments none of which is empty, `.` or `..`: canonical as it is. */
-const PLAIN_CANONICAL = /^(?!\.\.?(?:\/|$))[\x20-\x2e\x30-\x5b\x5d-\x7e]+(?:\/(?!\.\.?(?:\/|$))[\x20-\x2e\x30-\x5b\x5d-\x7e]+)*$/;
+const PLAIN_CANONICAL =
+  /^(?!\.\.?(?:\/|$))[\x20-\x2e\x30-\x5b\x5d-\x7e]+(?:\/(?!\.\.?(?:\/|$))[\x20-\x2e\x30-\x5b\x5d-\x7e]+)*$/;
 
 /**
  * Whether `text` is a canonical path other than the root: exactly what `parseVirtualPath` accepts
@@ -114,7 +133,8 @@ function characterProblem(text: string): string | undefined {
     if (code === 0x5c) return 'contains a backslash; separate segments with "/"';
     // An unpaired surrogate cannot be stored as UTF-8, so two such paths would alias one key.
     if (code >= 0xd800 && code <= 0xdbff) {
-      if (!isLowSurrogate(text.charCodeAt(i + 1))) return 'contains an unpaired UTF-16 surrogate; send well-formed Unicode';
+      if (!isLowSurrogate(text.charCodeAt(i + 1)))
+        return 'contains an unpaired UTF-16 surrogate; send well-formed Unicode';
       i++;
     } else if (isLowSurrogate(code)) {
       return 'contains an unpaired UTF-16 surrogate; send well-formed Unicode';

@@ -16,9 +16,19 @@ interface Side {
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export async function diffToWorkspace(dir: GitObjects, records: HistoryRecords, workspace: Workspace, treeOid: string): Promise<string> {
+export async function diffToWorkspace(
+  dir: GitObjects,
+  records: HistoryRecords,
+  workspace: Workspace,
+  treeOid: string,
+): Promise<string> {
   const before = new Map((await listTree(dir, treeOid)).map((item) => [item.path, item]));
-  const now = new Map(workspace.manifestEntries().filter((entry) => entry.type !== 'dir').map((entry) => [entry.path, entry]));
+  const now = new Map(
+    workspace
+      .manifestEntries()
+      .filter((entry) => entry.type !== 'dir')
+      .map((entry) => [entry.path, entry]),
+  );
   const paths = [...new Set([...before.keys(), ...now.keys()])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   let diff = '';
   for (const path of paths) {
@@ -28,7 +38,12 @@ export async function diffToWorkspace(dir: GitObjects, records: HistoryRecords, 
     const oldSide = old && { mode: old.mode, read: () => blobContent(dir, records, workspace, old) };
     const newSide = current && currentSide(workspace, current);
     // A file that became a symlink (or back) is a deletion and an addition, as git shows it.
-    if (oldSide && newSide && oldSide.mode !== newSide.mode && (oldSide.mode === SYMLINK_MODE || newSide.mode === SYMLINK_MODE)) {
+    if (
+      oldSide &&
+      newSide &&
+      oldSide.mode !== newSide.mode &&
+      (oldSide.mode === SYMLINK_MODE || newSide.mode === SYMLINK_MODE)
+    ) {
       diff += await fileDiff(path, oldSide, undefined);
       diff += await fileDiff(path, undefined, newSide);
     } else {
@@ -38,9 +53,18 @@ export async function diffToWorkspace(dir: GitObjects, records: HistoryRecords, 
   return diff;
 }
 
-async function unchanged(records: HistoryRecords, workspace: Workspace, old: TreeItem, current: ManifestEntry, dir: GitObjects): Promise<boolean> {
+async function unchanged(
+  records: HistoryRecords,
+  workspace: Workspace,
+  old: TreeItem,
+  current: ManifestEntry,
+  dir: GitObjects,
+): Promise<boolean> {
   if (current.type === 'symlink') {
-    return old.mode === SYMLINK_MODE && new TextDecoder().decode(await blobContent(dir, records, workspace, old)) === current.target;
+    return (
+      old.mode === SYMLINK_MODE &&
+      new TextDecoder().decode(await blobContent(dir, records, workspace, old)) === current.target
+    );
   }
   return old.mode !== SYMLINK_MODE && records.blobOid(workspace.uid, current.blob!) === old.oid;
 }
@@ -61,7 +85,13 @@ async function fileDiff(path: string, old: Side | undefined, current: Side | und
   const after = current ? asText(await current.read()) : '';
   if (before === undefined || after === undefined) return `${header}Binary files ${oldName} and ${newName} differ\n`;
   if (before === after) return header;
-  return header + createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { context: 3, headerOptions: FILE_HEADERS_ONLY });
+  return (
+    header +
+    createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, {
+      context: 3,
+      headerOptions: FILE_HEADERS_ONLY,
+    })
+  );
 }
 
 /** The bytes as text, or undefined for binary content (a NUL byte, as git decides, or bytes that are not UTF-8). */

@@ -62,7 +62,10 @@ export function moveBranch(files: SqlFiles, expected: string | undefined, next: 
   if (branchHead(files) !== expected) return false;
   if (files.readNow('HEAD') === undefined) {
     files.writeNow('HEAD', encoder.encode(`ref: ${BRANCH_REF}\n`));
-    files.writeNow('config', encoder.encode('[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n'));
+    files.writeNow(
+      'config',
+      encoder.encode('[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n'),
+    );
   }
   files.writeNow(BRANCH_REF, encoder.encode(`${next}\n`));
   return true;

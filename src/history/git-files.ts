@@ -61,7 +61,11 @@ export class SqlFiles implements GitFileTable {
 
   /** The file as committed, synchronously: for reads inside a transaction. */
   readNow(path: string): Uint8Array | undefined {
-    const row = this.db.query<{ content: Uint8Array }>('SELECT content FROM git_files WHERE workspace = ? AND path = ?', this.workspaceUid, path)[0];
+    const row = this.db.query<{ content: Uint8Array }>(
+      'SELECT content FROM git_files WHERE workspace = ? AND path = ?',
+      this.workspaceUid,
+      path,
+    )[0];
     return row?.content;
   }
 
@@ -83,7 +87,10 @@ export class SqlFiles implements GitFileTable {
   }
 
   async has(path: string): Promise<boolean> {
-    return this.db.query('SELECT 1 AS one FROM git_files WHERE workspace = ? AND path = ?', this.workspaceUid, path).length > 0;
+    return (
+      this.db.query('SELECT 1 AS one FROM git_files WHERE workspace = ? AND path = ?', this.workspaceUid, path).length >
+      0
+    );
   }
 
   async children(dir: string): Promise<string[]> {
@@ -91,7 +98,12 @@ export class SqlFiles implements GitFileTable {
     const rows =
       dir === ''
         ? this.db.query<{ path: string }>('SELECT path FROM git_files WHERE workspace = ?', this.workspaceUid)
-        : this.db.query<{ path: string }>('SELECT path FROM git_files WHERE workspace = ? AND path > ? AND path < ?', this.workspaceUid, `${dir}/`, `${dir}0`);
+        : this.db.query<{ path: string }>(
+            'SELECT path FROM git_files WHERE workspace = ? AND path > ? AND path < ?',
+            this.workspaceUid,
+            `${dir}/`,
+            `${dir}0`,
+          );
     const start = dir === '' ? 0 : dir.length + 1;
     return [...new Set(rows.map((row) => row.path.slice(start).split('/')[0]!))];
   }

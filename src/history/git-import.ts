@@ -53,13 +53,21 @@ export async function importRepository(
   // The fetch lands in memory: nothing reaches the store until the repository fits the limits.
   const scratch = memoryGitObjects();
   // fetch stores the remote's refs under refs/remotes by the refspec of the config it reads.
-  await scratch.store.writeFile(`${GITDIR}/config`, '[remote "origin"]\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n');
+  await scratch.store.writeFile(
+    `${GITDIR}/config`,
+    '[remote "origin"]\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n',
+  );
   const requested = source.ref ?? 'HEAD';
   let fetched: Awaited<ReturnType<typeof fetchRemote>>;
   try {
     fetched = await fetchRemote({
       fs: scratch.fs,
-      http: boundedHttp(egress, limits.maxBytes + PACK_SLACK_BYTES, 'TOOLGATE_IMPORT_MAX_BYTES', AbortSignal.timeout(limits.timeoutMs)),
+      http: boundedHttp(
+        egress,
+        limits.maxBytes + PACK_SLACK_BYTES,
+        'TOOLGATE_IMPORT_MAX_BYTES',
+        AbortSignal.timeout(limits.timeoutMs),
+      ),
       gitdir: scratch.gitdir,
       cache: scratch.cache,
       url: remote.fetch,
@@ -71,40 +79,57 @@ export async function importRepository(
   } catch (error) {
     throw remoteError(error, remote, requested, limits.timeoutMs);
   }
-  if (!fetched.fetchHead) throw new ToolError('invalid_argument', `The git repository at ${remote.shown} has no commits to import.`, { url: remote.shown });
+  if (!fetched.fetchHead)
+    throw new ToolError('invalid_argument', `The git repository at ${remote.shown} has no commits to import.`, {
+      url: remote.shown,
+    });
   const ref = source.ref ?? fetched.defaultBranch?.replace(/^refs\/heads\//, '') ?? 'HEAD';
   const commit = fetched.fetchHead;
 
   let count = 0;
   const items = await listTree(scratch, await commitTree(scratch, commit), (item) => {
-    if (item.mode !== '160000' && (count += 1) > limits.maxFiles) throw tooLarge(`more than ${limits.maxFiles} files`, 'TOOLGATE_IMPORT_MAX_FILES', limits.maxFiles);
+    if (item.mode !== '160000' && (count += 1) > limits.maxFiles)
+      throw tooLarge(`more than ${limits.maxFiles} files`, 'TOOLGATE_IMPORT_MAX_FILES', limits.maxFiles);
   });
   const { accepted, skipped } = await admit(workspace, items);
   const bytes = await measure(scratch, accepted, limits);
 
   // It fits: keep the pack beside the history (checkpoints refer to its blobs), store the contents, commit.
   for (const name of await scratch.store.readdir(`${GITDIR}/objects/pack`)) {
-    await target.store.writeFile(`${GITDIR}/objects/pack/${name}`, (await scratch.store.readFile(`${GITDIR}/objects/pack/${name}`)) as Uint8Array);
+    await target.store.writeFile(
+      `${GITDIR}/objects/pack/${name}`,
+      (await scratch.store.readFile(`${GITDIR}/objects/pack/${name}`)) as Uint8Array,
+    );
   }
   const changes: FileChange[] = [];
   await concurrently(accepted, PARALLEL, async (item) => {
     const { blob } = await readBlob({ fs: scratch.fs, gitdir: scratch.gitdir, oid: item.oid, cache: scratch.cache });
     if (item.mode === SYMLINK_MODE) {
-      changes.push({ op: 'symlink', path: item.path, target: new TextDecoder().decode(blob), expect: { absent: true } });
+      changes.push({
+        op: 'symlink',
+        path: item.path,
+        target: new TextDecoder().decode(blob),
+        expect: { absent: true },
+      });
       return;
     }
     const sha256 = await workspace.storeBlob(blob);
     records.recordBlob(workspace.uid, sha256, item.oid, blob.byteLength);
     changes.push({ op: 'write', path: item.path, blob: sha256, size: blob.byteLength, expect: { absent: true } });
   });
-  const version = changes.length === 0 ? null : (await workspace.commit(changes, () => assertOnly(workspace, changes))).version;
+  const version =
+    changes.length === 0 ? null : (await workspace.commit(changes, () => assertOnly(workspace, changes))).version;
   const symlinks = accepted.filter((item) => item.mode === SYMLINK_MODE).length;
   return { url: remote.shown, ref, commit, files: accepted.length - symlinks, symlinks, bytes, version, skipped };
 }
 
 function assertEmpty(workspace: Workspace): void {
   if (workspace.manifestEntries().length > 0) {
-    throw new ToolError('conflict', `Workspace ${workspace.id} is not empty; import fills an empty workspace only (delete and create it again first).`, { workspace: workspace.id });
+    throw new ToolError(
+      'conflict',
+      `Workspace ${workspace.id} is not empty; import fills an empty workspace only (delete and create it again first).`,
+      { workspace: workspace.id },
+    );
   }
 }
 
@@ -115,12 +140,19 @@ function assertOnly(workspace: Workspace, changes: readonly FileChange[]): void 
     for (let path = change.path; path !== '' && !created.has(path); path = parentPath(path)) created.add(path);
   }
   if (workspace.manifestEntries().some((entry) => !created.has(entry.path))) {
-    throw new ToolError('conflict', `Workspace ${workspace.id} was written to while the import ran; it is no longer empty, so nothing was imported.`, { workspace: workspace.id });
+    throw new ToolError(
+      'conflict',
+      `Workspace ${workspace.id} was written to while the import ran; it is no longer empty, so nothing was imported.`,
+      { workspace: workspace.id },
+    );
   }
 }
 
 /** The path guard decides, as for any write: refused paths and submodules are left out and reported. */
-async function admit(workspace: Workspace, items: readonly TreeItem[]): Promise<{ accepted: TreeItem[]; skipped: ImportResult['skipped'] }> {
+async function admit(
+  workspace: Workspace,
+  items: readonly TreeItem[],
+): Promise<{ accepted: TreeItem[]; skipped: ImportResult['skipped'] }> {
   const accepted: TreeItem[] = [];
   const skipped: ImportResult['skipped'] = [];
   for (const item of items) {
@@ -145,17 +177,26 @@ async function measure(scratch: GitObjects, items: readonly TreeItem[], limits: 
     const { blob } = await readBlob({ fs: scratch.fs, gitdir: scratch.gitdir, oid: item.oid, cache: scratch.cache });
     if (item.mode === SYMLINK_MODE) continue;
     if (blob.byteLength > limits.maxFileBytes) {
-      throw tooLarge(`${item.path}, ${blob.byteLength} bytes, over the file limit`, 'TOOLGATE_MAX_FILE_BYTES', limits.maxFileBytes);
+      throw tooLarge(
+        `${item.path}, ${blob.byteLength} bytes, over the file limit`,
+        'TOOLGATE_MAX_FILE_BYTES',
+        limits.maxFileBytes,
+      );
     }
     total += blob.byteLength;
-    if (total > limits.maxBytes) throw tooLarge(`more than ${limits.maxBytes} bytes of files`, 'TOOLGATE_IMPORT_MAX_BYTES', limits.maxBytes);
+    if (total > limits.maxBytes)
+      throw tooLarge(`more than ${limits.maxBytes} bytes of files`, 'TOOLGATE_IMPORT_MAX_BYTES', limits.maxBytes);
   }
   return total;
 }
 
 function tooLarge(what: string, limit: string, value: number): ToolError {
-  return new ToolError('payload_too_large', `The repository holds ${what} (${limit} = ${value}); nothing was imported. Import a smaller repository or ref, or raise the limit.`, {
-    limit,
-    value,
-  });
+  return new ToolError(
+    'payload_too_large',
+    `The repository holds ${what} (${limit} = ${value}); nothing was imported. Import a smaller repository or ref, or raise the limit.`,
+    {
+      limit,
+      value,
+    },
+  );
 }

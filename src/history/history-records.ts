@@ -47,21 +47,39 @@ export class HistoryRecords {
 
   /** The git blob id of content stored under this SHA-256, when a checkpoint or import has seen it. */
   blobOid(workspaceUid: string, sha256: string): string | undefined {
-    return this.db.query<{ oid: string }>('SELECT oid FROM git_blobs WHERE workspace = ? AND sha256 = ?', workspaceUid, sha256)[0]?.oid;
+    return this.db.query<{ oid: string }>(
+      'SELECT oid FROM git_blobs WHERE workspace = ? AND sha256 = ?',
+      workspaceUid,
+      sha256,
+    )[0]?.oid;
   }
 
   /** The stored content behind a git blob id (the workspace's blob store holds it under `sha256`). */
   contentOf(workspaceUid: string, oid: string): { sha256: string; size: number } | undefined {
-    return this.db.query<{ sha256: string; size: number }>('SELECT sha256, size FROM git_blobs WHERE workspace = ? AND oid = ? LIMIT 1', workspaceUid, oid)[0];
+    return this.db.query<{ sha256: string; size: number }>(
+      'SELECT sha256, size FROM git_blobs WHERE workspace = ? AND oid = ? LIMIT 1',
+      workspaceUid,
+      oid,
+    )[0];
   }
 
   /** Records a pair once its git object exists, never before: a checkpoint trusts it without looking. */
   recordBlob(workspaceUid: string, sha256: string, oid: string, size: number): void {
-    this.db.query('INSERT INTO git_blobs (workspace, sha256, oid, size) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', workspaceUid, sha256, oid, size);
+    this.db.query(
+      'INSERT INTO git_blobs (workspace, sha256, oid, size) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      workspaceUid,
+      sha256,
+      oid,
+      size,
+    );
   }
 
   addCheckpoint(workspaceUid: string, row: CheckpointRow): void {
-    const seq = this.db.query<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM checkpoints WHERE workspace = ?', workspaceUid)[0]?.seq ?? 0;
+    const seq =
+      this.db.query<{ seq: number | null }>(
+        'SELECT MAX(seq) AS seq FROM checkpoints WHERE workspace = ?',
+        workspaceUid,
+      )[0]?.seq ?? 0;
     this.db.query(
       'INSERT INTO checkpoints (workspace, seq, id, message, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
       workspaceUid,
@@ -73,7 +91,11 @@ export class HistoryRecords {
   }
 
   checkpoint(workspaceUid: string, id: string): CheckpointRow | undefined {
-    return this.db.query<CheckpointRow>('SELECT id, message, created_at AS createdAt FROM checkpoints WHERE workspace = ? AND id = ?', workspaceUid, id)[0];
+    return this.db.query<CheckpointRow>(
+      'SELECT id, message, created_at AS createdAt FROM checkpoints WHERE workspace = ? AND id = ?',
+      workspaceUid,
+      id,
+    )[0];
   }
 
   /** Newest first. */
@@ -87,6 +109,7 @@ export class HistoryRecords {
 
   /** Forgets a deleted workspace's history (its objects go with the workspace's object prefix). */
   forget(workspaceUid: string): void {
-    for (const table of ['git_files', 'git_blobs', 'checkpoints']) this.db.query(`DELETE FROM ${table} WHERE workspace = ?`, workspaceUid);
+    for (const table of ['git_files', 'git_blobs', 'checkpoints'])
+      this.db.query(`DELETE FROM ${table} WHERE workspace = ?`, workspaceUid);
   }
 }

@@ -16,17 +16,26 @@ const PARALLEL = 8;
  * Directories not on the way to a file or symlink of the checkpoint are deleted, as the
  * checkpoint holds none.
  */
-export async function planRestore(dir: GitObjects, records: HistoryRecords, workspace: Workspace, items: readonly TreeItem[]): Promise<FileChange[]> {
+export async function planRestore(
+  dir: GitObjects,
+  records: HistoryRecords,
+  workspace: Workspace,
+  items: readonly TreeItem[],
+): Promise<FileChange[]> {
   const wanted = new Map(items.filter((item) => item.mode !== '160000').map((item) => [item.path, item]));
   const directories = new Set<string>();
   for (const path of wanted.keys()) {
-    for (let parent = parentPath(path); parent !== '' && !directories.has(parent); parent = parentPath(parent)) directories.add(parent);
+    for (let parent = parentPath(path); parent !== '' && !directories.has(parent); parent = parentPath(parent))
+      directories.add(parent);
   }
   const current = new Map(workspace.manifestEntries().map((entry) => [entry.path, entry]));
   const deletes: FileChange[] = [];
   const deleted = new Set<string>();
   for (const entry of current.values()) {
-    const keep = entry.type === 'dir' ? directories.has(entry.path) : wanted.has(entry.path) && (wanted.get(entry.path)!.mode === SYMLINK_MODE) === (entry.type === 'symlink');
+    const keep =
+      entry.type === 'dir'
+        ? directories.has(entry.path)
+        : wanted.has(entry.path) && (wanted.get(entry.path)!.mode === SYMLINK_MODE) === (entry.type === 'symlink');
     if (keep) continue;
     deletes.push({ op: 'delete', path: entry.path, expect: { version: entry.version } });
     deleted.add(entry.path);
@@ -39,7 +48,8 @@ export async function planRestore(dir: GitObjects, records: HistoryRecords, work
     const expect: Precondition = entry ? { version: entry.version } : { absent: true };
     if (item.mode === SYMLINK_MODE) {
       const target = new TextDecoder().decode(await blobContent(dir, records, workspace, item));
-      if (entry?.type !== 'symlink' || entry.target !== target) writes.push({ op: 'symlink', path: item.path, target, expect });
+      if (entry?.type !== 'symlink' || entry.target !== target)
+        writes.push({ op: 'symlink', path: item.path, target, expect });
       return;
     }
     let stored = records.contentOf(workspace.uid, item.oid);
@@ -50,7 +60,8 @@ export async function planRestore(dir: GitObjects, records: HistoryRecords, work
       records.recordBlob(workspace.uid, sha256, item.oid, bytes.byteLength);
       stored = { sha256, size: bytes.byteLength };
     }
-    if (entry?.type !== 'file' || entry.blob !== stored.sha256) writes.push({ op: 'write', path: item.path, blob: stored.sha256, size: stored.size, expect });
+    if (entry?.type !== 'file' || entry.blob !== stored.sha256)
+      writes.push({ op: 'write', path: item.path, blob: stored.sha256, size: stored.size, expect });
   });
   writes.sort((a, b) => (a.path < b.path ? -1 : 1));
   return [...deletes, ...writes];

@@ -21,7 +21,12 @@ const encoder = new TextEncoder();
  * The id of the root tree. Directories without a file or symlink below them are left out, as
  * git holds no empty directories.
  */
-export async function writeSnapshotTree(dir: GitObjects, records: HistoryRecords, workspace: Workspace, entries: readonly ManifestEntry[]): Promise<string> {
+export async function writeSnapshotTree(
+  dir: GitObjects,
+  records: HistoryRecords,
+  workspace: Workspace,
+  entries: readonly ManifestEntry[],
+): Promise<string> {
   const leaves = entries.filter((entry) => entry.type !== 'dir');
   const oids = new Map<string, string>();
   await concurrently(leaves, PARALLEL, async (entry) => {
@@ -30,7 +35,8 @@ export async function writeSnapshotTree(dir: GitObjects, records: HistoryRecords
 
   const trees = new Map<string, TreeEntry[]>([['', []]]);
   for (const entry of leaves) {
-    for (let ancestor = parentPath(entry.path); !trees.has(ancestor); ancestor = parentPath(ancestor)) trees.set(ancestor, []);
+    for (let ancestor = parentPath(entry.path); !trees.has(ancestor); ancestor = parentPath(ancestor))
+      trees.set(ancestor, []);
     trees.get(parentPath(entry.path))!.push({
       mode: entry.type === 'symlink' ? SYMLINK_MODE : FILE_MODE,
       path: baseName(entry.path),
@@ -56,7 +62,12 @@ export async function writeSnapshotTree(dir: GitObjects, records: HistoryRecords
 }
 
 /** A file's or a symlink's blob id: known from the map, else written once and recorded. */
-async function blobOid(dir: GitObjects, records: HistoryRecords, workspace: Workspace, entry: ManifestEntry): Promise<string> {
+async function blobOid(
+  dir: GitObjects,
+  records: HistoryRecords,
+  workspace: Workspace,
+  entry: ManifestEntry,
+): Promise<string> {
   const link = entry.type === 'symlink' ? encoder.encode(entry.target ?? '') : undefined;
   const sha256 = link ? await sha256Hex(link) : entry.blob!;
   const known = records.blobOid(workspace.uid, sha256);

@@ -44,7 +44,12 @@ export class StoreFs {
   async writeFile(path: string, data: Uint8Array | string): Promise<void> {
     const { table, inner } = this.locate(path);
     if (inner === '') throw fsError('EISDIR', path);
-    await table.write(inner, typeof data === 'string' ? new TextEncoder().encode(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    await table.write(
+      inner,
+      typeof data === 'string'
+        ? new TextEncoder().encode(data)
+        : new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    );
   }
 
   async mkdir(path: string): Promise<void> {

@@ -16,7 +16,13 @@ export interface TreeItem {
 export async function commitTree(dir: GitObjects, oid: string): Promise<string> {
   let target = oid;
   for (let hops = 0; hops < 8; hops += 1) {
-    const { type } = await readObject({ fs: dir.fs, gitdir: dir.gitdir, oid: target, cache: dir.cache, format: 'deflated' });
+    const { type } = await readObject({
+      fs: dir.fs,
+      gitdir: dir.gitdir,
+      oid: target,
+      cache: dir.cache,
+      format: 'deflated',
+    });
     if (type !== 'tag') break;
     target = (await readTag({ fs: dir.fs, gitdir: dir.gitdir, oid: target, cache: dir.cache })).tag.object;
   }
@@ -24,7 +30,11 @@ export async function commitTree(dir: GitObjects, oid: string): Promise<string> 
 }
 
 /** Every non-tree entry below `treeOid`, in path order; `onItem` may throw to stop the walk early. */
-export async function listTree(dir: GitObjects, treeOid: string, onItem?: (item: TreeItem) => void): Promise<TreeItem[]> {
+export async function listTree(
+  dir: GitObjects,
+  treeOid: string,
+  onItem?: (item: TreeItem) => void,
+): Promise<TreeItem[]> {
   const items: TreeItem[] = [];
   const walk = async (oid: string, prefix: string): Promise<void> => {
     const { tree } = await readTree({ fs: dir.fs, gitdir: dir.gitdir, oid, cache: dir.cache });
@@ -47,7 +57,12 @@ export async function listTree(dir: GitObjects, treeOid: string, onItem?: (item:
  * A blob's bytes: a file's from the workspace's blob store when the map knows it there (it keeps
  * every blob of the incarnation), anything else (a symlink's target) from the git objects.
  */
-export async function blobContent(dir: GitObjects, records: HistoryRecords, workspace: Workspace, item: Pick<TreeItem, 'mode' | 'oid'>): Promise<Uint8Array> {
+export async function blobContent(
+  dir: GitObjects,
+  records: HistoryRecords,
+  workspace: Workspace,
+  item: Pick<TreeItem, 'mode' | 'oid'>,
+): Promise<Uint8Array> {
   const stored = item.mode === SYMLINK_MODE ? undefined : records.contentOf(workspace.uid, item.oid);
   if (stored !== undefined) return workspace.blob(stored.sha256);
   return (await readBlob({ fs: dir.fs, gitdir: dir.gitdir, oid: item.oid, cache: dir.cache })).blob;

@@ -71,12 +71,21 @@ export class WorkspaceHistory {
       const id = await writeCommit({
         fs: dir.fs,
         gitdir: dir.gitdir,
-        commit: { message: `${text}\n`, tree, parent: parent === undefined ? [] : [parent], author: signature, committer: signature },
+        commit: {
+          message: `${text}\n`,
+          tree,
+          parent: parent === undefined ? [] : [parent],
+          author: signature,
+          committer: signature,
+        },
       });
       const row: CheckpointRow = { id, message: text, createdAt: now.toISOString() };
-      const moved = this.db.transaction(() => moveBranch(dir.files, parent, id) && (this.records.addCheckpoint(workspace.uid, row), true));
+      const moved = this.db.transaction(
+        () => moveBranch(dir.files, parent, id) && (this.records.addCheckpoint(workspace.uid, row), true),
+      );
       if (moved) return { id, createdAt: row.createdAt };
-      if (attempt >= MAX_ATTEMPTS) throw new ToolError('conflict', 'Other checkpoints of this workspace kept landing first; retry.');
+      if (attempt >= MAX_ATTEMPTS)
+        throw new ToolError('conflict', 'Other checkpoints of this workspace kept landing first; retry.');
     }
   }
 
@@ -102,7 +111,9 @@ export class WorkspaceHistory {
         return { restored: id, version: (await workspace.commit(changes)).version };
       } catch (error) {
         // A write landed between our plan and our commit: plan again against what is there now.
-        const raced = isToolError(error) && (error.code === 'conflict' || error.code === 'already_exists' || error.code === 'not_found');
+        const raced =
+          isToolError(error) &&
+          (error.code === 'conflict' || error.code === 'already_exists' || error.code === 'not_found');
         if (!raced || attempt >= MAX_ATTEMPTS) throw error;
       }
     }
@@ -110,17 +121,32 @@ export class WorkspaceHistory {
 
   /** Fills an empty workspace from a git remote, then checkpoints it as "import <url>@<ref>". */
   async import(workspace: Workspace, source: GitSource): Promise<ImportResult & { checkpoint: Checkpoint }> {
-    const imported = await importRepository(this.directory(workspace), this.records, workspace, source, this.options.limits, this.options.egress ?? noEgress);
+    const imported = await importRepository(
+      this.directory(workspace),
+      this.records,
+      workspace,
+      source,
+      this.options.limits,
+      this.options.egress ?? noEgress,
+    );
     const checkpoint = await this.checkpoint(workspace, `import ${imported.url}@${imported.ref}`);
     return { ...imported, checkpoint };
   }
 
   /** The automatic checkpoint after a successful apply_patch, where the workspace asks for one; a failure is logged, never the call's. */
   readonly afterCall = async (call: CompletedCall): Promise<void> => {
-    if (call.tool !== 'apply_patch' || !call.workspace.autoCheckpoint || (call.args as { dryRun?: boolean }).dryRun === true) return;
+    if (
+      call.tool !== 'apply_patch' ||
+      !call.workspace.autoCheckpoint ||
+      (call.args as { dryRun?: boolean }).dryRun === true
+    )
+      return;
     const summary = (call.result as { summary?: unknown }).summary;
     try {
-      await this.checkpoint(call.workspace, typeof summary === 'string' && summary !== '' ? `apply_patch\n\n${summary}` : 'apply_patch');
+      await this.checkpoint(
+        call.workspace,
+        typeof summary === 'string' && summary !== '' ? `apply_patch\n\n${summary}` : 'apply_patch',
+      );
     } catch (error) {
       (this.options.log ?? consoleLog)(`could not checkpoint workspace ${call.workspace.id} after apply_patch`, error);
     }
@@ -128,10 +154,19 @@ export class WorkspaceHistory {
 
   private find(workspace: Workspace, id: unknown): CheckpointRow {
     if (typeof id !== 'string' || !CHECKPOINT_ID.test(id)) {
-      throw new ToolError('invalid_argument', `A checkpoint id is 40 lowercase hex digits, as POST /checkpoints answers; ${JSON.stringify(id)} is not one.`, { checkpoint: id });
+      throw new ToolError(
+        'invalid_argument',
+        `A checkpoint id is 40 lowercase hex digits, as POST /checkpoints answers; ${JSON.stringify(id)} is not one.`,
+        { checkpoint: id },
+      );
     }
     const row = this.records.checkpoint(workspace.uid, id);
-    if (!row) throw new ToolError('not_found', `Checkpoint ${id} does not exist in workspace ${workspace.id}; list them with GET /v1/workspaces/${workspace.id}/checkpoints.`, { checkpoint: id });
+    if (!row)
+      throw new ToolError(
+        'not_found',
+        `Checkpoint ${id} does not exist in workspace ${workspace.id}; list them with GET /v1/workspaces/${workspace.id}/checkpoints.`,
+        { checkpoint: id },
+      );
     return row;
   }
 

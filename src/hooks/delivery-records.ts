@@ -51,8 +51,15 @@ export class DeliveryRecords {
     const running = this.running.get(name);
     if (running) return running.then(replayed);
     this.sweepWhenDue();
-    const recorded = this.db.query<RecordRow>('SELECT state, status, answer, headers FROM hook_deliveries WHERE hook_id = ? AND delivery_id = ?', hookId, deliveryId)[0];
-    if (recorded) return Promise.resolve(replayed(recorded.state === 'done' ? toAnswer(recorded) : this.interrupted(hookId, deliveryId)));
+    const recorded = this.db.query<RecordRow>(
+      'SELECT state, status, answer, headers FROM hook_deliveries WHERE hook_id = ? AND delivery_id = ?',
+      hookId,
+      deliveryId,
+    )[0];
+    if (recorded)
+      return Promise.resolve(
+        replayed(recorded.state === 'done' ? toAnswer(recorded) : this.interrupted(hookId, deliveryId)),
+      );
     this.db.query(
       `INSERT INTO hook_deliveries (hook_id, delivery_id, state, status, answer, headers, received_at) VALUES (?, ?, 'running', 0, '', '{}', ?)`,
       hookId,
@@ -80,7 +87,10 @@ export class DeliveryRecords {
   /** Removes the answers of deliveries received more than the retention ago; returns how many. */
   sweep(): number {
     this.sweptAt = this.now();
-    return this.db.query('DELETE FROM hook_deliveries WHERE received_at < ? RETURNING delivery_id', this.now() - REPLAY_RETENTION_MS).length;
+    return this.db.query(
+      'DELETE FROM hook_deliveries WHERE received_at < ? RETURNING delivery_id',
+      this.now() - REPLAY_RETENTION_MS,
+    ).length;
   }
 
   private sweepWhenDue(): void {

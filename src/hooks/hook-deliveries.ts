@@ -45,7 +45,9 @@ export class HookDeliveries {
   /** Runs a delivery whose signature verified; never throws. */
   async deliver(delivery: Delivery): Promise<CallAnswer> {
     if (delivery.deliveryId === undefined) return (await this.run(delivery)).answer;
-    return this.options.records.once(delivery.hook.id, delivery.deliveryId, () => this.run(delivery)).catch((error: unknown) => failure(error, this.log));
+    return this.options.records
+      .once(delivery.hook.id, delivery.deliveryId, () => this.run(delivery))
+      .catch((error: unknown) => failure(error, this.log));
   }
 
   private async run(delivery: Delivery): Promise<DeliveryOutcome> {
@@ -57,9 +59,13 @@ export class HookDeliveries {
       return { answer: failure(error, this.log), keep: false };
     }
     if (owner === undefined) {
-      const error = new ToolError('forbidden', `The key that configured hook ${hook.id} was revoked, so its deliveries cannot run; an admin must configure it again with PUT /v1/hooks/${hook.id}.`, {
-        hookId: hook.id,
-      });
+      const error = new ToolError(
+        'forbidden',
+        `The key that configured hook ${hook.id} was revoked, so its deliveries cannot run; an admin must configure it again with PUT /v1/hooks/${hook.id}.`,
+        {
+          hookId: hook.id,
+        },
+      );
       // Not kept: once an admin configures the hook again, the sender's redelivery applies.
       return { answer: failure(error, this.log), keep: false };
     }
@@ -75,7 +81,8 @@ export class HookDeliveries {
         return { value: { patch: input.patch }, bytes: body.bytes };
       },
     });
-    if (answer.status !== 200 || !hook.checkpoint || !this.options.history) return { answer, keep: !RETRYABLE.has(answer.status) };
+    if (answer.status !== 200 || !hook.checkpoint || !this.options.history)
+      return { answer, keep: !RETRYABLE.has(answer.status) };
     return { answer: await this.checkpoint(hook, answer, commitMessage), keep: true };
   }
 
@@ -87,7 +94,9 @@ export class HookDeliveries {
       body.checkpoint = { id: checkpoint.id, createdAt: checkpoint.createdAt };
     } catch (error) {
       if (!isToolError(error)) this.log(`the checkpoint after a delivery to hook ${hook.id} failed`, error);
-      body.checkpointError = isToolError(error) ? errorBody(error.code, error.message, error.details).error : { code: 'internal', message: INTERNAL_MESSAGE };
+      body.checkpointError = isToolError(error)
+        ? errorBody(error.code, error.message, error.details).error
+        : { code: 'internal', message: INTERNAL_MESSAGE };
     }
     return { ...applied, json: JSON.stringify(body) };
   }
@@ -102,5 +111,9 @@ function failure(error: unknown, log: (message: string, error?: unknown) => void
     log('internal error in a webhook delivery', error);
     return { status: 500, json: JSON.stringify(errorBody('internal', INTERNAL_MESSAGE)), headers: {} };
   }
-  return { status: error.status, json: JSON.stringify(errorBody(error.code, error.message, error.details)), headers: {} };
+  return {
+    status: error.status,
+    json: JSON.stringify(errorBody(error.code, error.message, error.details)),
+    headers: {},
+  };
 }

@@ -29,7 +29,9 @@ export function signedBytes(body: Uint8Array, timestamp: string | undefined): Ui
 }
 
 export async function hmacSha256(secret: string, bytes: Uint8Array): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ]);
   return new Uint8Array(await crypto.subtle.sign('HMAC', key, bytes));
 }
 
@@ -51,17 +53,28 @@ export interface SignaturePolicy {
  * 300 s of now. `secret` is undefined for an unknown hook: that fails exactly as a wrong
  * signature does.
  */
-export async function verifySignature(secret: string | undefined, request: SignedRequest, nowMs: number, policy: SignaturePolicy = {}): Promise<void> {
+export async function verifySignature(
+  secret: string | undefined,
+  request: SignedRequest,
+  nowMs: number,
+  policy: SignaturePolicy = {},
+): Promise<void> {
   const presented = SIGNATURE_HEADERS.flatMap((name) => {
     const value = request.headers.get(name);
     return value === null ? [] : [{ name, value }];
   });
   if (presented.length === 0) {
-    throw new ToolError('unauthorized', 'The delivery is not signed; send X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the hook secret>.');
+    throw new ToolError(
+      'unauthorized',
+      'The delivery is not signed; send X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the hook secret>.',
+    );
   }
   const macs = presented.map(({ name, value }) => {
     const mac = parseSignature(value);
-    if (!mac) throw new ToolError('unauthorized', `The ${name} header must be sha256= followed by 64 lowercase hex digits.`, { header: name });
+    if (!mac)
+      throw new ToolError('unauthorized', `The ${name} header must be sha256= followed by 64 lowercase hex digits.`, {
+        header: name,
+      });
     return mac;
   });
   const timestamp = readTimestamp(request.headers.get(TIMESTAMP_HEADER), nowMs);
@@ -70,13 +83,20 @@ export async function verifySignature(secret: string | undefined, request: Signe
   let valid = secret !== undefined;
   for (const mac of macs) valid = constantTimeEqual(mac, expected) && valid;
   if (!valid) {
-    throw new ToolError('unauthorized', "The delivery's signature does not verify for this hook; sign the exact raw body with the hook's secret.");
+    throw new ToolError(
+      'unauthorized',
+      "The delivery's signature does not verify for this hook; sign the exact raw body with the hook's secret.",
+    );
   }
   // Checked once the signature verified, so only a sender holding the secret learns the hook wants a timestamp.
   if (policy.requireTimestamp && timestamp === undefined) {
-    throw new ToolError('unauthorized', 'This hook requires X-Toolgate-Timestamp: send the current time in seconds since the epoch and sign "<timestamp>.<raw body>".', {
-      header: TIMESTAMP_HEADER,
-    });
+    throw new ToolError(
+      'unauthorized',
+      'This hook requires X-Toolgate-Timestamp: send the current time in seconds since the epoch and sign "<timestamp>.<raw body>".',
+      {
+        header: TIMESTAMP_HEADER,
+      },
+    );
   }
 }
 
@@ -100,13 +120,19 @@ function parseSignature(value: string): Uint8Array | undefined {
 function readTimestamp(value: string | null, nowMs: number): string | undefined {
   if (value === null) return undefined;
   if (!/^\d{1,12}$/.test(value)) {
-    throw new ToolError('unauthorized', `${TIMESTAMP_HEADER} must be whole seconds since the epoch.`, { header: TIMESTAMP_HEADER });
+    throw new ToolError('unauthorized', `${TIMESTAMP_HEADER} must be whole seconds since the epoch.`, {
+      header: TIMESTAMP_HEADER,
+    });
   }
   const skew = Math.abs(nowMs / 1000 - Number(value));
   if (skew > TIMESTAMP_WINDOW_SECONDS) {
-    throw new ToolError('unauthorized', `The delivery's timestamp is ${Math.round(skew)} s from the server's clock, more than ${TIMESTAMP_WINDOW_SECONDS} s; sign it again with the current time.`, {
-      header: TIMESTAMP_HEADER,
-    });
+    throw new ToolError(
+      'unauthorized',
+      `The delivery's timestamp is ${Math.round(skew)} s from the server's clock, more than ${TIMESTAMP_WINDOW_SECONDS} s; sign it again with the current time.`,
+      {
+        header: TIMESTAMP_HEADER,
+      },
+    );
   }
   return value;
 }

@@ -20,7 +20,15 @@ export interface Hook extends HookTarget {
   createdAt: string;
 }
 
-type HookRow = { id: string; workspace: string; secret: string; owner_key_id: string; checkpoint: number; require_timestamp: number; created_at: string };
+type HookRow = {
+  id: string;
+  workspace: string;
+  secret: string;
+  owner_key_id: string;
+  checkpoint: number;
+  require_timestamp: number;
+  created_at: string;
+};
 
 const HOOK_COLUMNS = 'id, workspace, secret, owner_key_id, checkpoint, require_timestamp, created_at';
 
@@ -96,8 +104,20 @@ function toHook(row: HookRow): Hook {
 }
 
 /** A hook as answers show it: never its secret. */
-export function publicHook(hook: Hook): { id: string; workspace: string; checkpoint: boolean; requireTimestamp: boolean; createdAt: string } {
-  return { id: hook.id, workspace: hook.workspace, checkpoint: hook.checkpoint, requireTimestamp: hook.requireTimestamp, createdAt: hook.createdAt };
+export function publicHook(hook: Hook): {
+  id: string;
+  workspace: string;
+  checkpoint: boolean;
+  requireTimestamp: boolean;
+  createdAt: string;
+} {
+  return {
+    id: hook.id,
+    workspace: hook.workspace,
+    checkpoint: hook.checkpoint,
+    requireTimestamp: hook.requireTimestamp,
+    createdAt: hook.createdAt,
+  };
 }
 
 /** The hook without its secret. */

@@ -41,17 +41,30 @@ export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {
  * (route-access.ts). A home that spreads the contract over several objects mounts the route
  * groups each serves on one of these, then calls `assertRoutesGuarded`.
  */
-export function createBaseApp(deps: Pick<AppDeps, 'keys' | 'tools' | 'onInternalError' | 'processes' | 'sandbox'> & { runnerProtocol?: boolean }): Hono<AppEnv> {
+export function createBaseApp(
+  deps: Pick<AppDeps, 'keys' | 'tools' | 'onInternalError' | 'processes' | 'sandbox'> & { runnerProtocol?: boolean },
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const onInternal = deps.onInternalError ?? ((error: unknown) => consoleLog('internal error', error));
 
   app.onError((error) => errorResponse(error, onInternal));
-  app.notFound((c) => errorResponse(new ToolError('not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}; GET /openapi.json lists the routes.`), onInternal));
+  app.notFound((c) =>
+    errorResponse(
+      new ToolError(
+        'not_found',
+        `No route for ${c.req.method} ${new URL(c.req.url).pathname}; GET /openapi.json lists the routes.`,
+      ),
+      onInternal,
+    ),
+  );
 
   // Unsandboxed commands are a choice an operator (and a monitor) must be able to see.
   const health = deps.sandbox === 'none' ? { ok: true, sandbox: 'none' } : { ok: true };
   app.get('/healthz', (c) => c.json(health));
-  app.route('/', docsRoutes({ tools: deps.tools, runnerProtocol: deps.runnerProtocol ?? deps.processes !== undefined }));
+  app.route(
+    '/',
+    docsRoutes({ tools: deps.tools, runnerProtocol: deps.runnerProtocol ?? deps.processes !== undefined }),
+  );
   app.use('/v1/*', authenticate(deps.keys));
   guardRouteGroups(app);
   return app;

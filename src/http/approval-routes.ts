@@ -9,7 +9,6 @@ import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
 
-
 /** Where approvals are listed, read and decided: the tool calls, or a home's way of reaching them. */
 export interface ApprovalDesk {
   listApprovals(key: ApiKey, status: Approval['status'] | undefined, limit: number): Approval[] | Promise<Approval[]>;
@@ -27,7 +26,11 @@ export function approvalRoutes(deps: Pick<AppDeps, 'limits'> & { approvals: Appr
       throw new ToolError('invalid_argument', `status must be one of ${approvalStatuses.join(', ')}.`, { status });
     }
     const limit = parseLimit(c.req.query('limit'));
-    const approvals = await deps.approvals.listApprovals(key, status as (typeof approvalStatuses)[number] | undefined, limit);
+    const approvals = await deps.approvals.listApprovals(
+      key,
+      status as (typeof approvalStatuses)[number] | undefined,
+      limit,
+    );
     return c.json({ approvals: approvals.map(publicApproval) });
   });
 
@@ -50,6 +53,7 @@ export function approvalRoutes(deps: Pick<AppDeps, 'limits'> & { approvals: Appr
 function parseLimit(value: string | undefined): number {
   if (value === undefined) return 100;
   const limit = Number(value);
-  if (!/^\d+$/.test(value) || limit < 1 || limit > 1000) throw new ToolError('invalid_argument', 'limit must be a whole number from 1 to 1000.', { limit: value });
+  if (!/^\d+$/.test(value) || limit < 1 || limit > 1000)
+    throw new ToolError('invalid_argument', 'limit must be a whole number from 1 to 1000.', { limit: value });
   return limit;
 }

@@ -1,12 +1,22 @@
 // The history routes as the OpenAPI document lists them, their schemas taken from the contract.
 import { z } from 'zod';
 import type { ErrorCode } from '../core/errors.ts';
-import { checkpointListSchema, checkpointSchema, diffSchema, importSchema, restoreSchema } from '../contract/http-answers.ts';
+import {
+  checkpointListSchema,
+  checkpointSchema,
+  diffSchema,
+  importSchema,
+  restoreSchema,
+} from '../contract/http-answers.ts';
 import { checkpointInput, importInput, restoreInput } from '../contract/http-requests.ts';
 import type { JsonSchema, Operation } from './openapi-types.ts';
 
-const asJson = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
-const body = (schema: z.ZodType, required = true): NonNullable<Operation['body']> => ({ content: { 'application/json': asJson(schema, 'input') }, required });
+const asJson = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema =>
+  z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
+const body = (schema: z.ZodType, required = true): NonNullable<Operation['body']> => ({
+  content: { 'application/json': asJson(schema, 'input') },
+  required,
+});
 const answer = (description: string, schema: z.ZodType) => ({ description, schema: asJson(schema, 'output') });
 const common: ErrorCode[] = ['invalid_argument', 'forbidden', 'not_found'];
 
@@ -29,7 +39,13 @@ export function historyOperations(): Operation[] {
       tag: 'history',
       operationId: 'listCheckpoints',
       summary: 'List checkpoints, newest first',
-      query: [{ name: 'limit', description: 'At most this many (default 1000).', schema: { type: 'integer', minimum: 1, maximum: 1000 } }],
+      query: [
+        {
+          name: 'limit',
+          description: 'At most this many (default 1000).',
+          schema: { type: 'integer', minimum: 1, maximum: 1000 },
+        },
+      ],
       answers: { 200: answer('The checkpoints.', checkpointListSchema) },
       errors: common,
     },
@@ -39,8 +55,15 @@ export function historyOperations(): Operation[] {
       tag: 'history',
       operationId: 'diffCheckpoint',
       summary: 'The unified diff from a checkpoint to the workspace now',
-      query: [{ name: 'from', description: 'The checkpoint id.', schema: { type: 'string', pattern: '^[0-9a-f]{40}$' } }],
-      answers: { 200: answer('The diff; binary files get a "Binary files ... differ" line, symlinks show their targets.', diffSchema) },
+      query: [
+        { name: 'from', description: 'The checkpoint id.', schema: { type: 'string', pattern: '^[0-9a-f]{40}$' } },
+      ],
+      answers: {
+        200: answer(
+          'The diff; binary files get a "Binary files ... differ" line, symlinks show their targets.',
+          diffSchema,
+        ),
+      },
       errors: [...common, 'unavailable'],
     },
     {
@@ -49,7 +72,8 @@ export function historyOperations(): Operation[] {
       tag: 'history',
       operationId: 'restoreCheckpoint',
       summary: 'Make the workspace equal a checkpoint, in one commit',
-      description: 'Needs a key that may call write_file and apply_patch without approval. Directories the checkpoint does not need are removed.',
+      description:
+        'Needs a key that may call write_file and apply_patch without approval. Directories the checkpoint does not need are removed.',
       body: body(restoreInput),
       answers: { 200: answer('Restored.', restoreSchema) },
       errors: [...common, 'conflict', 'payload_too_large', 'unavailable'],

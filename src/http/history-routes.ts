@@ -9,7 +9,6 @@ import { parseInput } from '../contract/parse-input.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 
-
 export type HistoryRouteDeps = Pick<AppDeps, 'workspaces' | 'tools' | 'limits'> & { history: WorkspaceHistory };
 
 export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
@@ -17,7 +16,11 @@ export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
 
   routes.post('/workspaces/:ws/checkpoints', async (c) => {
     const workspace = deps.workspaces.open(c.req.param('ws'));
-    const body = parseInput(checkpointInput, (await readJsonBody(c.req.raw, deps.limits.maxBodyBytes, { optional: true })) ?? {}, 'checkpoint');
+    const body = parseInput(
+      checkpointInput,
+      (await readJsonBody(c.req.raw, deps.limits.maxBodyBytes, { optional: true })) ?? {},
+      'checkpoint',
+    );
     return c.json(await deps.history.checkpoint(workspace, body.message), 201);
   });
 
@@ -30,7 +33,10 @@ export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
   routes.get('/workspaces/:ws/diff', async (c) => {
     const workspace = deps.workspaces.open(c.req.param('ws'));
     const from = c.req.query('from');
-    if (from === undefined) throw new ToolError('invalid_argument', 'Name the checkpoint to diff from: GET .../diff?from=<checkpoint id>.', { field: 'from' });
+    if (from === undefined)
+      throw new ToolError('invalid_argument', 'Name the checkpoint to diff from: GET .../diff?from=<checkpoint id>.', {
+        field: 'from',
+      });
     return c.json({ diff: await deps.history.diff(workspace, from) });
   });
 
@@ -62,9 +68,13 @@ function assertMayRewrite(deps: HistoryRouteDeps, key: ApiKey, what: string): vo
   for (const name of ['write_file', 'apply_patch']) {
     const tool = deps.tools.get(name);
     if (!toolAllowed(key, tool, undefined) || approvalDecision(key, tool, undefined) !== 'allow') {
-      throw new ToolError('forbidden', `To ${what}, a key must be allowed to call write_file and apply_patch without approval; this key's ${name} is not. Ask an approver or admin.`, {
-        tool: name,
-      });
+      throw new ToolError(
+        'forbidden',
+        `To ${what}, a key must be allowed to call write_file and apply_patch without approval; this key's ${name} is not. Ask an approver or admin.`,
+        {
+          tool: name,
+        },
+      );
     }
   }
 }

@@ -33,7 +33,12 @@ const deliveryErrors: ErrorCode[] = [
 ];
 
 function body(schema: z.ZodType): NonNullable<Operation['body']> {
-  return { content: { 'application/json': z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown> }, required: true };
+  return {
+    content: {
+      'application/json': z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>,
+    },
+    required: true,
+  };
 }
 
 const signature = (name: string): Parameter => ({
@@ -49,7 +54,8 @@ export function hookOperations(): Operation[] {
       path: '/v1/hooks/{hookId}',
       tag: 'hooks',
       operationId: 'putHook',
-      summary: 'Configure a webhook (admin): its secret, the workspace its deliveries patch, checkpoints, whether deliveries must be timestamped',
+      summary:
+        'Configure a webhook (admin): its secret, the workspace its deliveries patch, checkpoints, whether deliveries must be timestamped',
       description:
         'Deliveries run as the admin key that configures the hook; configuring it again replaces the secret, the workspace, the owner and the settings. ' +
         `With requireTimestamp, a delivery without ${TIMESTAMP_HEADER} (within ${TIMESTAMP_WINDOW_SECONDS} s, signed with the body) answers 401 and applies nothing.`,
@@ -92,7 +98,8 @@ export function hookOperations(): Operation[] {
       path: '/v1/hooks/{hookId}',
       tag: 'hooks',
       operationId: 'deliverHook',
-      summary: "A webhook delivery: its patch is applied with apply_patch as the hook's owner key; no API key, the signature authenticates it",
+      summary:
+        "A webhook delivery: its patch is applied with apply_patch as the hook's owner key; no API key, the signature authenticates it",
       description:
         'An unknown hook answers 401 exactly as a wrong signature does. With a delivery id, a repeated delivery (kept at least 7 days) applies nothing and answers ' +
         'what the first one answered, with X-Toolgate-Replayed: true; a first answer of 429 or 503, or a refusal because the owner key was revoked, is not kept.',
@@ -105,12 +112,19 @@ export function hookOperations(): Operation[] {
           description: `Seconds since the epoch, signed with the body; must be within ${TIMESTAMP_WINDOW_SECONDS} s of the server's clock. Optional, unless the hook was configured with requireTimestamp.`,
           schema: { type: 'string', pattern: '^[0-9]{1,12}$' },
         },
-        ...DELIVERY_ID_HEADERS.map((name) => ({ name, description: 'Optional: the delivery id, its idempotency key (the first of these present).', schema: { type: 'string', maxLength: 200 } })),
+        ...DELIVERY_ID_HEADERS.map((name) => ({
+          name,
+          description: 'Optional: the delivery id, its idempotency key (the first of these present).',
+          schema: { type: 'string', maxLength: 200 },
+        })),
       ],
       body: body(hookDeliveryInput),
       answers: {
         200: { description: 'The patch was applied.', schema: 'HookDeliveryAnswer' },
-        202: { description: "The owner key's policy holds the patch for approval; no checkpoint follows it.", schema: 'ApprovalPending' },
+        202: {
+          description: "The owner key's policy holds the patch for approval; no checkpoint follows it.",
+          schema: 'ApprovalPending',
+        },
       },
       errors: deliveryErrors,
     },

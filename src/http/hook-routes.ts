@@ -14,7 +14,6 @@ import type { AppDeps, AppEnv, HookDeliverer, HookServices } from './app-deps.ts
 import { parseJsonBytes, readBodyBytes, readJsonBody } from './json-body.ts';
 import { assertWorkspaceVisible } from './route-access.ts';
 
-
 /** The delivery headers that name a delivery; the first one present is its idempotency key. */
 export const DELIVERY_ID_HEADERS = ['x-delivery-id', 'x-github-delivery'] as const;
 
@@ -37,7 +36,11 @@ export function hookRoutes(deps: HookRouteDeps): Hono<AppEnv> {
     if (existing && !canSeeWorkspace(key, existing.workspace)) throw absentHook(id);
     assertWorkspaceVisible(key, input.workspace);
     if (input.checkpoint && !deps.checkpoints) {
-      throw new ToolError('invalid_argument', 'checkpoint: this server keeps no workspace history, so it cannot make checkpoints; configure the hook without it.', { field: 'checkpoint' });
+      throw new ToolError(
+        'invalid_argument',
+        'checkpoint: this server keeps no workspace history, so it cannot make checkpoints; configure the hook without it.',
+        { field: 'checkpoint' },
+      );
     }
     const { hook, created } = deps.hooks.put({
       id,
@@ -52,7 +55,12 @@ export function hookRoutes(deps: HookRouteDeps): Hono<AppEnv> {
 
   routes.get('/hooks', (c) => {
     const key = c.get('key');
-    return c.json({ hooks: deps.hooks.list().filter((hook) => canSeeWorkspace(key, hook.workspace)).map(publicHook) });
+    return c.json({
+      hooks: deps.hooks
+        .list()
+        .filter((hook) => canSeeWorkspace(key, hook.workspace))
+        .map(publicHook),
+    });
   });
 
   routes.get('/hooks/:hookId', (c) => {
@@ -71,9 +79,16 @@ export function hookRoutes(deps: HookRouteDeps): Hono<AppEnv> {
     const id = c.req.param('hookId');
     // An unknown id fails exactly as a wrong signature does, so ids cannot be probed.
     const hook: Hook | undefined = WORKSPACE_ID_PATTERN.test(id) ? deps.hooks.get(id) : undefined;
-    await verifySignature(hook?.secret, { body: bytes, headers: c.req.raw.headers }, now(), { requireTimestamp: hook?.requireTimestamp ?? false });
+    await verifySignature(hook?.secret, { body: bytes, headers: c.req.raw.headers }, now(), {
+      requireTimestamp: hook?.requireTimestamp ?? false,
+    });
     // Past the check, the hook exists: an absent one never verifies.
-    const answer = await deps.deliverer.deliver({ hook: hookTarget(hook!), deliveryId: readDeliveryId(c.req.raw.headers), body: bytes, contentType: c.req.header('content-type') ?? null });
+    const answer = await deps.deliverer.deliver({
+      hook: hookTarget(hook!),
+      deliveryId: readDeliveryId(c.req.raw.headers),
+      body: bytes,
+      contentType: c.req.header('content-type') ?? null,
+    });
     return answerResponse(answer);
   });
 
@@ -88,20 +103,31 @@ function visibleHook(deps: HookRouteDeps, key: ApiKey, id: string): Hook {
 }
 
 function absentHook(id: string): ToolError {
-  return new ToolError('not_found', `Hook ${id} does not exist for this key; configure a hook with an id of your own (PUT /v1/hooks/{id}).`, { hookId: id });
+  return new ToolError(
+    'not_found',
+    `Hook ${id} does not exist for this key; configure a hook with an id of your own (PUT /v1/hooks/{id}).`,
+    { hookId: id },
+  );
 }
 
 /** Runs deliveries in this process, parsing the body as every JSON route does. */
 export function localDeliverer(deliveries: Pick<HookDeliveries, 'deliver'>): HookDeliverer {
   return {
     deliver: ({ hook, deliveryId, body, contentType }) =>
-      deliveries.deliver({ hook, deliveryId, readBody: async () => ({ value: parseJsonBytes(body, contentType), bytes: body.byteLength }) }),
+      deliveries.deliver({
+        hook,
+        deliveryId,
+        readBody: async () => ({ value: parseJsonBytes(body, contentType), bytes: body.byteLength }),
+      }),
   };
 }
 
 /** A delivery's answer as an HTTP response. */
 export function answerResponse(answer: CallAnswer): Response {
-  return new Response(answer.json, { status: answer.status, headers: { 'content-type': 'application/json', ...answer.headers } });
+  return new Response(answer.json, {
+    status: answer.status,
+    headers: { 'content-type': 'application/json', ...answer.headers },
+  });
 }
 
 function readDeliveryId(headers: Headers): string | undefined {
@@ -109,7 +135,11 @@ function readDeliveryId(headers: Headers): string | undefined {
     const value = headers.get(name);
     if (value === null) continue;
     if (!/^[\x21-\x7e]{1,200}$/.test(value)) {
-      throw new ToolError('invalid_argument', `The ${name} header must be 1 to 200 printable ASCII characters without spaces.`, { header: name });
+      throw new ToolError(
+        'invalid_argument',
+        `The ${name} header must be 1 to 200 printable ASCII characters without spaces.`,
+        { header: name },
+      );
     }
     return value;
   }

@@ -8,7 +8,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * The parsed body, or `undefined` for an empty one when `optional`. The limit is enforced
  * on the streamed bytes, so a chunked body without Content-Length cannot slip past it.
  */
-export async function readJsonBody(request: Request, maxBytes: number, options: { optional?: boolean; onBytes?: (bytes: number) => void } = {}): Promise<unknown> {
+export async function readJsonBody(
+  request: Request,
+  maxBytes: number,
+  options: { optional?: boolean; onBytes?: (bytes: number) => void } = {},
+): Promise<unknown> {
   const bytes = await readBodyBytes(request, maxBytes);
   options.onBytes?.(bytes.byteLength);
   if (bytes.byteLength === 0 && options.optional) return undefined;
@@ -18,7 +22,10 @@ export async function readJsonBody(request: Request, maxBytes: number, options: 
 /** A body already read, parsed as JSON: it must be non-empty UTF-8 JSON sent as application/json. */
 export function parseJsonBytes(bytes: Uint8Array, contentType: string | null): unknown {
   if (bytes.byteLength === 0) {
-    throw new ToolError('invalid_argument', 'The request body is empty; send a JSON object with Content-Type: application/json.');
+    throw new ToolError(
+      'invalid_argument',
+      'The request body is empty; send a JSON object with Content-Type: application/json.',
+    );
   }
   if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType ?? '')) {
     throw new ToolError('invalid_argument', 'The request body must be JSON sent with Content-Type: application/json.', {
@@ -34,7 +41,10 @@ export function parseJsonBytes(bytes: Uint8Array, contentType: string | null): u
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new ToolError('invalid_argument', `The request body is not valid JSON (${(error as Error).message}); send one JSON object.`);
+    throw new ToolError(
+      'invalid_argument',
+      `The request body is not valid JSON (${(error as Error).message}); send one JSON object.`,
+    );
   }
 }
 
@@ -69,9 +79,13 @@ async function readLimited(request: Request, maxBytes: number): Promise<Uint8Arr
  * Reads the rest of an over-limit body and drops it, so the client, still sending, gets the 413
  * instead of a reset connection. A body far beyond the limit is cut off (its client sees a reset).
  */
-async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, received: number, maxBytes: number): Promise<void> {
+async function discardRest(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  received: number,
+  maxBytes: number,
+): Promise<void> {
   const cap = Math.max(4 * maxBytes, 64 * 1024 * 1024);
-  for (let total = received; total <= cap; ) {
+  for (let total = received; total <= cap;) {
     const { done, value } = await reader.read();
     if (done) return;
     total += value.byteLength;
@@ -80,9 +94,13 @@ async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, rece
 }
 
 function tooLarge(maxBytes: number): ToolError {
-  return new ToolError('payload_too_large', `The request body is over the limit of ${maxBytes} bytes; send less, e.g. split the file into appends.`, {
-    limit: maxBytes,
-  });
+  return new ToolError(
+    'payload_too_large',
+    `The request body is over the limit of ${maxBytes} bytes; send less, e.g. split the file into appends.`,
+    {
+      limit: maxBytes,
+    },
+  );
 }
 
 /** Requires a JSON object (not an array, string or null) as the body. */

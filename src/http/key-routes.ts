@@ -11,7 +11,6 @@ import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
 
-
 export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyStore }): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
@@ -20,7 +19,10 @@ export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyS
     assertRole(creator, ['admin'], 'Creating keys');
     const input = parseInput(keyInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'key');
     assertWithinScope(creator, input.workspaces);
-    checkToolNames(input, deps.tools.list().map((tool) => tool.name));
+    checkToolNames(
+      input,
+      deps.tools.list().map((tool) => tool.name),
+    );
     const { key, secret, notifySecret } = await deps.keys.create(input);
     return c.json({ ...publicKey(key), secret, ...(notifySecret === undefined ? {} : { notifySecret }) }, 201);
   });
@@ -28,7 +30,11 @@ export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyS
   routes.get('/keys', (c) => {
     const key = c.get('key');
     // Everyone sees their own key; an admin also the keys whose scope lies within its own.
-    return c.json({ keys: (key.role === 'admin' ? deps.keys.list().filter((other) => mayManageKey(key, other)) : [key]).map(publicKey) });
+    return c.json({
+      keys: (key.role === 'admin' ? deps.keys.list().filter((other) => mayManageKey(key, other)) : [key]).map(
+        publicKey,
+      ),
+    });
   });
 
   routes.delete('/keys/:id', (c) => {
@@ -49,8 +55,14 @@ export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyS
 function assertWithinScope(creator: ApiKey, workspaces: readonly string[]): void {
   const outside = scopeOutside(workspaces, creator.workspaces);
   if (outside.length === 0) return;
-  const wants = outside.includes('*') ? 'every workspace ("*")' : `workspace${outside.length > 1 ? 's' : ''} ${outside.join(', ')}`;
-  throw new ToolError('forbidden', `This admin key may create keys only within its own scope (${creator.workspaces.join(', ')}), so not for ${wants}.`, { field: 'workspaces' });
+  const wants = outside.includes('*')
+    ? 'every workspace ("*")'
+    : `workspace${outside.length > 1 ? 's' : ''} ${outside.join(', ')}`;
+  throw new ToolError(
+    'forbidden',
+    `This admin key may create keys only within its own scope (${creator.workspaces.join(', ')}), so not for ${wants}.`,
+    { field: 'workspaces' },
+  );
 }
 
 /** Tool allowlists and rules must name tools (and bash actions) that exist, so a typo never silently allows or denies. */
@@ -58,18 +70,42 @@ function checkToolNames(input: z.output<typeof keyInput>, tools: string[]): void
   const bash = (action: string) => (bashActions as readonly string[]).includes(action);
   for (const entry of input.tools ?? []) {
     const [tool, action, ...rest] = entry.split(':');
-    const known = rest.length === 0 && tools.includes(tool!) && (action === undefined || (tool === 'bash' && bash(action)));
+    const known =
+      rest.length === 0 && tools.includes(tool!) && (action === undefined || (tool === 'bash' && bash(action)));
     if (!known) {
-      throw new ToolError('invalid_argument', `tools: ${JSON.stringify(entry)} is not a tool; use one of ${tools.join(', ')} or bash:<action> (${bashActions.join(', ')}).`, { field: 'tools', value: entry });
+      throw new ToolError(
+        'invalid_argument',
+        `tools: ${JSON.stringify(entry)} is not a tool; use one of ${tools.join(', ')} or bash:<action> (${bashActions.join(', ')}).`,
+        { field: 'tools', value: entry },
+      );
     }
   }
   for (const [index, rule] of (input.rules ?? []).entries()) {
-    if (!tools.includes(rule.tool)) throw new ToolError('invalid_argument', `rules.${index}.tool: ${JSON.stringify(rule.tool)} is not a tool; use one of ${tools.join(', ')}.`, { field: `rules.${index}.tool` });
+    if (!tools.includes(rule.tool))
+      throw new ToolError(
+        'invalid_argument',
+        `rules.${index}.tool: ${JSON.stringify(rule.tool)} is not a tool; use one of ${tools.join(', ')}.`,
+        { field: `rules.${index}.tool` },
+      );
     if (rule.action !== undefined && !(rule.tool === 'bash' && bash(rule.action))) {
-      throw new ToolError('invalid_argument', `rules.${index}.action: only bash has actions (${bashActions.join(', ')}).`, { field: `rules.${index}.action` });
+      throw new ToolError(
+        'invalid_argument',
+        `rules.${index}.action: only bash has actions (${bashActions.join(', ')}).`,
+        { field: `rules.${index}.action` },
+      );
     }
   }
-  if (input.role === 'runner' && (input.tools !== undefined || input.rules !== undefined || input.approvalMode !== undefined || input.quota !== undefined)) {
-    throw new ToolError('invalid_argument', 'A runner key serves the runner protocol only; it takes no tools, rules, approvalMode or quota.', { field: 'role' });
+  if (
+    input.role === 'runner' &&
+    (input.tools !== undefined ||
+      input.rules !== undefined ||
+      input.approvalMode !== undefined ||
+      input.quota !== undefined)
+  ) {
+    throw new ToolError(
+      'invalid_argument',
+      'A runner key serves the runner protocol only; it takes no tools, rules, approvalMode or quota.',
+      { field: 'role' },
+    );
   }
 }

@@ -2,7 +2,12 @@
 // tool calls take the same way as the HTTP tool route (scope, approvals, quota, metering).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { Hono } from 'hono';
 import type { CallAnswer } from '../core/call-answer.ts';
@@ -23,7 +28,11 @@ const encoder = new TextEncoder();
  * everything spares building an Ajv instance (and its code generation) on every request.
  */
 const noElicitation: jsonSchemaValidator = {
-  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: 'toolgate does not ask the client for input.' }),
+  getValidator: () => () => ({
+    valid: false,
+    data: undefined,
+    errorMessage: 'toolgate does not ask the client for input.',
+  }),
 };
 
 export function mcpRoutes(deps: AppDeps): Hono<AppEnv> {
@@ -43,7 +52,10 @@ export function mcpRoutes(deps: AppDeps): Hono<AppEnv> {
       return jsonRpcError(400, -32700, 'Parse error: the body is not UTF-8 JSON.');
     }
     const server = mcpServer(deps, key, c.req.param('ws'), waitMs);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     await server.connect(transport);
     try {
       return await transport.handleRequest(c.req.raw, { parsedBody });
@@ -65,11 +77,19 @@ function mcpServer(deps: AppDeps, key: ApiKey, workspace: string, waitMs: number
       "with its error code; approval_pending means the call waits for a person's decision and runs by itself once approved, so do not repeat it.",
     jsonSchemaValidator: noElicitation,
   });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: formatTools(deps.tools.list(), 'mcp').tools as Tool[] }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: formatTools(deps.tools.list(), 'mcp').tools as Tool[],
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const args = request.params.arguments ?? {};
     const bytes = encoder.encode(JSON.stringify(args)).byteLength;
-    const answer = await deps.calls.call({ key, workspace, tool: request.params.name, waitMs, readArguments: async () => ({ value: args, bytes }) });
+    const answer = await deps.calls.call({
+      key,
+      workspace,
+      tool: request.params.name,
+      waitMs,
+      readArguments: async () => ({ value: args, bytes }),
+    });
     return toolResult(answer);
   });
   return server;

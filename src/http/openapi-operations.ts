@@ -1,7 +1,13 @@
 // The operations of the HTTP contract as the OpenAPI document lists them: one entry per route, its schemas taken from the routes.
 import { z } from 'zod';
 import { MAX_WAIT_MS } from '../approvals/approval-flow.ts';
-import { approvalStatuses, decisionInput, keyInput, usageGroups, workspaceSettings } from '../contract/http-requests.ts';
+import {
+  approvalStatuses,
+  decisionInput,
+  keyInput,
+  usageGroups,
+  workspaceSettings,
+} from '../contract/http-requests.ts';
 import { toolFormats, toolResultSchemas } from '../contract/tool-answers.ts';
 import { errorStatus, type ErrorCode } from '../core/errors.ts';
 import { inputJsonSchema } from '../tools/tool-formats.ts';
@@ -12,7 +18,17 @@ import type { JsonSchema, Operation, Parameter } from './openapi-types.ts';
 import { runnerOperations } from './runner-operations.ts';
 
 /** Errors every tool call may answer, whatever the tool. */
-const callErrors: ErrorCode[] = ['invalid_argument', 'forbidden', 'tool_not_allowed', 'not_found', 'payload_too_large', 'rate_limited', 'quota_exceeded', 'approval_rejected', 'unavailable'];
+const callErrors: ErrorCode[] = [
+  'invalid_argument',
+  'forbidden',
+  'tool_not_allowed',
+  'not_found',
+  'payload_too_large',
+  'rate_limited',
+  'quota_exceeded',
+  'approval_rejected',
+  'unavailable',
+];
 const pathErrors: ErrorCode[] = ['path_outside_workspace', 'symlink_loop', 'is_directory'];
 /** The further errors of each built-in tool; a tool not named here is documented with every code. */
 const toolErrors: Record<string, ErrorCode[]> = {
@@ -30,7 +46,16 @@ const waitMs: Parameter = {
 
 /** Every operation, in the order the document lists them; the runner protocol only where the app serves it. */
 export function contractOperations(tools: readonly ToolDefinition[], runnerProtocol: boolean): Operation[] {
-  return [...serviceOperations(), ...workspaceOperations(), ...historyOperations(), ...toolOperations(tools), ...accountOperations(), mcpOperation(), ...hookOperations(), ...(runnerProtocol ? runnerOperations() : [])];
+  return [
+    ...serviceOperations(),
+    ...workspaceOperations(),
+    ...historyOperations(),
+    ...toolOperations(tools),
+    ...accountOperations(),
+    mcpOperation(),
+    ...hookOperations(),
+    ...(runnerProtocol ? runnerOperations() : []),
+  ];
 }
 
 /** A request schema as the document states it: what a caller sends, as `inputJsonSchema` states a tool's. */
@@ -53,9 +78,36 @@ export function resultName(tool: ToolDefinition): string {
 
 function serviceOperations(): Operation[] {
   return [
-    { method: 'get', path: '/healthz', tag: 'service', operationId: 'health', summary: 'Health: 200 once the server takes tool calls', public: true, answers: { 200: { description: 'Ready.', schema: 'Health' } }, errors: [] },
-    { method: 'get', path: '/openapi.json', tag: 'service', operationId: 'openApi', summary: 'This document', public: true, answers: { 200: { description: 'The OpenAPI 3.1 document.', schema: { type: 'object' } } }, errors: [] },
-    { method: 'get', path: '/docs', tag: 'service', operationId: 'docs', summary: 'The interactive docs page', public: true, answers: { 200: { description: 'An HTML page.', contentType: 'text/html' } }, errors: [] },
+    {
+      method: 'get',
+      path: '/healthz',
+      tag: 'service',
+      operationId: 'health',
+      summary: 'Health: 200 once the server takes tool calls',
+      public: true,
+      answers: { 200: { description: 'Ready.', schema: 'Health' } },
+      errors: [],
+    },
+    {
+      method: 'get',
+      path: '/openapi.json',
+      tag: 'service',
+      operationId: 'openApi',
+      summary: 'This document',
+      public: true,
+      answers: { 200: { description: 'The OpenAPI 3.1 document.', schema: { type: 'object' } } },
+      errors: [],
+    },
+    {
+      method: 'get',
+      path: '/docs',
+      tag: 'service',
+      operationId: 'docs',
+      summary: 'The interactive docs page',
+      public: true,
+      answers: { 200: { description: 'An HTML page.', contentType: 'text/html' } },
+      errors: [],
+    },
   ];
 }
 
@@ -72,11 +124,30 @@ function workspaceOperations(): Operation[] {
         'The body is optional; excludedPaths are root-relative prefixes that writes and runners may not touch. Any key in scope may create a workspace or confirm one; ' +
         "changing an existing workspace's settings needs an admin key (403 forbidden, nothing changed).",
       body: { ...settings, required: false },
-      answers: { 200: { description: 'It existed.', schema: 'WorkspaceInfo' }, 201: { description: 'Created.', schema: 'WorkspaceInfo' } },
+      answers: {
+        200: { description: 'It existed.', schema: 'WorkspaceInfo' },
+        201: { description: 'Created.', schema: 'WorkspaceInfo' },
+      },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'payload_too_large'],
     },
-    { method: 'get', path: '/v1/workspaces/{ws}', tag: 'workspaces', operationId: 'getWorkspace', summary: 'Describe a workspace', answers: { 200: { description: 'The workspace.', schema: 'WorkspaceInfo' } }, errors: ['forbidden', 'not_found'] },
-    { method: 'delete', path: '/v1/workspaces/{ws}', tag: 'workspaces', operationId: 'deleteWorkspace', summary: 'Delete a workspace with its files, processes and logs (admin)', answers: { 204: { description: 'Deleted.' } }, errors: ['forbidden', 'not_found'] },
+    {
+      method: 'get',
+      path: '/v1/workspaces/{ws}',
+      tag: 'workspaces',
+      operationId: 'getWorkspace',
+      summary: 'Describe a workspace',
+      answers: { 200: { description: 'The workspace.', schema: 'WorkspaceInfo' } },
+      errors: ['forbidden', 'not_found'],
+    },
+    {
+      method: 'delete',
+      path: '/v1/workspaces/{ws}',
+      tag: 'workspaces',
+      operationId: 'deleteWorkspace',
+      summary: 'Delete a workspace with its files, processes and logs (admin)',
+      answers: { 204: { description: 'Deleted.' } },
+      errors: ['forbidden', 'not_found'],
+    },
     {
       method: 'get',
       path: '/v1/workspaces/{ws}/files',
@@ -85,7 +156,11 @@ function workspaceOperations(): Operation[] {
       summary: 'List files',
       query: [
         { name: 'prefix', description: 'The directory to list (default the root).', schema: { type: 'string' } },
-        { name: 'recursive', description: 'List the whole tree below it (default: direct children only).', schema: { type: 'string', enum: ['true', 'false'] } },
+        {
+          name: 'recursive',
+          description: 'List the whole tree below it (default: direct children only).',
+          schema: { type: 'string', enum: ['true', 'false'] },
+        },
       ],
       answers: { 200: { description: 'The entries.', schema: 'FileList' } },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'path_outside_workspace', 'symlink_loop'],
@@ -100,7 +175,13 @@ function toolOperations(tools: readonly ToolDefinition[]): Operation[] {
     tag: 'tools',
     operationId: 'listTools',
     summary: 'List the tools in a function-calling format',
-    query: [{ name: 'format', description: 'The ecosystem whose shape to answer in (default jsonschema).', schema: { type: 'string', enum: [...toolFormats] } }],
+    query: [
+      {
+        name: 'format',
+        description: 'The ecosystem whose shape to answer in (default jsonschema).',
+        schema: { type: 'string', enum: [...toolFormats] },
+      },
+    ],
     answers: { 200: { description: 'The tools.', schema: 'ToolList' } },
     errors: ['invalid_argument'],
   };
@@ -118,7 +199,10 @@ function toolOperations(tools: readonly ToolDefinition[]): Operation[] {
         query: [waitMs],
         body: { content: { 'application/json': inputJsonSchema(tool) }, required: true },
         answers: {
-          200: { description: 'The tool ran.', schema: { type: 'object', properties: { result }, required: ['result'] } },
+          200: {
+            description: 'The tool ran.',
+            schema: { type: 'object', properties: { result }, required: ['result'] },
+          },
           202: { description: 'The call waits for approval.', schema: 'ApprovalPending' },
         },
         errors: [...callErrors, ...(toolErrors[tool.name] ?? (Object.keys(errorStatus) as ErrorCode[]))],
@@ -137,13 +221,30 @@ function accountOperations(): Operation[] {
       operationId: 'listApprovals',
       summary: 'List approvals: an agent key sees its own calls, approvers and admins those of their workspaces',
       query: [
-        { name: 'status', description: 'Only approvals in this status.', schema: { type: 'string', enum: [...approvalStatuses] } },
-        { name: 'limit', description: 'At most this many (default 100).', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+        {
+          name: 'status',
+          description: 'Only approvals in this status.',
+          schema: { type: 'string', enum: [...approvalStatuses] },
+        },
+        {
+          name: 'limit',
+          description: 'At most this many (default 100).',
+          schema: { type: 'integer', minimum: 1, maximum: 1000 },
+        },
       ],
       answers: { 200: { description: 'The approvals, newest first.', schema: 'ApprovalList' } },
       errors: ['invalid_argument', 'forbidden'],
     },
-    { method: 'get', path: '/v1/approvals/{id}', tag: 'approvals', operationId: 'getApproval', summary: 'Read an approval', pathParams: approvalId, answers: { 200: { description: 'The approval.', schema: 'Approval' } }, errors: ['forbidden', 'not_found'] },
+    {
+      method: 'get',
+      path: '/v1/approvals/{id}',
+      tag: 'approvals',
+      operationId: 'getApproval',
+      summary: 'Read an approval',
+      pathParams: approvalId,
+      answers: { 200: { description: 'The approval.', schema: 'Approval' } },
+      errors: ['forbidden', 'not_found'],
+    },
     {
       method: 'post',
       path: '/v1/approvals/{id}/decision',
@@ -152,12 +253,41 @@ function accountOperations(): Operation[] {
       summary: 'Approve (the call runs once) or reject (it never runs); approver or admin keys',
       pathParams: approvalId,
       body: json(decisionInput),
-      answers: { 200: { description: 'The approval, decided; after approve it holds the result or error.', schema: 'Approval' } },
+      answers: {
+        200: { description: 'The approval, decided; after approve it holds the result or error.', schema: 'Approval' },
+      },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large'],
     },
-    { method: 'post', path: '/v1/keys', tag: 'keys', operationId: 'createKey', summary: "Create a key (admin) whose scope lies within the creator's", body: json(keyInput), answers: { 201: { description: 'The key with its secret, shown this once.', schema: 'KeyCreated' } }, errors: ['invalid_argument', 'forbidden', 'payload_too_large'] },
-    { method: 'get', path: '/v1/keys', tag: 'keys', operationId: 'listKeys', summary: 'List keys without secrets: an admin sees the keys whose scope lies within its own, any other key itself', answers: { 200: { description: 'The keys.', schema: 'KeyList' } }, errors: [] },
-    { method: 'delete', path: '/v1/keys/{id}', tag: 'keys', operationId: 'revokeKey', summary: "Revoke a key at once (admin; a key whose scope lies within the admin's)", pathParams: { id: 'The key id.' }, answers: { 204: { description: 'Revoked.' } }, errors: ['forbidden', 'not_found'] },
+    {
+      method: 'post',
+      path: '/v1/keys',
+      tag: 'keys',
+      operationId: 'createKey',
+      summary: "Create a key (admin) whose scope lies within the creator's",
+      body: json(keyInput),
+      answers: { 201: { description: 'The key with its secret, shown this once.', schema: 'KeyCreated' } },
+      errors: ['invalid_argument', 'forbidden', 'payload_too_large'],
+    },
+    {
+      method: 'get',
+      path: '/v1/keys',
+      tag: 'keys',
+      operationId: 'listKeys',
+      summary:
+        'List keys without secrets: an admin sees the keys whose scope lies within its own, any other key itself',
+      answers: { 200: { description: 'The keys.', schema: 'KeyList' } },
+      errors: [],
+    },
+    {
+      method: 'delete',
+      path: '/v1/keys/{id}',
+      tag: 'keys',
+      operationId: 'revokeKey',
+      summary: "Revoke a key at once (admin; a key whose scope lies within the admin's)",
+      pathParams: { id: 'The key id.' },
+      answers: { 204: { description: 'Revoked.' } },
+      errors: ['forbidden', 'not_found'],
+    },
     {
       method: 'get',
       path: '/v1/usage',
@@ -165,9 +295,21 @@ function accountOperations(): Operation[] {
       operationId: 'getUsage',
       summary: "Usage of the calling key's tool calls (an admin's: every call on the workspaces in its scope)",
       query: [
-        { name: 'from', description: 'ISO 8601 time or milliseconds since the epoch (default: the beginning).', schema: { type: 'string' } },
-        { name: 'to', description: 'ISO 8601 time or milliseconds since the epoch (default: now).', schema: { type: 'string' } },
-        { name: 'groupBy', description: 'Group rows by this (default tool; bash per action).', schema: { type: 'string', enum: [...usageGroups] } },
+        {
+          name: 'from',
+          description: 'ISO 8601 time or milliseconds since the epoch (default: the beginning).',
+          schema: { type: 'string' },
+        },
+        {
+          name: 'to',
+          description: 'ISO 8601 time or milliseconds since the epoch (default: now).',
+          schema: { type: 'string' },
+        },
+        {
+          name: 'groupBy',
+          description: 'Group rows by this (default tool; bash per action).',
+          schema: { type: 'string', enum: [...usageGroups] },
+        },
         { name: 'keyId', description: "Admin keys: one key's usage only.", schema: { type: 'string' } },
       ],
       answers: { 200: { description: 'Totals per group.', schema: 'Usage' } },
@@ -184,11 +326,14 @@ function mcpOperation(): Operation {
     operationId: 'mcp',
     summary: 'Model Context Protocol (Streamable HTTP, stateless) offering the same tools',
     description:
-      'Connect an MCP client (for example the SDK\'s StreamableHTTPClientTransport) with the same Bearer key. A failed tool call is a result ' +
+      "Connect an MCP client (for example the SDK's StreamableHTTPClientTransport) with the same Bearer key. A failed tool call is a result " +
       'with isError: true whose text starts with the error code. Protocol errors are JSON-RPC error answers; other methods than POST answer 405.',
     query: [waitMs],
     body: { content: { 'application/json': ref('JsonRpcMessage') }, required: true },
-    answers: { 200: { description: 'The JSON-RPC answer.', schema: 'JsonRpcMessage' }, 202: { description: 'A notification or answer was accepted.' } },
+    answers: {
+      200: { description: 'The JSON-RPC answer.', schema: 'JsonRpcMessage' },
+      202: { description: 'A notification or answer was accepted.' },
+    },
     errors: ['invalid_argument', 'forbidden', 'payload_too_large'],
   };
 }

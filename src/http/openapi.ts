@@ -9,7 +9,10 @@ import { toolResultSchemas } from '../contract/tool-answers.ts';
 import { contractOperations, ref, resultName } from './openapi-operations.ts';
 import type { JsonSchema, Operation, Parameter } from './openapi-types.ts';
 
-export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0'; paths: Record<string, Record<string, Record<string, unknown>>> };
+export type OpenApiDocument = Record<string, unknown> & {
+  openapi: '3.1.0';
+  paths: Record<string, Record<string, Record<string, unknown>>>;
+};
 
 export interface OpenApiOptions {
   tools: readonly ToolDefinition[];
@@ -20,14 +23,27 @@ export interface OpenApiOptions {
 const tags = [
   { name: 'service', description: 'Health, this document and the docs page; no key needed.' },
   { name: 'workspaces', description: 'Create, describe, delete and list workspaces.' },
-  { name: 'history', description: 'Checkpoints as git commits, the diff from one to now, restore, and import from a git remote.' },
-  { name: 'tools', description: 'Call read_file, write_file, apply_patch and bash, and list the tools for function calling.' },
+  {
+    name: 'history',
+    description: 'Checkpoints as git commits, the diff from one to now, restore, and import from a git remote.',
+  },
+  {
+    name: 'tools',
+    description: 'Call read_file, write_file, apply_patch and bash, and list the tools for function calling.',
+  },
   { name: 'approvals', description: 'Calls that wait for a person: list, read and decide them.' },
   { name: 'keys', description: 'API keys (admin), their scope, policy and quota.' },
   { name: 'usage', description: 'Metered calls, grouped.' },
   { name: 'mcp', description: 'The Model Context Protocol endpoint of a workspace.' },
-  { name: 'hooks', description: 'Webhooks: signed deliveries of patches, applied as the admin key that configured the hook.' },
-  { name: 'runner', description: 'The runner protocol: runners lease bash jobs of their scope and report back (keys of role runner only; reads and reports need a live lease of the same key).' },
+  {
+    name: 'hooks',
+    description: 'Webhooks: signed deliveries of patches, applied as the admin key that configured the hook.',
+  },
+  {
+    name: 'runner',
+    description:
+      'The runner protocol: runners lease bash jobs of their scope and report back (keys of role runner only; reads and reports need a live lease of the same key).',
+  },
 ];
 
 export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
@@ -39,13 +55,16 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
     info: {
       title: 'toolgate',
       version: '1',
-      description: 'A hosted tool endpoint for coding agents: read_file, write_file, apply_patch and bash over HTTP against named workspaces.',
+      description:
+        'A hosted tool endpoint for coding agents: read_file, write_file, apply_patch and bash over HTTP against named workspaces.',
     },
     tags,
     security: [{ bearerAuth: [] }],
     paths,
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: "Authorization: Bearer <key>".' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: "Authorization: Bearer <key>".' },
+      },
       schemas: componentSchemas(options.tools),
     },
   };
@@ -81,24 +100,47 @@ function componentSchemas(tools: readonly ToolDefinition[]): Record<string, Json
     const result = toolResultSchemas[tool.name];
     if (result) named[resultName(tool)] = result;
   }
-  return Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output' }) as JsonSchema]));
+  return Object.fromEntries(
+    Object.entries(named).map(([name, schema]) => [
+      name,
+      z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output' }) as JsonSchema,
+    ]),
+  );
 }
 
 function pathOperation(operation: Operation): Record<string, unknown> {
   const parameters = [
-    ...[...operation.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ in: 'path', required: true, ...pathParameter(name!, operation.pathParams) })),
+    ...[...operation.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+      in: 'path',
+      required: true,
+      ...pathParameter(name!, operation.pathParams),
+    })),
     ...(operation.query ?? []).map((parameter) => ({ in: 'query', required: false, ...parameter })),
     ...(operation.headers ?? []).map((parameter) => ({ in: 'header', required: false, ...parameter })),
   ];
   const responses: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(operation.answers)) {
-    const media = answer.schema === undefined ? {} : { schema: typeof answer.schema === 'string' ? ref(answer.schema) : answer.schema };
-    responses[status] = { description: answer.description, ...(answer.schema || answer.contentType ? { content: { [answer.contentType ?? 'application/json']: media } } : {}) };
+    const media =
+      answer.schema === undefined
+        ? {}
+        : { schema: typeof answer.schema === 'string' ? ref(answer.schema) : answer.schema };
+    responses[status] = {
+      description: answer.description,
+      ...(answer.schema || answer.contentType
+        ? { content: { [answer.contentType ?? 'application/json']: media } }
+        : {}),
+    };
   }
   for (const [status, codes] of errorsByStatus(operation)) {
     responses[status] = {
       description: `The error body, code ${codes.join(' or ')}.`,
-      ...(status === 429 ? { headers: { 'Retry-After': { description: 'Seconds until a call is admitted again.', schema: { type: 'integer' } } } } : {}),
+      ...(status === 429
+        ? {
+            headers: {
+              'Retry-After': { description: 'Seconds until a call is admitted again.', schema: { type: 'integer' } },
+            },
+          }
+        : {}),
       content: { 'application/json': { schema: ref('Error') } },
     };
   }
@@ -110,19 +152,31 @@ function pathOperation(operation: Operation): Record<string, unknown> {
     ...(operation.public ? { security: [] } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(operation.body
-      ? { requestBody: { required: operation.body.required, content: Object.fromEntries(Object.entries(operation.body.content).map(([type, schema]) => [type, { schema }])) } }
+      ? {
+          requestBody: {
+            required: operation.body.required,
+            content: Object.fromEntries(
+              Object.entries(operation.body.content).map(([type, schema]) => [type, { schema }]),
+            ),
+          },
+        }
       : {}),
     responses,
   };
 }
 
 function pathParameter(name: string, descriptions: Record<string, string> = {}): Parameter {
-  if (name === 'ws') return { name, description: 'The workspace id.', schema: { type: 'string', pattern: WORKSPACE_ID_PATTERN.source } };
+  if (name === 'ws')
+    return { name, description: 'The workspace id.', schema: { type: 'string', pattern: WORKSPACE_ID_PATTERN.source } };
   return { name, description: descriptions[name] ?? `The ${name}.`, schema: { type: 'string' } };
 }
 
 function errorsByStatus(operation: Operation): [number, ErrorCode[]][] {
-  const codes = new Set<ErrorCode>([...operation.errors, ...(operation.public ? [] : (['unauthorized'] as const)), 'internal']);
+  const codes = new Set<ErrorCode>([
+    ...operation.errors,
+    ...(operation.public ? [] : (['unauthorized'] as const)),
+    'internal',
+  ]);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of Object.keys(errorStatus) as ErrorCode[]) {
     if (codes.has(code)) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);

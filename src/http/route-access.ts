@@ -41,9 +41,16 @@ export function guardRouteGroups(app: Hono<AppEnv>): void {
 
 /** Throws when the app serves a /v1 route outside every route group: one that no check would guard. */
 export function assertRoutesGuarded(app: Hono<AppEnv>): void {
-  const unguarded = app.routes.filter((route) => route.path.startsWith('/v1/') && route.path !== '/v1/*' && !routeGroups.some((group) => covers(group.pattern, route.path)));
+  const unguarded = app.routes.filter(
+    (route) =>
+      route.path.startsWith('/v1/') &&
+      route.path !== '/v1/*' &&
+      !routeGroups.some((group) => covers(group.pattern, route.path)),
+  );
   if (unguarded.length > 0) {
-    throw new Error(`routes outside every route group of route-access.ts: ${unguarded.map((route) => `${route.method} ${route.path}`).join(', ')}`);
+    throw new Error(
+      `routes outside every route group of route-access.ts: ${unguarded.map((route) => `${route.method} ${route.path}`).join(', ')}`,
+    );
   }
 }
 
@@ -51,15 +58,25 @@ export function assertRoutesGuarded(app: Hono<AppEnv>): void {
 export function assertRole(key: ApiKey, roles: readonly KeyRole[], action?: string): void {
   if (roles.includes(key.role)) return;
   const needs = `a key with the role ${roles.join(' or ')}`;
-  throw new ToolError('forbidden', action === undefined ? `This route needs ${needs}; this key has the role ${key.role}.` : `${action} needs ${needs}; this key has the role ${key.role}.`, {
-    role: key.role,
-  });
+  throw new ToolError(
+    'forbidden',
+    action === undefined
+      ? `This route needs ${needs}; this key has the role ${key.role}.`
+      : `${action} needs ${needs}; this key has the role ${key.role}.`,
+    {
+      role: key.role,
+    },
+  );
 }
 
 /** A workspace outside the key's scope answers exactly as an absent one does. */
 export function assertWorkspaceVisible(key: ApiKey, workspace: string): void {
   if (!canSeeWorkspace(key, workspace)) {
-    throw new ToolError('not_found', `Workspace ${workspace} does not exist; create it with PUT /v1/workspaces/${workspace}.`, { workspace });
+    throw new ToolError(
+      'not_found',
+      `Workspace ${workspace} does not exist; create it with PUT /v1/workspaces/${workspace}.`,
+      { workspace },
+    );
   }
 }
 

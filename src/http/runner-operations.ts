@@ -16,13 +16,21 @@ import {
 } from '../contract/runner-protocol.ts';
 import type { JsonSchema, Operation, Parameter } from './openapi-types.ts';
 
-const asJson = (schema: z.ZodType, io: 'input' | 'output' = 'output'): JsonSchema => z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
-const json = (schema: z.ZodType): NonNullable<Operation['body']> => ({ content: { 'application/json': asJson(schema, 'input') }, required: true });
+const asJson = (schema: z.ZodType, io: 'input' | 'output' = 'output'): JsonSchema =>
+  z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
+const json = (schema: z.ZodType): NonNullable<Operation['body']> => ({
+  content: { 'application/json': asJson(schema, 'input') },
+  required: true,
+});
 
 /** A query schema's fields as parameters, each described. */
 function queryParameters(schema: z.ZodType, descriptions: Record<string, string>): Parameter[] {
   const { properties } = asJson(schema, 'input') as { properties: Record<string, JsonSchema> };
-  return Object.entries(properties).map(([name, property]) => ({ name, description: descriptions[name] ?? name, schema: property }));
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    description: descriptions[name] ?? name,
+    schema: property,
+  }));
 }
 
 /** The runner protocol (served only where the app has durable processes). */
@@ -41,9 +49,25 @@ export function runnerOperations(): Operation[] {
   });
   const textQuery = asJson(outputQuerySchema, 'input') as { properties: Record<string, JsonSchema> };
   const output: Operation = {
-    ...report('output', 'runnerOutput', 'Append output (JSON, or UTF-8 text/plain with token, offset and skipped in the query)', outputReportSchema, 'OutputEnd'),
-    body: { content: { ...json(outputReportSchema).content, 'text/plain': { type: 'string', description: 'The output text.' } }, required: true },
-    query: Object.entries(textQuery.properties).map(([name, schema]) => ({ name, description: 'text/plain bodies only (token is required there).', schema })),
+    ...report(
+      'output',
+      'runnerOutput',
+      'Append output (JSON, or UTF-8 text/plain with token, offset and skipped in the query)',
+      outputReportSchema,
+      'OutputEnd',
+    ),
+    body: {
+      content: {
+        ...json(outputReportSchema).content,
+        'text/plain': { type: 'string', description: 'The output text.' },
+      },
+      required: true,
+    },
+    query: Object.entries(textQuery.properties).map(([name, schema]) => ({
+      name,
+      description: 'text/plain bodies only (token is required there).',
+      schema,
+    })),
   };
   return [
     {
@@ -53,10 +77,21 @@ export function runnerOperations(): Operation[] {
       operationId: 'runnerLease',
       summary: "Lease the next job of a workspace in the runner key's scope, waiting up to waitMs for one",
       body: json(leaseRequestSchema),
-      answers: { 200: { description: 'A job, leased to this runner.', schema: 'Lease' }, 204: { description: 'No job.' } },
+      answers: {
+        200: { description: 'A job, leased to this runner.', schema: 'Lease' },
+        204: { description: 'No job.' },
+      },
       errors: ['invalid_argument', 'forbidden', 'payload_too_large'],
     },
-    { method: 'get', path: '/v1/runner/workspaces/{ws}/manifest', tag: 'runner', operationId: 'runnerManifest', summary: "A workspace's manifest at its current version (under a live lease of this key on one of its jobs)", answers: { 200: { description: 'The manifest.', schema: 'Manifest' } }, errors: ['forbidden', 'not_found'] },
+    {
+      method: 'get',
+      path: '/v1/runner/workspaces/{ws}/manifest',
+      tag: 'runner',
+      operationId: 'runnerManifest',
+      summary: "A workspace's manifest at its current version (under a live lease of this key on one of its jobs)",
+      answers: { 200: { description: 'The manifest.', schema: 'Manifest' } },
+      errors: ['forbidden', 'not_found'],
+    },
     {
       method: 'get',
       path: '/v1/runner/workspaces/{ws}/blobs/{hash}',
@@ -74,12 +109,24 @@ export function runnerOperations(): Operation[] {
       operationId: 'runnerBlobs',
       summary: 'Many blobs in one binary answer',
       body: json(blobBatchRequestSchema),
-      answers: { 200: { description: 'For each distinct id in the order asked: its 64 hex digits, its length as 8 bytes big-endian, then its bytes.', contentType: 'application/octet-stream' } },
+      answers: {
+        200: {
+          description:
+            'For each distinct id in the order asked: its 64 hex digits, its length as 8 bytes big-endian, then its bytes.',
+          contentType: 'application/octet-stream',
+        },
+      },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'payload_too_large', 'unavailable'],
     },
     report('started', 'runnerStarted', 'The command started', startedReportSchema, 'Started'),
     output,
-    report('heartbeat', 'runnerHeartbeat', 'Renew the lease; answers pending stdin and any stop request, with waitMs as soon as one is written', heartbeatReportSchema, 'Heartbeat'),
+    report(
+      'heartbeat',
+      'runnerHeartbeat',
+      'Renew the lease; answers pending stdin and any stop request, with waitMs as soon as one is written',
+      heartbeatReportSchema,
+      'Heartbeat',
+    ),
     {
       method: 'put',
       path: '/v1/runner/workspaces/{ws}/processes/{id}/blobs/{hash}',
@@ -93,9 +140,24 @@ export function runnerOperations(): Operation[] {
         'A `size` over TOOLGATE_MAX_FILE_BYTES answers 413 and stores nothing. Needs the live lease of the job, presented by the key that holds it. ' +
         "Pieces of an upload that never completes are removed with the job's sync, or by the workspace's next upload once the job has ended.",
       pathParams: { ...processId, hash: 'The blob id: the SHA-256 of the whole content, 64 lowercase hex digits.' },
-      query: queryParameters(blobPieceQuerySchema, { token: "Required: the lease's fencing token.", offset: 'Required: where this piece starts in the blob.', size: 'Required: the size of the whole blob in bytes.' }),
-      body: { content: { 'application/octet-stream': { type: 'string', contentMediaType: 'application/octet-stream', description: 'The bytes of the piece.' } }, required: true },
-      answers: { 200: { description: 'What the server now holds of the blob.', schema: asJson(blobPieceAnswerSchema) } },
+      query: queryParameters(blobPieceQuerySchema, {
+        token: "Required: the lease's fencing token.",
+        offset: 'Required: where this piece starts in the blob.',
+        size: 'Required: the size of the whole blob in bytes.',
+      }),
+      body: {
+        content: {
+          'application/octet-stream': {
+            type: 'string',
+            contentMediaType: 'application/octet-stream',
+            description: 'The bytes of the piece.',
+          },
+        },
+        required: true,
+      },
+      answers: {
+        200: { description: 'What the server now holds of the blob.', schema: asJson(blobPieceAnswerSchema) },
+      },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unavailable'],
     },
     {
@@ -109,12 +171,27 @@ export function runnerOperations(): Operation[] {
         'Every id is checked against its SHA-256 before any blob is stored: one wrong id answers 400 and stores none. A blob over TOOLGATE_MAX_FILE_BYTES answers 413.',
       pathParams: processId,
       query: queryParameters(blobUploadQuerySchema, { token: "Required: the lease's fencing token." }),
-      body: { content: { 'application/octet-stream': { type: 'string', contentMediaType: 'application/octet-stream', description: 'The framed blobs.' } }, required: true },
+      body: {
+        content: {
+          'application/octet-stream': {
+            type: 'string',
+            contentMediaType: 'application/octet-stream',
+            description: 'The framed blobs.',
+          },
+        },
+        required: true,
+      },
       answers: { 200: { description: 'The blobs are stored.', schema: asJson(blobUploadAnswerSchema) } },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unavailable'],
     },
     {
-      ...report('sync', 'runnerSync', "Commit the command's changes to the workspace in one conditional commit", syncReportSchema, 'Sync'),
+      ...report(
+        'sync',
+        'runnerSync',
+        "Commit the command's changes to the workspace in one conditional commit",
+        syncReportSchema,
+        'Sync',
+      ),
       description:
         'A write carries its content inline (contentBase64) or names a blob uploaded before by this job (blob and size). ' +
         'A file over TOOLGATE_MAX_FILE_BYTES is not kept and is named in conflicts; a write naming a blob that is not stored is skipped.',

@@ -53,7 +53,11 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     const id = c.req.param('id')!;
     const workspace = c.req.param('ws')!;
     if (!processes.get(workspace, id)) {
-      throw new ToolError('conflict', `the lease token is stale: process ${id} does not exist in workspace ${workspace}, so abandon this job.`, { processId: id });
+      throw new ToolError(
+        'conflict',
+        `the lease token is stale: process ${id} does not exist in workspace ${workspace}, so abandon this job.`,
+        { processId: id },
+      );
     }
     return id;
   };
@@ -89,7 +93,8 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 
   routes.get('/runner/workspaces/:ws/blobs/:hash', async (c) => {
     const hash = c.req.param('hash');
-    if (!/^[0-9a-f]{64}$/.test(hash)) throw new ToolError('invalid_argument', 'A blob id is 64 lowercase hex digits.', { blob: hash });
+    if (!/^[0-9a-f]{64}$/.test(hash))
+      throw new ToolError('invalid_argument', 'A blob id is 64 lowercase hex digits.', { blob: hash });
     const bytes = await deps.workspaces.open(c.req.param('ws')).blob(hash);
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/octet-stream' });
   });
@@ -128,9 +133,14 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
   // token, offset and skipped in the query, which spares encoding and parsing megabytes of JSON.
   routes.post('/runner/workspaces/:ws/processes/:id/output', async (c) => {
     const input = TEXT_BODY.test(c.req.header('content-type') ?? '')
-      ? { ...parseInput(outputQuerySchema, c.req.query(), 'runner report'), data: await readTextBody(c.req.raw, deps.limits.maxBodyBytes) }
+      ? {
+          ...parseInput(outputQuerySchema, c.req.query(), 'runner report'),
+          data: await readTextBody(c.req.raw, deps.limits.maxBodyBytes),
+        }
       : await body(c, outputReportSchema);
-    return c.json({ end: processes.appendOutput(processOf(c), fence(c, input.token), input.data, input.offset, input.skipped) });
+    return c.json({
+      end: processes.appendOutput(processOf(c), fence(c, input.token), input.data, input.offset, input.skipped),
+    });
   });
 
   // With waitMs this is the runner's control request, held open while its process runs: it answers
@@ -150,13 +160,17 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
     const changes = input.changes.map((change): SyncedChange => {
       if (change.op !== 'write') return change;
       const { path, baseVersion } = change;
-      return change.contentBase64 !== undefined ? { op: 'write', path, content: fromBase64(change.contentBase64), baseVersion } : { op: 'write', path, blob: change.blob!, size: change.size!, baseVersion };
+      return change.contentBase64 !== undefined
+        ? { op: 'write', path, content: fromBase64(change.contentBase64), baseVersion }
+        : { op: 'write', path, blob: change.blob!, size: change.size!, baseVersion };
     });
     const { syncId } = input;
     const recorded = syncId === undefined ? undefined : processes.syncResult<SyncResult>(id, syncId);
     const workspace = deps.workspaces.open(record.workspace);
-    const onCommit = syncId === undefined ? undefined : (landed: SyncResult) => processes.recordSync(id, syncId, landed);
-    const result = recorded ?? (await syncChanges(workspace, changes, { maxFileBytes: deps.limits.maxFileBytes, onCommit }));
+    const onCommit =
+      syncId === undefined ? undefined : (landed: SyncResult) => processes.recordSync(id, syncId, landed);
+    const result =
+      recorded ?? (await syncChanges(workspace, changes, { maxFileBytes: deps.limits.maxFileBytes, onCommit }));
     // What this job staged is spent once its sync names the uploads (an error leaves it for the next cleanup).
     if (changes.some((change) => 'blob' in change)) await workspace.uploads.discard(id).catch(() => undefined);
     // The committed entries as the commit made them (not as they stand now: a later API write must
@@ -175,7 +189,10 @@ export function runnerRoutes(deps: AppDeps & { processes: ProcessStore }): Hono<
 }
 
 /** What a runner is told about a job it leased: the same on every home. */
-export function leasedJobBody(job: JobLease, deps: Pick<AppDeps, 'workspaces' | 'limits'> & { processes: ProcessStore }): LeasedJob {
+export function leasedJobBody(
+  job: JobLease,
+  deps: Pick<AppDeps, 'workspaces' | 'limits'> & { processes: ProcessStore },
+): LeasedJob {
   const { record } = job;
   return {
     processId: job.processId,
@@ -218,9 +235,18 @@ async function committedEntries(changes: readonly SyncedChange[], result: SyncRe
   for (const change of changes) {
     if (!committed.has(change.path) || change.op === 'delete') continue;
     const base = { path: change.path, version: result.version };
-    if (change.op === 'write' && 'blob' in change) entries.push({ ...base, type: 'file', blob: change.blob, target: null, size: change.size });
-    else if (change.op === 'write') entries.push({ ...base, type: 'file', blob: await sha256Hex(change.content), target: null, size: change.content.byteLength });
-    else if (change.op === 'symlink') entries.push({ ...base, type: 'symlink', blob: null, target: change.target, size: 0 });
+    if (change.op === 'write' && 'blob' in change)
+      entries.push({ ...base, type: 'file', blob: change.blob, target: null, size: change.size });
+    else if (change.op === 'write')
+      entries.push({
+        ...base,
+        type: 'file',
+        blob: await sha256Hex(change.content),
+        target: null,
+        size: change.content.byteLength,
+      });
+    else if (change.op === 'symlink')
+      entries.push({ ...base, type: 'symlink', blob: null, target: change.target, size: 0 });
     else entries.push({ ...base, type: 'dir', blob: null, target: null, size: 0 });
   }
   return entries;

@@ -22,7 +22,11 @@ export interface ReportChecks {
 }
 
 /** Adds the upload routes to the runner protocol's routes; each needs the job's live lease, from the key that holds it. */
-export function addUploadRoutes(routes: Hono<AppEnv>, deps: AppDeps & { processes: ProcessStore }, checks: ReportChecks): void {
+export function addUploadRoutes(
+  routes: Hono<AppEnv>,
+  deps: AppDeps & { processes: ProcessStore },
+  checks: ReportChecks,
+): void {
   const { processes, limits } = deps;
 
   // One piece of a blob: raw bytes at `offset` of a blob of `size` bytes whose SHA-256 is `hash`.
@@ -39,7 +43,9 @@ export function addUploadRoutes(routes: Hono<AppEnv>, deps: AppDeps & { processe
     const uploads = workspace.uploads;
     if (input.offset === 0 && bytes.byteLength < input.size) {
       // A new staged upload clears what jobs that can upload no more left behind.
-      await uploads.discardAbandoned((owner) => owner === id || ['queued', 'running'].includes(processes.get(workspace.id, owner)?.status ?? ''));
+      await uploads.discardAbandoned(
+        (owner) => owner === id || ['queued', 'running'].includes(processes.get(workspace.id, owner)?.status ?? ''),
+      );
     }
     return c.json(await uploads.receive({ owner: id, hash, size: input.size, offset: input.offset, bytes }));
   });
@@ -55,7 +61,11 @@ export function addUploadRoutes(routes: Hono<AppEnv>, deps: AppDeps & { processe
     for (const frame of frames) {
       const actual = await sha256Hex(frame.bytes);
       if (actual !== frame.hash) {
-        throw new ToolError('invalid_argument', `Blob ${frame.hash} of the batch hashes to ${actual}; nothing of the batch is stored. Send each blob's SHA-256 as its id.`, { blob: frame.hash, actual });
+        throw new ToolError(
+          'invalid_argument',
+          `Blob ${frame.hash} of the batch hashes to ${actual}; nothing of the batch is stored. Send each blob's SHA-256 as its id.`,
+          { blob: frame.hash, actual },
+        );
       }
     }
     const workspace = deps.workspaces.open(c.req.param('ws'));
@@ -70,24 +80,35 @@ export function addUploadRoutes(routes: Hono<AppEnv>, deps: AppDeps & { processe
 }
 
 function blobId(hash: string): string {
-  if (!BLOB_ID.test(hash)) throw new ToolError('invalid_argument', 'A blob id is the SHA-256 of its content as 64 lowercase hex digits.', { blob: hash });
+  if (!BLOB_ID.test(hash))
+    throw new ToolError('invalid_argument', 'A blob id is the SHA-256 of its content as 64 lowercase hex digits.', {
+      blob: hash,
+    });
   return hash;
 }
 
 function withinFileLimit(hash: string, size: number, maxFileBytes: number): void {
   if (size <= maxFileBytes) return;
-  throw new ToolError('payload_too_large', `Blob ${hash} is ${size} bytes, over the file limit of ${maxFileBytes} bytes (TOOLGATE_MAX_FILE_BYTES); such a file is not kept.`, {
-    blob: hash,
-    size,
-    limit: maxFileBytes,
-  });
+  throw new ToolError(
+    'payload_too_large',
+    `Blob ${hash} is ${size} bytes, over the file limit of ${maxFileBytes} bytes (TOOLGATE_MAX_FILE_BYTES); such a file is not kept.`,
+    {
+      blob: hash,
+      size,
+      limit: maxFileBytes,
+    },
+  );
 }
 
 /** A binary body, its bytes counted against the body limit as they arrive. */
 async function binaryBody(request: Request, maxBodyBytes: number): Promise<Uint8Array> {
   const type = request.headers.get('content-type');
   if (!BINARY_BODY.test(type ?? '')) {
-    throw new ToolError('invalid_argument', 'A blob upload is raw bytes sent with Content-Type: application/octet-stream.', { contentType: type || null });
+    throw new ToolError(
+      'invalid_argument',
+      'A blob upload is raw bytes sent with Content-Type: application/octet-stream.',
+      { contentType: type || null },
+    );
   }
   return readBodyBytes(request, maxBodyBytes);
 }
@@ -98,13 +119,15 @@ const latin1 = new TextDecoder('latin1');
 function readFrames(body: Uint8Array): { hash: string; bytes: Uint8Array }[] {
   const frames: { hash: string; bytes: Uint8Array }[] = [];
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
-  for (let at = 0; at < body.byteLength; ) {
+  for (let at = 0; at < body.byteLength;) {
     if (body.byteLength - at < HEADER_BYTES) throw malformed(`a frame header at byte ${at} is cut short`);
     const hash = latin1.decode(body.subarray(at, at + 64));
-    if (!BLOB_ID.test(hash)) throw malformed(`the frame at byte ${at} does not start with a blob id of 64 lowercase hex digits`);
+    if (!BLOB_ID.test(hash))
+      throw malformed(`the frame at byte ${at} does not start with a blob id of 64 lowercase hex digits`);
     const length = view.getUint32(at + 64) * 2 ** 32 + view.getUint32(at + 68);
     const start = at + HEADER_BYTES;
-    if (length > body.byteLength - start) throw malformed(`blob ${hash} claims ${length} bytes, more than the body holds`);
+    if (length > body.byteLength - start)
+      throw malformed(`blob ${hash} claims ${length} bytes, more than the body holds`);
     frames.push({ hash, bytes: body.subarray(start, start + length) });
     at = start + length;
   }
@@ -113,5 +136,8 @@ function readFrames(body: Uint8Array): { hash: string; bytes: Uint8Array }[] {
 }
 
 function malformed(why: string): ToolError {
-  return new ToolError('invalid_argument', `The blob batch is malformed: ${why}. Frame each blob as its 64 hex digit id, its length as 8 bytes big-endian, then its bytes.`);
+  return new ToolError(
+    'invalid_argument',
+    `The blob batch is malformed: ${why}. Frame each blob as its 64 hex digit id, its length as 8 bytes big-endian, then its bytes.`,
+  );
 }

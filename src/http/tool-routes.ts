@@ -6,7 +6,6 @@ import { formatTools } from '../tools/tool-formats.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 
-
 /** GET /tools: the tools in each ecosystem's function-calling shape. */
 export function toolListRoutes(deps: Pick<AppDeps, 'tools'>): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -27,11 +26,16 @@ export function toolRoutes(deps: Pick<AppDeps, 'calls' | 'limits'>): Hono<AppEnv
       waitMs,
       readArguments: async () => {
         let bytes = 0;
-        const value = await readJsonBody(c.req.raw, deps.limits.maxBodyBytes, { onBytes: (received) => (bytes = received) });
+        const value = await readJsonBody(c.req.raw, deps.limits.maxBodyBytes, {
+          onBytes: (received) => (bytes = received),
+        });
         return { value, bytes };
       },
     });
-    return new Response(answer.json, { status: answer.status, headers: { 'content-type': 'application/json', ...answer.headers } });
+    return new Response(answer.json, {
+      status: answer.status,
+      headers: { 'content-type': 'application/json', ...answer.headers },
+    });
   });
 
   return routes;
@@ -42,7 +46,9 @@ export function parseWaitMs(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const waitMs = Number(value);
   if (!/^\d+$/.test(value) || waitMs > MAX_WAIT_MS) {
-    throw new ToolError('invalid_argument', `waitMs must be a whole number of milliseconds from 0 to ${MAX_WAIT_MS}.`, { waitMs: value });
+    throw new ToolError('invalid_argument', `waitMs must be a whole number of milliseconds from 0 to ${MAX_WAIT_MS}.`, {
+      waitMs: value,
+    });
   }
   return waitMs;
 }

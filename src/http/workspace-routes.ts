@@ -20,7 +20,8 @@ export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
     const body = await readJsonBody(c.req.raw, deps.limits.maxBodyBytes, { optional: true });
     const settings = parseInput(workspaceSettings, body ?? {}, 'workspace settings');
     const { created, info } = deps.workspaces.create(id, settings, {
-      beforeSettingsChange: () => assertRole(key, ['admin'], `Changing the settings of workspace ${id} (PUT without a body confirms it)`),
+      beforeSettingsChange: () =>
+        assertRole(key, ['admin'], `Changing the settings of workspace ${id} (PUT without a body confirms it)`),
     });
     return c.json(info, created ? 201 : 200);
   });
@@ -28,13 +29,17 @@ export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.get('/workspaces/:ws', (c) => {
     const id = c.req.param('ws');
     const info = deps.workspaces.info(id);
-    if (!info) throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, { workspace: id });
+    if (!info)
+      throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, {
+        workspace: id,
+      });
     return c.json(info);
   });
 
   routes.delete('/workspaces/:ws', async (c) => {
     const id = c.req.param('ws');
-    if (!deps.workspaces.info(id)) throw new ToolError('not_found', `Workspace ${id} does not exist.`, { workspace: id });
+    if (!deps.workspaces.info(id))
+      throw new ToolError('not_found', `Workspace ${id} does not exist.`, { workspace: id });
     assertRole(c.get('key'), ['admin'], `Deleting workspace ${id}`);
     if (!(await deps.workspaces.delete(id))) {
       throw new ToolError('not_found', `Workspace ${id} does not exist.`, { workspace: id });
@@ -52,7 +57,9 @@ export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
     const entry = resolved.entry;
     if (!entry) throw new ToolError('not_found', `${prefix} does not exist.`, { path: prefix });
     if (entry.type !== 'dir') {
-      throw new ToolError('invalid_argument', `${prefix} is a file, not a directory; read it with read_file.`, { path: prefix });
+      throw new ToolError('invalid_argument', `${prefix} is a file, not a directory; read it with read_file.`, {
+        path: prefix,
+      });
     }
     return c.json({ entries: workspace.list(resolved.path, recursive) });
   });

@@ -35,8 +35,14 @@ export const BOOTSTRAP_KEY_ID = 'key_bootstrap_admin';
 export const BOOTSTRAP_RUNNER_KEY_ID = 'key_bootstrap_runner';
 /** Keys the server itself manages: revoked or rotated by its configuration, never through the API. */
 const SERVER_KEYS = new Map([
-  [BOOTSTRAP_KEY_ID, 'The bootstrap admin key cannot be revoked here; change TOOLGATE_API_KEY and restart the server to rotate it.'],
-  [BOOTSTRAP_RUNNER_KEY_ID, "The server's own runner key cannot be revoked here; it changes at every start, and TOOLGATE_RUNNER=off removes it."],
+  [
+    BOOTSTRAP_KEY_ID,
+    'The bootstrap admin key cannot be revoked here; change TOOLGATE_API_KEY and restart the server to rotate it.',
+  ],
+  [
+    BOOTSTRAP_RUNNER_KEY_ID,
+    "The server's own runner key cannot be revoked here; it changes at every start, and TOOLGATE_RUNNER=off removes it.",
+  ],
 ]);
 const SECRET_PREFIX = 'tg_';
 
@@ -55,7 +61,8 @@ type KeyRow = {
   created_at: string;
 };
 
-const KEY_COLUMNS = 'id, name, role, workspaces, tools, approval_mode, rules, quota, rate_limit, notify_url, notify_secret, created_at';
+const KEY_COLUMNS =
+  'id, name, role, workspaces, tools, approval_mode, rules, quota, rate_limit, notify_url, notify_secret, created_at';
 
 /** Presented secrets whose hashes, and hashes whose keys, are remembered. */
 const MEMO_SIZE = 1024;
@@ -102,8 +109,13 @@ export class KeyStore {
    * that key when the server runs none (`undefined`).
    */
   async ensureBootstrapRunner(secret: string | undefined): Promise<void> {
-    if (secret !== undefined) return this.ensureServerKey(BOOTSTRAP_RUNNER_KEY_ID, 'in-process runner', 'runner', secret);
-    this.db.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', new Date().toISOString(), BOOTSTRAP_RUNNER_KEY_ID);
+    if (secret !== undefined)
+      return this.ensureServerKey(BOOTSTRAP_RUNNER_KEY_ID, 'in-process runner', 'runner', secret);
+    this.db.query(
+      'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+      new Date().toISOString(),
+      BOOTSTRAP_RUNNER_KEY_ID,
+    );
     this.keys.clear();
   }
 
@@ -160,21 +172,30 @@ export class KeyStore {
 
   /** Live keys, oldest first. */
   list(): ApiKey[] {
-    return this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE revoked_at IS NULL ORDER BY created_at, id`).map(toKey);
+    return this.db
+      .query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE revoked_at IS NULL ORDER BY created_at, id`)
+      .map(toKey);
   }
 
   /** Revokes a key at once: the next request with its secret is `unauthorized`. False when it was not live. */
   revoke(id: string): boolean {
     const managed = SERVER_KEYS.get(id);
     if (managed !== undefined) throw new ToolError('forbidden', managed, { id });
-    const [row] = this.db.query<{ id: string }>('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id', new Date().toISOString(), id);
+    const [row] = this.db.query<{ id: string }>(
+      'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id',
+      new Date().toISOString(),
+      id,
+    );
     this.keys.clear();
     return row !== undefined;
   }
 
   /** The secret a key's approval notices are signed with. */
   notifySecret(id: string): string | undefined {
-    return this.db.query<{ notify_secret: string | null }>('SELECT notify_secret FROM api_keys WHERE id = ?', id)[0]?.notify_secret ?? undefined;
+    return (
+      this.db.query<{ notify_secret: string | null }>('SELECT notify_secret FROM api_keys WHERE id = ?', id)[0]
+        ?.notify_secret ?? undefined
+    );
   }
 
   /** The live key a secret belongs to, or undefined for an unknown or revoked one. */
@@ -183,7 +204,10 @@ export class KeyStore {
     const hash = await this.hashOf(secret);
     const known = this.keys.get(hash);
     if (known !== undefined) return known ?? undefined;
-    const row = this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL`, hash)[0];
+    const row = this.db.query<KeyRow>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE secret_hash = ? AND revoked_at IS NULL`,
+      hash,
+    )[0];
     const key = row && toKey(row);
     if (this.keys.size >= MEMO_SIZE) this.keys.clear();
     this.keys.set(hash, key ?? null);

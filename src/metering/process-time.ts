@@ -56,7 +56,11 @@ export class ProcessTime {
   report(keyId: string, startedAt: number, seconds: number | undefined): void {
     const { quotaLedger } = this.parts;
     if (!quotaLedger || !seconds) return;
-    void quotaLedger.addProcessSeconds(keyId, startedAt, seconds).catch((error: unknown) => this.parts.log(`could not add ${seconds} process seconds to the quota of key ${keyId}`, error));
+    void quotaLedger
+      .addProcessSeconds(keyId, startedAt, seconds)
+      .catch((error: unknown) =>
+        this.parts.log(`could not add ${seconds} process seconds to the quota of key ${keyId}`, error),
+      );
   }
 
   /**
@@ -79,10 +83,15 @@ export class ProcessTime {
         try {
           const key = await keys.get(call.keyId);
           if (key?.quota?.processSeconds === undefined) continue;
-          const spent = this.parts.quotaLedger ? await this.parts.quotaLedger.processSecondsSpent(key) : meter.processSecondsSpent(key.id, key.quota);
+          const spent = this.parts.quotaLedger
+            ? await this.parts.quotaLedger.processSecondsSpent(key)
+            : meter.processSecondsSpent(key.id, key.quota);
           if (spent) processes.requestStop(open.workspace, open.processId, QUOTA_STOP_GRACE_MS);
         } catch (error) {
-          this.parts.log(`could not check the processSeconds quota of key ${call.keyId} for process ${open.processId}`, error);
+          this.parts.log(
+            `could not check the processSeconds quota of key ${call.keyId} for process ${open.processId}`,
+            error,
+          );
         }
       }
     }
@@ -93,7 +102,8 @@ export class ProcessTime {
     const record = processes.get(workspace, processId);
     if (record === undefined) return void meter.processEnded(processId, 0);
     if (record.endedAt === null) return;
-    const seconds = record.startedAt === null ? 0 : Math.max(0, (Date.parse(record.endedAt) - Date.parse(record.startedAt)) / 1000);
+    const seconds =
+      record.startedAt === null ? 0 : Math.max(0, (Date.parse(record.endedAt) - Date.parse(record.startedAt)) / 1000);
     for (const call of meter.processEnded(processId, seconds)) this.report(call.keyId, call.startedAt, call.added);
   }
 }

@@ -30,10 +30,14 @@ export class RateLimiter implements CallLimiter {
     if (bucket.tokens < 1) {
       this.buckets.set(keyId, bucket);
       const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000));
-      throw new ToolError('rate_limited', `This key may make ${perMinute} tool calls a minute; wait ${retryAfterSeconds} s and retry.`, {
-        limitPerMinute: perMinute,
-        retryAfterSeconds,
-      });
+      throw new ToolError(
+        'rate_limited',
+        `This key may make ${perMinute} tool calls a minute; wait ${retryAfterSeconds} s and retry.`,
+        {
+          limitPerMinute: perMinute,
+          retryAfterSeconds,
+        },
+      );
     }
     bucket.tokens -= 1;
     if (this.buckets.size >= MAX_BUCKETS) this.forgetIdle(now);

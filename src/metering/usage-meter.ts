@@ -119,7 +119,9 @@ export class UsageMeter {
       this.settling.push({ call, outcome, billable: options.billable, effectKey: options.effectKey, done });
       if (this.flushScheduled) return;
       this.flushScheduled = true;
-      const later = (globalThis as { setImmediate?: (work: () => void) => unknown }).setImmediate ?? ((work: () => void) => setTimeout(work, 0));
+      const later =
+        (globalThis as { setImmediate?: (work: () => void) => unknown }).setImmediate ??
+        ((work: () => void) => setTimeout(work, 0));
       later(() => this.flush());
     });
   }
@@ -132,7 +134,13 @@ export class UsageMeter {
     this.db.query(
       `INSERT INTO usage (key_id, workspace, tool, action, outcome, billable, effect, bytes_in, started_at, call_key)
        VALUES (?, ?, ?, ?, NULL, 1, 1, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      call.keyId, call.workspace, call.tool, call.action ?? null, call.bytesIn, call.startedAt, effectKey,
+      call.keyId,
+      call.workspace,
+      call.tool,
+      call.action ?? null,
+      call.bytesIn,
+      call.startedAt,
+      effectKey,
     );
   }
 
@@ -160,15 +168,32 @@ export class UsageMeter {
       const updated = this.db.query(
         `UPDATE usage SET outcome = ?, bytes_out = ?, duration_ms = ?, process_seconds = ?, process_id = ?, process_open = ?
          WHERE call_key = ? RETURNING id`,
-        outcome.outcome, outcome.bytesOut, outcome.durationMs, outcome.processSeconds ?? 0, outcome.processId ?? null, processOpen, effectKey,
+        outcome.outcome,
+        outcome.bytesOut,
+        outcome.durationMs,
+        outcome.processSeconds ?? 0,
+        outcome.processId ?? null,
+        processOpen,
+        effectKey,
       );
       if (updated.length > 0) return;
     }
     this.db.query(
       `INSERT INTO usage (key_id, workspace, tool, action, outcome, billable, bytes_in, bytes_out, duration_ms, process_seconds, process_id, process_open, started_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      call.keyId, call.workspace, call.tool, call.action ?? null, outcome.outcome, billable ? 1 : 0, call.bytesIn, outcome.bytesOut, outcome.durationMs,
-      outcome.processSeconds ?? 0, outcome.processId ?? null, processOpen, call.startedAt,
+      call.keyId,
+      call.workspace,
+      call.tool,
+      call.action ?? null,
+      outcome.outcome,
+      billable ? 1 : 0,
+      call.bytesIn,
+      outcome.bytesOut,
+      outcome.durationMs,
+      outcome.processSeconds ?? 0,
+      outcome.processId ?? null,
+      processOpen,
+      call.startedAt,
     );
   }
 
@@ -182,7 +207,12 @@ export class UsageMeter {
       const [row] = this.db.query<{ id: number }>(
         `INSERT INTO usage (key_id, workspace, tool, action, outcome, billable, bytes_in, started_at)
          VALUES (?, ?, ?, ?, NULL, 1, ?, ?) RETURNING id`,
-        call.keyId, call.workspace, call.tool, call.action ?? null, call.bytesIn, call.startedAt,
+        call.keyId,
+        call.workspace,
+        call.tool,
+        call.action ?? null,
+        call.bytesIn,
+        call.startedAt,
       );
       return row!.id;
     });
@@ -215,15 +245,22 @@ export class UsageMeter {
 
   /** Started processes whose run time is still to be counted. */
   openProcesses(): { workspace: string; processId: string }[] {
-    return this.db.query<{ workspace: string; process_id: string }>('SELECT workspace, process_id FROM usage WHERE process_open = 1').map((row) => ({
-      workspace: row.workspace,
-      processId: row.process_id,
-    }));
+    return this.db
+      .query<{ workspace: string; process_id: string }>(
+        'SELECT workspace, process_id FROM usage WHERE process_open = 1',
+      )
+      .map((row) => ({
+        workspace: row.workspace,
+        processId: row.process_id,
+      }));
   }
 
   /** The workspace of a started process whose run time is still to be counted. */
   openProcessWorkspace(processId: string): string | undefined {
-    return this.db.query<{ workspace: string }>('SELECT workspace FROM usage WHERE process_id = ? AND process_open = 1', processId)[0]?.workspace;
+    return this.db.query<{ workspace: string }>(
+      'SELECT workspace FROM usage WHERE process_id = ? AND process_open = 1',
+      processId,
+    )[0]?.workspace;
   }
 
   /**
@@ -255,7 +292,12 @@ export class UsageMeter {
         .map((row) => {
           // A count never goes back: an accrual ahead of a clock step keeps what it counted.
           const total = Math.max(seconds, row.process_seconds);
-          this.db.query('UPDATE usage SET process_seconds = ?, process_open = ? WHERE process_id = ? AND process_open = 1', total, open ? 1 : 0, processId);
+          this.db.query(
+            'UPDATE usage SET process_seconds = ?, process_open = ? WHERE process_id = ? AND process_open = 1',
+            total,
+            open ? 1 : 0,
+            processId,
+          );
           return { keyId: row.key_id, startedAt: row.started_at, added: total - row.process_seconds };
         }),
     );
@@ -276,7 +318,14 @@ export class UsageMeter {
       conditions.push('workspace IN (SELECT value FROM json_each(?))');
       params.push(scope);
     }
-    const rows = this.db.query<{ grp: string; calls: number; errors: number; bytes_in: number; bytes_out: number; process_seconds: number }>(
+    const rows = this.db.query<{
+      grp: string;
+      calls: number;
+      errors: number;
+      bytes_in: number;
+      bytes_out: number;
+      process_seconds: number;
+    }>(
       `SELECT ${group} AS grp, COUNT(*) AS calls,
               SUM(CASE WHEN outcome IS NOT NULL AND outcome <> 'ok' THEN 1 ELSE 0 END) AS errors,
               SUM(bytes_in) AS bytes_in, SUM(bytes_out) AS bytes_out, SUM(process_seconds) AS process_seconds
@@ -313,27 +362,50 @@ export class UsageMeter {
  * Throws `quota_exceeded` when what a key spent this period leaves no room for one more call;
  * spent process seconds stop only calls that use process time.
  */
-export function checkQuota(quota: Quota, spent: { calls: number; seconds: number }, usesProcessTime: boolean, now: number): void {
+export function checkQuota(
+  quota: Quota,
+  spent: { calls: number; seconds: number },
+  usesProcessTime: boolean,
+  now: number,
+): void {
   const resetsAt = new Date(periodEnd(quota.period, now)).toISOString();
   if (quota.calls !== undefined && spent.calls >= quota.calls) {
-    throw new ToolError('quota_exceeded', `This key's quota of ${quota.calls} calls a ${quota.period} is spent; it renews at ${resetsAt}.`, {
-      quota: 'calls', limit: quota.calls, used: spent.calls, resetsAt,
-    });
+    throw new ToolError(
+      'quota_exceeded',
+      `This key's quota of ${quota.calls} calls a ${quota.period} is spent; it renews at ${resetsAt}.`,
+      {
+        quota: 'calls',
+        limit: quota.calls,
+        used: spent.calls,
+        resetsAt,
+      },
+    );
   }
   if (usesProcessTime && quota.processSeconds !== undefined && spent.seconds >= quota.processSeconds) {
-    throw new ToolError('quota_exceeded', `This key's quota of ${quota.processSeconds} process seconds a ${quota.period} is spent; it renews at ${resetsAt}.`, {
-      quota: 'processSeconds', limit: quota.processSeconds, used: spent.seconds, resetsAt,
-    });
+    throw new ToolError(
+      'quota_exceeded',
+      `This key's quota of ${quota.processSeconds} process seconds a ${quota.period} is spent; it renews at ${resetsAt}.`,
+      {
+        quota: 'processSeconds',
+        limit: quota.processSeconds,
+        used: spent.seconds,
+        resetsAt,
+      },
+    );
   }
 }
 
 /** The start of the calendar day or month (UTC) holding `at`. */
 export function periodStart(period: Quota['period'], at: number): number {
   const date = new Date(at);
-  return period === 'day' ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()) : Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+  return period === 'day'
+    ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate())
+    : Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
 }
 
 function periodEnd(period: Quota['period'], at: number): number {
   const date = new Date(at);
-  return period === 'day' ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1) : Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+  return period === 'day'
+    ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1)
+    : Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
 }

@@ -64,7 +64,11 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
       mode: read('TOOLGATE_SANDBOX'),
       bwrapPath: read('TOOLGATE_BWRAP_PATH'),
       commandUid: read('TOOLGATE_RUNNER_UID'),
-      limits: { memoryMb: read('TOOLGATE_PROCESS_MEMORY_MB'), pids: read('TOOLGATE_PROCESS_PIDS'), maxProcessMs: read('TOOLGATE_MAX_PROCESS_MS') },
+      limits: {
+        memoryMb: read('TOOLGATE_PROCESS_MEMORY_MB'),
+        pids: read('TOOLGATE_PROCESS_PIDS'),
+        maxProcessMs: read('TOOLGATE_MAX_PROCESS_MS'),
+      },
     },
     approvalTtlMs: read('TOOLGATE_APPROVAL_TTL_MS'),
     processAccrualMs: read('TOOLGATE_PROCESS_ACCRUAL_MS'),

@@ -4,7 +4,13 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { followingRedirects, type EgressFetch, type EgressRequest } from '../core/egress-fetch.ts';
-import { egressByAddress, egressByName, egressRefusal, urlHostname, type EgressAllowList } from '../core/egress-policy.ts';
+import {
+  egressByAddress,
+  egressByName,
+  egressRefusal,
+  urlHostname,
+  type EgressAllowList,
+} from '../core/egress-policy.ts';
 
 /** Response bodies are buffered up to this much ahead of the reader, so a slow reader holds the remote back. */
 const BODY_HIGH_WATER_BYTES = 256 * 1024;
@@ -27,7 +33,11 @@ async function checkedAddress(request: EgressRequest, allow: EgressAllowList): P
     return undefined;
   }
   const addresses = await resolve(hostname, request.signal);
-  const verdict = egressByAddress(hostname, addresses.map((entry) => entry.address), allow);
+  const verdict = egressByAddress(
+    hostname,
+    addresses.map((entry) => entry.address),
+    allow,
+  );
   if (!verdict.allowed) throw egressRefusal(request.url, verdict);
   return addresses[0];
 }
@@ -41,7 +51,8 @@ function resolve(hostname: string, signal: AbortSignal | undefined): Promise<Loo
     lookup(hostname, { all: true, verbatim: true }, (error, addresses) => {
       signal?.removeEventListener('abort', onAbort);
       if (error) fail(new TypeError('fetch failed', { cause: error }));
-      else if (addresses.length === 0) fail(new TypeError('fetch failed', { cause: new Error(`${hostname} has no addresses`) }));
+      else if (addresses.length === 0)
+        fail(new TypeError('fetch failed', { cause: new Error(`${hostname} has no addresses`) }));
       else done(addresses);
     });
   });
@@ -97,7 +108,8 @@ function send(request: EgressRequest, pinned: LookupAddress | undefined): Promis
 function toResponse(incoming: IncomingMessage, method: string): Response {
   const status = incoming.statusCode ?? 0;
   const headers = new Headers();
-  for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) headers.append(incoming.rawHeaders[index]!, incoming.rawHeaders[index + 1]!);
+  for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2)
+    headers.append(incoming.rawHeaders[index]!, incoming.rawHeaders[index + 1]!);
   if (method === 'HEAD' || NULL_BODY.has(status)) {
     incoming.resume();
     return new Response(null, { status, statusText: incoming.statusMessage, headers });

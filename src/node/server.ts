@@ -57,13 +57,38 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   if (!s3) makePrivateDir(join(config.dataDir, 'blobs'));
   const objects: ObjectStore = s3 ?? new FsObjectStore(join(config.dataDir, 'blobs'));
   const workspaces = new Workspaces(db, objects, config.readOnlyRoots);
-  const processes = new ProcessStore(db, { leaseMs: config.leaseMs, maxOutputChars: config.maxProcessOutputChars, maxRunningPerWorkspace: config.workspaceMaxProcesses, log });
+  const processes = new ProcessStore(db, {
+    leaseMs: config.leaseMs,
+    maxOutputChars: config.maxProcessOutputChars,
+    maxRunningPerWorkspace: config.workspaceMaxProcesses,
+    log,
+  });
   const tools = new ToolRegistry(builtinTools);
-  const limits = { maxBodyBytes: config.maxBodyBytes, maxFileBytes: config.maxFileBytes, defaultReadMaxChars: config.defaultReadMaxChars };
+  const limits = {
+    maxBodyBytes: config.maxBodyBytes,
+    maxFileBytes: config.maxFileBytes,
+    defaultReadMaxChars: config.defaultReadMaxChars,
+  };
   // Imports and approval notices reach only hosts the egress rule allows, checked on the address connected to.
   const egress = nodeEgressFetch(config.egressAllowHosts);
-  const history = new WorkspaceHistory(db, objects, { limits: { ...config.importLimits, maxFileBytes: config.maxFileBytes }, egress, log }).attach(workspaces);
-  const services = createCallServices({ db, tools, workspaces, limits, processes, approvalTtlMs: config.approvalTtlMs, processAccrualMs: config.processAccrualMs, rateLimitPerMinute: config.rateLimitPerMinute, afterCall: history.afterCall, egress, log });
+  const history = new WorkspaceHistory(db, objects, {
+    limits: { ...config.importLimits, maxFileBytes: config.maxFileBytes },
+    egress,
+    log,
+  }).attach(workspaces);
+  const services = createCallServices({
+    db,
+    tools,
+    workspaces,
+    limits,
+    processes,
+    approvalTtlMs: config.approvalTtlMs,
+    processAccrualMs: config.processAccrualMs,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    afterCall: history.afterCall,
+    egress,
+    log,
+  });
   const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
   await services.keys.ensureBootstrapAdmin(adminKey.secret);
   // The in-process runner serves the runner protocol with a runner key of its own, new at every
@@ -71,9 +96,25 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   const runnerKey = config.inProcessRunner ? generateSecret() : undefined;
   await services.keys.ensureBootstrapRunner(runnerKey);
   // Deliveries run as their hook's owner key through the same calls as the tool routes.
-  const hookDeliveries = new HookDeliveries({ calls: services.calls, keys: services.keys, records: new DeliveryRecords(db), workspaces, history, log });
+  const hookDeliveries = new HookDeliveries({
+    calls: services.calls,
+    keys: services.keys,
+    records: new DeliveryRecords(db),
+    workspaces,
+    history,
+    log,
+  });
   const hooks = { hooks: new HookStore(db), deliverer: localDeliverer(hookDeliveries), checkpoints: true };
-  const app = createApp({ workspaces, processes, tools, limits, ...services, hooks, history, sandbox: config.sandbox.mode });
+  const app = createApp({
+    workspaces,
+    processes,
+    tools,
+    limits,
+    ...services,
+    hooks,
+    history,
+    sandbox: config.sandbox.mode,
+  });
   // Jobs whose runner stopped renewing its lease become lost within the lease plus one sweep interval.
   const sweeper = setInterval(() => processes.sweep(), Math.min(processes.sweepIntervalMs, 5_000));
   sweeper.unref();
@@ -98,18 +139,19 @@ export async function startNodeServer(config: NodeConfig, home?: NodeHome): Prom
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  const runner = built.runnerKey !== undefined
-    ? new Runner({
-        url,
-        key: built.runnerKey,
-        dataDir: join(config.dataDir, 'runner'),
-        network: config.runnerNetwork,
-        overlay: config.runnerOverlay,
-        sandbox: config.sandbox,
-        // In this process, the runner's requests go straight to the app: no socket, no HTTP parse.
-        transport: inProcessTransport(built.app.fetch),
-      })
-    : undefined;
+  const runner =
+    built.runnerKey !== undefined
+      ? new Runner({
+          url,
+          key: built.runnerKey,
+          dataDir: join(config.dataDir, 'runner'),
+          network: config.runnerNetwork,
+          overlay: config.runnerOverlay,
+          sandbox: config.sandbox,
+          // In this process, the runner's requests go straight to the app: no socket, no HTTP parse.
+          transport: inProcessTransport(built.app.fetch),
+        })
+      : undefined;
   runner?.start();
   return {
     ...built,

@@ -35,7 +35,11 @@ export class JobQueue {
 
   /** Enqueues the job of a process; enqueueing the same id again changes nothing. */
   enqueue(id: string, now: number): void {
-    this.db.query("INSERT INTO jobs (id, state, created_at) VALUES (?, 'queued', ?) ON CONFLICT (id) DO NOTHING", id, now);
+    this.db.query(
+      "INSERT INTO jobs (id, state, created_at) VALUES (?, 'queued', ?) ON CONFLICT (id) DO NOTHING",
+      id,
+      now,
+    );
   }
 
   /**
@@ -65,7 +69,8 @@ export class JobQueue {
     for (const head of heads) {
       if ((running.get(head.workspace) ?? 0) >= pick.maxRunning) continue;
       const served = pick.lastServed(head.workspace);
-      if (!chosen || served < chosen.served || (served === chosen.served && head.seq < chosen.seq)) chosen = { ...head, served };
+      if (!chosen || served < chosen.served || (served === chosen.served && head.seq < chosen.seq))
+        chosen = { ...head, served };
     }
     return chosen && this.db.query<{ id: string }>('SELECT id FROM processes WHERE seq = ?', chosen.seq)[0]?.id;
   }
@@ -130,16 +135,32 @@ export class JobQueue {
    * the one holding the lease (`forbidden`).
    */
   fence(id: string, fence: LeaseFence): void {
-    const [row] = this.db.query<{ state: string; lease_token: number; leased_key: string | null }>('SELECT state, lease_token, leased_key FROM jobs WHERE id = ?', id);
+    const [row] = this.db.query<{ state: string; lease_token: number; leased_key: string | null }>(
+      'SELECT state, lease_token, leased_key FROM jobs WHERE id = ?',
+      id,
+    );
     const { token } = fence;
     if (row === undefined || row.state !== 'leased' || row.lease_token !== token) {
-      const why = row === undefined ? 'the job no longer exists' : row.state === 'leased' ? 'a newer lease holds it now' : `the job is ${row.state}`;
-      throw new ToolError('conflict', `the lease token is stale: token ${token} of process ${id} no longer holds its job (${why}), so abandon this job.`, {
-        processId: id,
-      });
+      const why =
+        row === undefined
+          ? 'the job no longer exists'
+          : row.state === 'leased'
+            ? 'a newer lease holds it now'
+            : `the job is ${row.state}`;
+      throw new ToolError(
+        'conflict',
+        `the lease token is stale: token ${token} of process ${id} no longer holds its job (${why}), so abandon this job.`,
+        {
+          processId: id,
+        },
+      );
     }
     if (row.leased_key !== fence.keyId) {
-      throw new ToolError('forbidden', `This key does not hold the lease of process ${id}; only the runner key that leased a job may report on it.`, { processId: id });
+      throw new ToolError(
+        'forbidden',
+        `This key does not hold the lease of process ${id}; only the runner key that leased a job may report on it.`,
+        { processId: id },
+      );
     }
   }
 
@@ -163,7 +184,11 @@ export class JobQueue {
 
   /** Ends the job; `finishedToken` is the lease whose finish report ended it (null when something else did). */
   complete(id: string, finishedToken: number | null): void {
-    this.db.query("UPDATE jobs SET state = 'done', lease_expires_at = NULL, finished_token = ? WHERE id = ?", finishedToken, id);
+    this.db.query(
+      "UPDATE jobs SET state = 'done', lease_expires_at = NULL, finished_token = ? WHERE id = ?",
+      finishedToken,
+      id,
+    );
   }
 
   /** Whether this lease already reported the job's finish: a replay of an answered report. */
@@ -191,7 +216,13 @@ export class JobQueue {
          WHERE jobs.state = 'leased' AND jobs.lease_expires_at < ? ORDER BY processes.seq`,
         now,
       )
-      .map((row) => ({ id: row.id, workspace: row.workspace, attempts: row.attempts, leasedBy: row.leased_by, status: row.status }));
+      .map((row) => ({
+        id: row.id,
+        workspace: row.workspace,
+        attempts: row.attempts,
+        leasedBy: row.leased_by,
+        status: row.status,
+      }));
   }
 
   /** Removes the jobs of every process of a workspace. */

@@ -88,18 +88,23 @@ export class ProcessEvents {
           resolve('woken');
         },
       };
-      const timer = setTimeout(() => {
-        const index = this.#jobWaiters.indexOf(waiter);
-        if (index !== -1) this.#jobWaiters.splice(index, 1);
-        resolve('timed-out');
-      }, Math.min(Math.max(timeoutMs, 0), MAX_TIMER_MS));
+      const timer = setTimeout(
+        () => {
+          const index = this.#jobWaiters.indexOf(waiter);
+          if (index !== -1) this.#jobWaiters.splice(index, 1);
+          resolve('timed-out');
+        },
+        Math.min(Math.max(timeoutMs, 0), MAX_TIMER_MS),
+      );
       this.#jobWaiters.push(waiter);
     });
   }
 
   /** Wakes the oldest waiting lease request that may take one of these jobs (its workspace in scope, an exec for an exec-only one), if any. */
   wakeJobWaiter(jobs: readonly JobCandidate[]): void {
-    const index = this.#jobWaiters.findIndex((waiter) => jobs.some((job) => scopeCovers(waiter.scope, job.workspace) && (job.exec || !waiter.execOnly)));
+    const index = this.#jobWaiters.findIndex((waiter) =>
+      jobs.some((job) => scopeCovers(waiter.scope, job.workspace) && (job.exec || !waiter.execOnly)),
+    );
     if (index !== -1) this.#jobWaiters.splice(index, 1)[0]!.wake();
   }
 }

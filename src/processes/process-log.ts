@@ -80,9 +80,19 @@ export class ProcessLog {
     for (const piece of pieces) {
       if (piece.start < keepFrom) continue;
       if (piece.extendsLast) {
-        this.db.query('UPDATE process_output SET data = data || ? WHERE process_id = ? AND start_offset = ?', piece.text, processId, piece.start);
+        this.db.query(
+          'UPDATE process_output SET data = data || ? WHERE process_id = ? AND start_offset = ?',
+          piece.text,
+          processId,
+          piece.start,
+        );
       } else {
-        this.db.query('INSERT INTO process_output (process_id, start_offset, data) VALUES (?, ?, ?)', processId, piece.start, piece.text);
+        this.db.query(
+          'INSERT INTO process_output (process_id, start_offset, data) VALUES (?, ?, ?)',
+          processId,
+          piece.start,
+          piece.text,
+        );
       }
     }
     if (cutoff > 0) {
@@ -99,7 +109,10 @@ export class ProcessLog {
 
   /** The oldest offset still held: the start of the oldest kept chunk (`end` for an empty log). */
   startOffset(processId: string, end: number): number {
-    const [row] = this.db.query<{ start: number | null }>('SELECT MIN(start_offset) AS start FROM process_output WHERE process_id = ?', processId);
+    const [row] = this.db.query<{ start: number | null }>(
+      'SELECT MIN(start_offset) AS start FROM process_output WHERE process_id = ?',
+      processId,
+    );
     return row?.start ?? end;
   }
 
@@ -139,7 +152,10 @@ export class ProcessLog {
     const pieces: Piece[] = [];
     let at = 0;
     const [last] = mayExtend
-      ? this.db.query<{ start: number | null }>('SELECT MAX(start_offset) AS start FROM process_output WHERE process_id = ?', processId)
+      ? this.db.query<{ start: number | null }>(
+          'SELECT MAX(start_offset) AS start FROM process_output WHERE process_id = ?',
+          processId,
+        )
       : [];
     const lastStart = last?.start ?? null;
     if (lastStart !== null) {

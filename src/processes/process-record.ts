@@ -39,7 +39,9 @@ export interface ProcessRecord {
 export type { TerminalSize };
 
 /** What a bash call asks to run: the part of a record its caller chooses (no terminal unless it says so). */
-export type ProcessRequest = Pick<ProcessRecord, 'workspace' | 'command' | 'cwd' | 'env' | 'mode' | 'timeoutMs'> & { terminal?: TerminalSize | null };
+export type ProcessRequest = Pick<ProcessRecord, 'workspace' | 'command' | 'cwd' | 'env' | 'mode' | 'timeoutMs'> & {
+  terminal?: TerminalSize | null;
+};
 
 /** The snapshot the HTTP answers show of a record. */
 export function snapshotOf(record: ProcessRecord): ProcessSnapshot {

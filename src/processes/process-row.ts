@@ -37,7 +37,10 @@ export function recordOf(row: ProcessRow): ProcessRecord {
     env: JSON.parse(row.env) as Record<string, string>,
     mode: row.mode,
     timeoutMs: row.timeout_ms,
-    terminal: row.terminal === null || row.terminal === undefined ? null : (JSON.parse(row.terminal) as ProcessRecord['terminal']),
+    terminal:
+      row.terminal === null || row.terminal === undefined
+        ? null
+        : (JSON.parse(row.terminal) as ProcessRecord['terminal']),
     status: row.status,
     pid: row.pid,
     exitCode: row.exit_code,

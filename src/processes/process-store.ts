@@ -60,12 +60,15 @@ export class ProcessStore {
   constructor(db: SqlDatabase, options: ProcessStoreOptions = {}) {
     const maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
     // A chunk is at most a sixteenth of the ring, so the ring keeps little more than it must.
-    const chunkChars = options.chunkChars ?? Math.max(2, Math.min(DEFAULT_CHUNK_CHARS, Math.floor(maxOutputChars / 16)));
+    const chunkChars =
+      options.chunkChars ?? Math.max(2, Math.min(DEFAULT_CHUNK_CHARS, Math.floor(maxOutputChars / 16)));
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.maxOutputChars = maxOutputChars;
     this.sweepIntervalMs = options.lostAfterMs ?? DEFAULT_LOST_AFTER_MS;
     if (!(maxOutputChars >= 1 && chunkChars >= 2 && this.leaseMs > 0 && this.sweepIntervalMs > 0)) {
-      throw new RangeError('ProcessStore needs maxOutputChars >= 1, chunkChars >= 2, and positive leaseMs and lostAfterMs');
+      throw new RangeError(
+        'ProcessStore needs maxOutputChars >= 1, chunkChars >= 2, and positive leaseMs and lostAfterMs',
+      );
     }
     this.#db = db;
     this.#events = new ProcessEvents(options.log);
@@ -73,9 +76,24 @@ export class ProcessStore {
     this.#log = new ProcessLog(db, { maxOutputChars, chunkChars });
     this.#jobs = new JobQueue(db);
     const maxRunningPerWorkspace = options.maxRunningPerWorkspace ?? DEFAULT_MAX_RUNNING_PER_WORKSPACE;
-    if (!(Number.isSafeInteger(maxRunningPerWorkspace) && maxRunningPerWorkspace >= 1)) throw new RangeError('ProcessStore needs maxRunningPerWorkspace >= 1');
-    this.#runner = new RunnerSide({ db, jobs: this.#jobs, log: this.#log, events: this.#events, now: this.#now, leaseMs: this.leaseMs, maxRunningPerWorkspace });
-    this.#control = new RunnerControl({ db, jobs: this.#jobs, events: this.#events, now: this.#now, leaseMs: this.leaseMs });
+    if (!(Number.isSafeInteger(maxRunningPerWorkspace) && maxRunningPerWorkspace >= 1))
+      throw new RangeError('ProcessStore needs maxRunningPerWorkspace >= 1');
+    this.#runner = new RunnerSide({
+      db,
+      jobs: this.#jobs,
+      log: this.#log,
+      events: this.#events,
+      now: this.#now,
+      leaseMs: this.leaseMs,
+      maxRunningPerWorkspace,
+    });
+    this.#control = new RunnerControl({
+      db,
+      jobs: this.#jobs,
+      events: this.#events,
+      now: this.#now,
+      leaseMs: this.leaseMs,
+    });
     applyProcessSchema(db);
   }
 
@@ -83,7 +101,8 @@ export class ProcessStore {
 
   /** Records a queued process and enqueues its job, atomically; `inTransaction` runs inside the same transaction. */
   create(input: NewProcess, inTransaction?: () => void): ProcessRecord {
-    if (input.mode !== 'exec' && input.mode !== 'start') throw new ToolError('invalid_argument', `mode must be exec or start, not ${String(input.mode)}.`);
+    if (input.mode !== 'exec' && input.mode !== 'start')
+      throw new ToolError('invalid_argument', `mode must be exec or start, not ${String(input.mode)}.`);
     if (input.timeoutMs !== null) nonNegativeInteger('timeoutMs', input.timeoutMs);
     const id = `proc_${crypto.randomUUID().replaceAll('-', '')}`;
     const now = this.#now();
@@ -124,7 +143,9 @@ export class ProcessStore {
 
   /** The workspace's processes, oldest first. */
   list(workspace: string): ProcessRecord[] {
-    return this.#db.query<ProcessRow>('SELECT * FROM processes WHERE workspace = ? ORDER BY seq', workspace).map(recordOf);
+    return this.#db
+      .query<ProcessRow>('SELECT * FROM processes WHERE workspace = ? ORDER BY seq', workspace)
+      .map(recordOf);
   }
 
   /** exec's separate stdout and stderr, once its runner reported them. */
@@ -148,9 +169,16 @@ export class ProcessStore {
   writeStdin(workspace: string, id: string, input: string, eof: boolean): number {
     const queued = this.#db.transaction(() => {
       const row = this.#owned(workspace, id);
-      if (isFinal(row)) throw new ToolError('conflict', `process ${id} has ended (${row.status}), so it reads no more input.`, { processId: id });
+      if (isFinal(row))
+        throw new ToolError('conflict', `process ${id} has ended (${row.status}), so it reads no more input.`, {
+          processId: id,
+        });
       if (row.stdin_closed !== 0) {
-        throw new ToolError('conflict', `the stdin of process ${id} is already closed by an eof; start a new process to send more input.`, { processId: id });
+        throw new ToolError(
+          'conflict',
+          `the stdin of process ${id} is already closed by an eof; start a new process to send more input.`,
+          { processId: id },
+        );
       }
       if (input.length === 0 && !eof) return false;
       this.#db.query(
@@ -192,7 +220,12 @@ export class ProcessStore {
         );
       }
       // The first request stands: its runner may already be counting down that grace.
-      return updateProcess(this.#db, 'UPDATE processes SET stop_requested_grace_ms = COALESCE(stop_requested_grace_ms, ?) WHERE id = ? RETURNING *', graceMs, id);
+      return updateProcess(
+        this.#db,
+        'UPDATE processes SET stop_requested_grace_ms = COALESCE(stop_requested_grace_ms, ?) WHERE id = ? RETURNING *',
+        graceMs,
+        id,
+      );
     });
     if (changed) this.#events.changed([id]);
     return record;
@@ -298,13 +331,22 @@ export class ProcessStore {
 
   /** What a sync-back with this id answered, when one was recorded (its retry must not commit again). */
   syncResult<T>(id: string, syncId: string): T | undefined {
-    const row = this.#db.query<{ result: string }>('SELECT result FROM process_syncs WHERE process_id = ? AND sync_id = ?', id, syncId)[0];
+    const row = this.#db.query<{ result: string }>(
+      'SELECT result FROM process_syncs WHERE process_id = ? AND sync_id = ?',
+      id,
+      syncId,
+    )[0];
     return row === undefined ? undefined : (JSON.parse(row.result) as T);
   }
 
   /** Records a sync-back's answer; run inside the transaction that commits it. */
   recordSync(id: string, syncId: string, result: unknown): void {
-    this.#db.query('INSERT OR IGNORE INTO process_syncs (process_id, sync_id, result) VALUES (?, ?, ?)', id, syncId, JSON.stringify(result));
+    this.#db.query(
+      'INSERT OR IGNORE INTO process_syncs (process_id, sync_id, result) VALUES (?, ?, ?)',
+      id,
+      syncId,
+      JSON.stringify(result),
+    );
   }
 
   /** Whether any job is queued or running: a home that sweeps on a timer sweeps only then. */
@@ -370,7 +412,11 @@ export class ProcessStore {
   #owned(workspace: string, id: string): ProcessRow {
     const row = this.#row(id);
     if (row === undefined || row.workspace !== workspace) {
-      throw new ToolError('not_found', `process ${id} was not found in workspace ${workspace}; list its processes to find the id.`, { processId: id });
+      throw new ToolError(
+        'not_found',
+        `process ${id} was not found in workspace ${workspace}; list its processes to find the id.`,
+        { processId: id },
+      );
     }
     return row;
   }
@@ -381,5 +427,6 @@ export class ProcessStore {
 }
 
 function nonNegativeInteger(name: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value < 0) throw new ToolError('invalid_argument', `${name} must be a whole number of 0 or more, not ${value}.`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new ToolError('invalid_argument', `${name} must be a whole number of 0 or more, not ${value}.`);
 }

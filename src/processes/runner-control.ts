@@ -54,7 +54,8 @@ export class RunnerControl {
     return this.#db.transaction(() => {
       this.#jobs.fence(id, fence);
       this.#jobs.renew(id, this.#now() + this.#leaseMs);
-      if (stdinAck !== undefined) this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq < ?', id, stdinAck);
+      if (stdinAck !== undefined)
+        this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq < ?', id, stdinAck);
       return this.#handOut(id, stdinAck);
     });
   }
@@ -99,10 +100,14 @@ export class RunnerControl {
       stdinAck ?? 0,
     );
     const last = pending.at(-1);
-    if (stdinAck === undefined && last !== undefined) this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq <= ?', id, last.seq);
+    if (stdinAck === undefined && last !== undefined)
+      this.#db.query('DELETE FROM process_stdin WHERE process_id = ? AND seq <= ?', id, last.seq);
     // A fenced job's process row exists: deleting a workspace deletes the job with it.
     const graceMs = selectProcess(this.#db, id)!.stop_requested_grace_ms;
-    return { stdin: pending.map((chunk) => ({ seq: chunk.seq, data: chunk.data, eof: chunk.eof !== 0 })), stop: graceMs === null ? null : { graceMs } };
+    return {
+      stdin: pending.map((chunk) => ({ seq: chunk.seq, data: chunk.data, eof: chunk.eof !== 0 })),
+      stop: graceMs === null ? null : { graceMs },
+    };
   }
 
   /** Whether a waiting control request has something to answer; one read, no transaction. */

@@ -8,7 +8,13 @@ import type { ProcessLog } from './process-log.ts';
 import type { ProcessRecord } from './process-record.ts';
 import { recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
 import type { FinishReport } from '../contract/runner-protocol.ts';
-import { FINISH_STATUSES, type ExecResult, type JobLease, type LeaseFence, type LeaseHolder } from './runner-reports.ts';
+import {
+  FINISH_STATUSES,
+  type ExecResult,
+  type JobLease,
+  type LeaseFence,
+  type LeaseHolder,
+} from './runner-reports.ts';
 
 /** Leases of a job that no runner started before the job fails: a command that kills its runners stops there. */
 export const MAX_LEASE_ATTEMPTS = 3;
@@ -71,8 +77,10 @@ export class RunnerSide {
   leaseJob(id: string, runnerId: string, holder: LeaseHolder, wish: LeaseWish = {}): JobLease | 'gone' | 'later' {
     return this.#db.transaction(() => {
       const row = selectProcess(this.#db, id);
-      if (row === undefined || !scopeCovers(holder.workspaces, row.workspace) || !this.#jobs.isQueued(id)) return 'gone';
-      if ((wish.execOnly && row.mode !== 'exec') || !this.#jobs.hasRoom(row.workspace, this.#maxRunning)) return 'later';
+      if (row === undefined || !scopeCovers(holder.workspaces, row.workspace) || !this.#jobs.isQueued(id))
+        return 'gone';
+      if ((wish.execOnly && row.mode !== 'exec') || !this.#jobs.hasRoom(row.workspace, this.#maxRunning))
+        return 'later';
       return this.#lease(id, runnerId, holder);
     });
   }
@@ -86,7 +94,11 @@ export class RunnerSide {
   /** Whether the key holds a live lease on a job of the workspace: reading its manifest and blobs needs one. */
   assertLeaseIn(workspace: string, keyId: string): void {
     if (!this.#jobs.holdsLeaseIn(workspace, keyId, this.#now())) {
-      throw new ToolError('forbidden', `This runner key holds no live lease on a job of workspace ${workspace}; a runner reads a workspace only while it runs one of its jobs.`, { workspace });
+      throw new ToolError(
+        'forbidden',
+        `This runner key holds no live lease on a job of workspace ${workspace}; a runner reads a workspace only while it runs one of its jobs.`,
+        { workspace },
+      );
     }
   }
 
@@ -97,7 +109,13 @@ export class RunnerSide {
       const row = this.#row(id);
       if (row.status !== 'queued') return recordOf(row);
       changed = true;
-      return updateProcess(this.#db, "UPDATE processes SET status = 'running', pid = ?, started_at = ? WHERE id = ? RETURNING *", pid, this.#iso(), id);
+      return updateProcess(
+        this.#db,
+        "UPDATE processes SET status = 'running', pid = ?, started_at = ? WHERE id = ? RETURNING *",
+        pid,
+        this.#iso(),
+        id,
+      );
     });
     if (changed) this.#events.changed([id]);
     return record;
@@ -110,22 +128,40 @@ export class RunnerSide {
    */
   appendOutput(id: string, fence: LeaseFence, data: string, offset?: number, skipped = 0): number {
     if (offset !== undefined && !(Number.isSafeInteger(offset) && offset >= 0)) {
-      throw new ToolError('invalid_argument', `an output offset must be a whole number of 0 or more, not ${offset}.`, { processId: id });
+      throw new ToolError('invalid_argument', `an output offset must be a whole number of 0 or more, not ${offset}.`, {
+        processId: id,
+      });
     }
-    if (!(Number.isSafeInteger(skipped) && skipped >= 0) || (skipped > 0 && (offset === undefined || data.length < this.#log.keepsChars))) {
-      throw new ToolError('invalid_argument', `skipped output needs an offset and a batch of at least ${this.#log.keepsChars} characters.`, { processId: id });
+    if (
+      !(Number.isSafeInteger(skipped) && skipped >= 0) ||
+      (skipped > 0 && (offset === undefined || data.length < this.#log.keepsChars))
+    ) {
+      throw new ToolError(
+        'invalid_argument',
+        `skipped output needs an offset and a batch of at least ${this.#log.keepsChars} characters.`,
+        { processId: id },
+      );
     }
     let changed = false;
     const end = this.#db.transaction(() => {
       this.#fenceAndRenew(id, fence);
       const held = this.#row(id).output_chars;
       if (offset !== undefined && offset > held) {
-        throw new ToolError('conflict', `output from offset ${held} of process ${id} never arrived; resend from offset ${held}.`, { processId: id, end: held });
+        throw new ToolError(
+          'conflict',
+          `output from offset ${held} of process ${id} never arrived; resend from offset ${held}.`,
+          { processId: id, end: held },
+        );
       }
       if (skipped > 0) {
         // A resent batch with a skip was applied whole or not at all.
         if (held >= offset! + skipped + data.length) return held;
-        if (held !== offset) throw new ToolError('conflict', `output of process ${id} is at ${held}, not ${offset}; resend from offset ${held}.`, { processId: id, end: held });
+        if (held !== offset)
+          throw new ToolError(
+            'conflict',
+            `output of process ${id} is at ${held}, not ${offset}; resend from offset ${held}.`,
+            { processId: id, end: held },
+          );
       }
       // What the log already holds of a resent batch is not appended again.
       const fresh = offset === undefined || skipped > 0 ? data : data.slice(Math.min(held - offset, data.length));
@@ -146,7 +182,11 @@ export class RunnerSide {
 
   finish(id: string, fence: LeaseFence, result: FinishReport): ProcessRecord {
     if (!FINISH_STATUSES.includes(result.status)) {
-      throw new ToolError('invalid_argument', `a finish status must be exited, stopped or failed, not ${String(result.status)}.`, { processId: id });
+      throw new ToolError(
+        'invalid_argument',
+        `a finish status must be exited, stopped or failed, not ${String(result.status)}.`,
+        { processId: id },
+      );
     }
     let changed = false;
     const record = this.#db.transaction(() => {
@@ -158,7 +198,11 @@ export class RunnerSide {
       const execResult =
         result.stdout === undefined && result.stderr === undefined
           ? row.exec_result
-          : JSON.stringify({ stdout: result.stdout ?? '', stderr: result.stderr ?? '', truncated: result.truncated ?? false } satisfies ExecResult);
+          : JSON.stringify({
+              stdout: result.stdout ?? '',
+              stderr: result.stderr ?? '',
+              truncated: result.truncated ?? false,
+            } satisfies ExecResult);
       this.#jobs.complete(id, fence.token);
       changed = true;
       return updateProcess(
@@ -198,11 +242,21 @@ export class RunnerSide {
         this.#jobs.complete(lease.id, null);
         if (lease.status === 'running') {
           const error = `its runner ${lease.leasedBy ?? 'unknown'} stopped renewing its lease, so how it ended is unknown`;
-          this.#db.query("UPDATE processes SET status = 'lost', ended_at = ?, error = ? WHERE id = ?", endedAt, error, lease.id);
+          this.#db.query(
+            "UPDATE processes SET status = 'lost', ended_at = ?, error = ? WHERE id = ?",
+            endedAt,
+            error,
+            lease.id,
+          );
           lost.push(lease.id);
         } else if (lease.status === 'queued') {
           const error = `no runner started it in ${lease.attempts} leases`;
-          this.#db.query("UPDATE processes SET status = 'failed', ended_at = ?, error = ? WHERE id = ?", endedAt, error, lease.id);
+          this.#db.query(
+            "UPDATE processes SET status = 'failed', ended_at = ?, error = ? WHERE id = ?",
+            endedAt,
+            error,
+            lease.id,
+          );
           failed.push(lease.id);
         }
       }
@@ -222,7 +276,11 @@ export class RunnerSide {
   }
 
   #next(holder: LeaseHolder, wish: LeaseWish): string | undefined {
-    return this.#jobs.next(holder.workspaces, { maxRunning: this.#maxRunning, execOnly: wish.execOnly, lastServed: (workspace) => this.#served.get(workspace) ?? 0 });
+    return this.#jobs.next(holder.workspaces, {
+      maxRunning: this.#maxRunning,
+      execOnly: wish.execOnly,
+      lastServed: (workspace) => this.#served.get(workspace) ?? 0,
+    });
   }
 
   #lease(id: string, runnerId: string, holder: LeaseHolder): JobLease {

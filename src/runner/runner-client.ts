@@ -1,7 +1,15 @@
 // The runner side of the runner protocol: typed calls to a toolgate server (Node or Worker) over HTTP,
 // or straight to the app's handler for the runner inside the server's process.
 import { readBlobFrames } from '../contract/blob-frames.ts';
-import type { BlobPieceAnswer, ControlReply, FinishReport, LeasedJob, ManifestAnswer, SyncAnswer, SyncChange } from '../contract/runner-protocol.ts';
+import type {
+  BlobPieceAnswer,
+  ControlReply,
+  FinishReport,
+  LeasedJob,
+  ManifestAnswer,
+  SyncAnswer,
+  SyncChange,
+} from '../contract/runner-protocol.ts';
 
 /** Which job a report is about: runner reports are addressed within the job's workspace. */
 export interface JobRef {
@@ -67,8 +75,18 @@ export class RunnerClient {
 
   /** The next job, waiting up to `waitMs` for one; undefined when none came. */
   /** The next job, waiting up to `waitMs` for one; with `execOnly`, an exec job only. */
-  async lease(runnerId: string, waitMs: number, signal?: AbortSignal, execOnly = false): Promise<LeasedJob | undefined> {
-    const response = await this.send('POST', '/v1/runner/lease', { runnerId, waitMs, ...(execOnly ? { execOnly } : {}) }, signal);
+  async lease(
+    runnerId: string,
+    waitMs: number,
+    signal?: AbortSignal,
+    execOnly = false,
+  ): Promise<LeasedJob | undefined> {
+    const response = await this.send(
+      'POST',
+      '/v1/runner/lease',
+      { runnerId, waitMs, ...(execOnly ? { execOnly } : {}) },
+      signal,
+    );
     if (response.status === 204) return undefined;
     return ((await response.json()) as { job: LeasedJob }).job;
   }
@@ -118,8 +136,14 @@ export class RunnerClient {
    * With `wait` it is the process's control request: the server holds it up to `waitMs` and answers
    * as soon as stdin or a stop (one the runner lacks, `stopAck`) is written; `signal` ends it.
    */
-  async heartbeat(job: JobRef, token: number, stdinAck: number, wait?: { waitMs: number; stopAck: boolean; signal?: AbortSignal }): Promise<ControlReply> {
-    const body = wait === undefined ? { token, stdinAck } : { token, stdinAck, waitMs: wait.waitMs, stopAck: wait.stopAck };
+  async heartbeat(
+    job: JobRef,
+    token: number,
+    stdinAck: number,
+    wait?: { waitMs: number; stopAck: boolean; signal?: AbortSignal },
+  ): Promise<ControlReply> {
+    const body =
+      wait === undefined ? { token, stdinAck } : { token, stdinAck, waitMs: wait.waitMs, stopAck: wait.stopAck };
     const response = await this.send('POST', `${processPath(job)}/heartbeat`, body, wait?.signal);
     return (await response.json()) as ControlReply;
   }
@@ -136,8 +160,19 @@ export class RunnerClient {
   }
 
   /** One piece of a blob of `size` bytes, at `offset`; the server stores the blob once the last piece is in. */
-  async uploadPiece(job: JobRef, token: number, hash: string, size: number, offset: number, bytes: Uint8Array): Promise<BlobPieceAnswer> {
-    const response = await this.send('PUT', `${processPath(job)}/blobs/${hash}?token=${token}&offset=${offset}&size=${size}`, bytes);
+  async uploadPiece(
+    job: JobRef,
+    token: number,
+    hash: string,
+    size: number,
+    offset: number,
+    bytes: Uint8Array,
+  ): Promise<BlobPieceAnswer> {
+    const response = await this.send(
+      'PUT',
+      `${processPath(job)}/blobs/${hash}?token=${token}&offset=${offset}&size=${size}`,
+      bytes,
+    );
     return (await response.json()) as BlobPieceAnswer;
   }
 
@@ -155,8 +190,23 @@ export class RunnerClient {
     // A string body is sent as UTF-8 text, bytes as they are; anything else as JSON.
     const plain = typeof body === 'string';
     const binary = body instanceof Uint8Array;
-    if (body !== undefined) headers['content-type'] = plain ? 'text/plain; charset=utf-8' : binary ? 'application/octet-stream' : 'application/json';
-    const init: RequestInit = { method, headers, body: body === undefined ? undefined : plain || binary ? (body as string | Uint8Array<ArrayBuffer>) : JSON.stringify(body), signal };
+    if (body !== undefined)
+      headers['content-type'] = plain
+        ? 'text/plain; charset=utf-8'
+        : binary
+          ? 'application/octet-stream'
+          : 'application/json';
+    const init: RequestInit = {
+      method,
+      headers,
+      body:
+        body === undefined
+          ? undefined
+          : plain || binary
+            ? (body as string | Uint8Array<ArrayBuffer>)
+            : JSON.stringify(body),
+      signal,
+    };
     const leasing = path.endsWith('/lease');
     const retrying = !leasing;
     const deadline = Date.now() + this.retryForMs;
@@ -165,7 +215,9 @@ export class RunnerClient {
       try {
         // Over the network the signal goes to fetch itself: one carried only by a Request object
         // can be lost (Node 20's fetch follows it weakly), and a lease long-poll then outlives its abort.
-        response = await (this.transport ? this.transport(new Request(this.url + path, init)) : fetch(this.url + path, init));
+        response = await (this.transport
+          ? this.transport(new Request(this.url + path, init))
+          : fetch(this.url + path, init));
         if (!retrying || ![502, 503, 504].includes(response.status) || Date.now() + delay > deadline) break;
         await response.body?.cancel();
       } catch (error) {
@@ -184,7 +236,8 @@ export class RunnerClient {
     })();
     if (leasing && (response.status === 401 || response.status === 403)) throw new KeyRefusedError(text);
     // A stale token, or a key that does not hold the job's lease: either way this runner may not go on with it.
-    if ((response.status === 409 && code === 'conflict') || (response.status === 403 && code === 'forbidden')) throw new StaleLeaseError(text);
+    if ((response.status === 409 && code === 'conflict') || (response.status === 403 && code === 'forbidden'))
+      throw new StaleLeaseError(text);
     throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
   }
 }

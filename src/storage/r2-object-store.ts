@@ -91,7 +91,11 @@ export class R2ObjectStore implements ObjectStore {
   async list(prefix: string, options: ListOptions = {}): Promise<ObjectList> {
     // The port lets a driver return fewer objects than asked, so larger limits are capped.
     const limit = Math.min(R2_MAX_LIST_LIMIT, Math.max(1, options.limit ?? DEFAULT_LIST_LIMIT));
-    const page = await this.#bucket.list({ prefix, limit, ...(options.cursor === undefined ? {} : { cursor: options.cursor }) });
+    const page = await this.#bucket.list({
+      prefix,
+      limit,
+      ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+    });
     const objects = page.objects.map(infoOf);
     return page.truncated && page.cursor !== undefined ? { objects, cursor: page.cursor } : { objects };
   }

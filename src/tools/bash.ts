@@ -45,7 +45,8 @@ export const bash = defineTool({
   check: checkArguments,
   async execute(args, { workspace, processes, recordEffect }) {
     checkArguments(args);
-    if (!processes) throw new ToolError('unavailable', 'bash is not available on this server; retry later or ask its operator.');
+    if (!processes)
+      throw new ToolError('unavailable', 'bash is not available on this server; retry later or ask its operator.');
     switch (args.action) {
       case 'exec':
         return exec(args, workspace, processes, recordEffect);
@@ -63,7 +64,10 @@ export const bash = defineTool({
         return processes.readLogs(workspace.id, args.processId!, args.offset, args.limit);
       case 'write':
         owned(processes, workspace, args.processId!);
-        return { processId: args.processId!, bytesWritten: processes.writeStdin(workspace.id, args.processId!, args.input!, args.eof ?? false) };
+        return {
+          processId: args.processId!,
+          bytesWritten: processes.writeStdin(workspace.id, args.processId!, args.input!, args.eof ?? false),
+        };
       case 'stop':
         owned(processes, workspace, args.processId!);
         return snapshotOf(processes.requestStop(workspace.id, args.processId!, args.graceMs ?? DEFAULT_GRACE_MS));
@@ -83,42 +87,86 @@ function checkArguments(args: Input): void {
       missing.length > 0 ? `needs ${missing.join(', ')}` : '',
       extra.length > 0 ? `does not take ${extra.join(', ')}` : '',
     ].filter(Boolean);
-    throw new ToolError('invalid_argument', `bash action "${args.action}" ${parts.join(' and ')}.`, { action: args.action, missing, unexpected: extra });
+    throw new ToolError('invalid_argument', `bash action "${args.action}" ${parts.join(' and ')}.`, {
+      action: args.action,
+      missing,
+      unexpected: extra,
+    });
   }
   if (args.tty !== true && (args.cols !== undefined || args.rows !== undefined)) {
     const given = (['cols', 'rows'] as const).filter((key) => args[key] !== undefined);
-    throw new ToolError('invalid_argument', `bash ${given.join(' and ')} size a terminal; pass tty: true with them, or leave them out.`, { unexpected: given });
+    throw new ToolError(
+      'invalid_argument',
+      `bash ${given.join(' and ')} size a terminal; pass tty: true with them, or leave them out.`,
+      { unexpected: given },
+    );
   }
   for (const name of Object.keys(args.env ?? {})) {
-    if (!ENV_NAME.test(name)) throw new ToolError('invalid_argument', `env name ${JSON.stringify(name)} is not a valid variable name.`, { env: name });
+    if (!ENV_NAME.test(name))
+      throw new ToolError('invalid_argument', `env name ${JSON.stringify(name)} is not a valid variable name.`, {
+        env: name,
+      });
   }
 }
 
 async function newProcess(args: Input, workspace: Workspace, mode: 'exec' | 'start') {
   const cwd = await workspace.resolve(args.cwd ?? '', 'read', { directory: true });
-  if (cwd.readOnlyRoot !== undefined) throw new ToolError('path_denied', `cwd ${args.cwd} is inside a read-only root; run commands in the workspace itself.`, { path: args.cwd });
+  if (cwd.readOnlyRoot !== undefined)
+    throw new ToolError(
+      'path_denied',
+      `cwd ${args.cwd} is inside a read-only root; run commands in the workspace itself.`,
+      { path: args.cwd },
+    );
   if (cwd.entry?.type !== 'dir') {
-    throw new ToolError(cwd.entry ? 'invalid_argument' : 'not_found', `cwd ${JSON.stringify(args.cwd)} is not a directory of the workspace.`, { path: args.cwd });
+    throw new ToolError(
+      cwd.entry ? 'invalid_argument' : 'not_found',
+      `cwd ${JSON.stringify(args.cwd)} is not a directory of the workspace.`,
+      { path: args.cwd },
+    );
   }
-  const terminal = args.tty === true ? { cols: args.cols ?? DEFAULT_TERMINAL.cols, rows: args.rows ?? DEFAULT_TERMINAL.rows } : null;
-  return { workspace: workspace.id, command: args.command!, cwd: cwd.path, env: args.env ?? {}, mode, timeoutMs: mode === 'exec' ? (args.timeoutMs ?? DEFAULT_TIMEOUT_MS) : null, terminal };
+  const terminal =
+    args.tty === true ? { cols: args.cols ?? DEFAULT_TERMINAL.cols, rows: args.rows ?? DEFAULT_TERMINAL.rows } : null;
+  return {
+    workspace: workspace.id,
+    command: args.command!,
+    cwd: cwd.path,
+    env: args.env ?? {},
+    mode,
+    timeoutMs: mode === 'exec' ? (args.timeoutMs ?? DEFAULT_TIMEOUT_MS) : null,
+    terminal,
+  };
 }
 
-async function exec(args: Input, workspace: Workspace, processes: ProcessLauncher, recordEffect: (() => void) | undefined) {
+async function exec(
+  args: Input,
+  workspace: Workspace,
+  processes: ProcessLauncher,
+  recordEffect: (() => void) | undefined,
+) {
   const created = processes.create(await newProcess(args, workspace, 'exec'), recordEffect);
   const timeoutMs = created.timeoutMs!;
   let record = await processes.waitForEnd(workspace.id, created.id, timeoutMs);
   if (record.status === 'queued') {
     processes.requestStop(workspace.id, created.id, 0);
-    throw new ToolError('unavailable', `No runner picked up the command within ${timeoutMs} ms; no runner may be connected. Retry later.`, { processId: created.id });
+    throw new ToolError(
+      'unavailable',
+      `No runner picked up the command within ${timeoutMs} ms; no runner may be connected. Retry later.`,
+      { processId: created.id },
+    );
   }
-  if (record.status === 'running') record = await processes.waitForEnd(workspace.id, created.id, timeoutMs + EXEC_SETTLE_MS);
+  if (record.status === 'running')
+    record = await processes.waitForEnd(workspace.id, created.id, timeoutMs + EXEC_SETTLE_MS);
   if (record.status === 'running') {
     processes.requestStop(workspace.id, created.id, 0);
-    throw new ToolError('timeout', `The runner did not finish the command within ${timeoutMs + EXEC_SETTLE_MS} ms.`, { processId: created.id });
+    throw new ToolError('timeout', `The runner did not finish the command within ${timeoutMs + EXEC_SETTLE_MS} ms.`, {
+      processId: created.id,
+    });
   }
   if (record.status === 'lost' || record.status === 'failed') {
-    throw new ToolError('unavailable', `The command could not complete: ${record.error ?? record.status}. Retry it.`, { processId: created.id, status: record.status });
+    throw new ToolError('unavailable', `The command could not complete: ${record.error ?? record.status}. Retry it.`, {
+      processId: created.id,
+      status: record.status,
+    });
   }
   const result = processes.execResult(created.id) ?? { stdout: '', stderr: '', truncated: false };
   const durationMs = record.startedAt && record.endedAt ? Date.parse(record.endedAt) - Date.parse(record.startedAt) : 0;
@@ -146,6 +194,11 @@ function processUse(action: string, result: unknown): ProcessUse {
 
 function owned(processes: ProcessLauncher, workspace: Workspace, processId: string) {
   const record = processes.get(workspace.id, processId);
-  if (!record) throw new ToolError('not_found', `Process ${processId} does not exist in workspace ${workspace.id}; list processes with action "list".`, { processId });
+  if (!record)
+    throw new ToolError(
+      'not_found',
+      `Process ${processId} does not exist in workspace ${workspace.id}; list processes with action "list".`,
+      { processId },
+    );
   return record;
 }

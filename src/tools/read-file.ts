@@ -16,23 +16,37 @@ export const readFile = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   async execute(args, { workspace, limits }) {
     if (args.startLine !== undefined && args.endLine !== undefined && args.endLine < args.startLine) {
-      throw new ToolError('invalid_argument', `endLine ${args.endLine} is before startLine ${args.startLine}; give endLine ≥ startLine.`, {
-        startLine: args.startLine,
-        endLine: args.endLine,
-      });
+      throw new ToolError(
+        'invalid_argument',
+        `endLine ${args.endLine} is before startLine ${args.startLine}; give endLine ≥ startLine.`,
+        {
+          startLine: args.startLine,
+          endLine: args.endLine,
+        },
+      );
     }
     const resolved = await workspace.resolve(args.path, 'read');
     const entry = resolved.entry;
-    if (!entry) throw new ToolError('not_found', `${args.path} does not exist; list the directory to find the file you want.`, { path: args.path });
+    if (!entry)
+      throw new ToolError('not_found', `${args.path} does not exist; list the directory to find the file you want.`, {
+        path: args.path,
+      });
     if (entry.type !== 'file') {
-      throw new ToolError('is_directory', `${args.path} is a directory; list it with GET /files?prefix= or read a file inside it.`, { path: args.path });
+      throw new ToolError(
+        'is_directory',
+        `${args.path} is a directory; list it with GET /files?prefix= or read a file inside it.`,
+        { path: args.path },
+      );
     }
     let text: string;
     try {
       text = utf8.decode(await workspace.readBytes(resolved.path, entry));
     } catch (error) {
       if (error instanceof TypeError) {
-        throw new ToolError('binary_file', `${args.path} is not valid UTF-8 text, so read_file cannot return it.`, { path: args.path, size: entry.size });
+        throw new ToolError('binary_file', `${args.path} is not valid UTF-8 text, so read_file cannot return it.`, {
+          path: args.path,
+          size: entry.size,
+        });
       }
       throw error;
     }
@@ -40,11 +54,15 @@ export const readFile = defineTool({
     const totalLines = starts.length;
     const startLine = args.startLine ?? 1;
     if (startLine > Math.max(totalLines, 1)) {
-      throw new ToolError('invalid_argument', `startLine ${startLine} is past the end of ${args.path}, which has ${totalLines} lines.`, {
-        path: args.path,
-        startLine,
-        totalLines,
-      });
+      throw new ToolError(
+        'invalid_argument',
+        `startLine ${startLine} is past the end of ${args.path}, which has ${totalLines} lines.`,
+        {
+          path: args.path,
+          startLine,
+          totalLines,
+        },
+      );
     }
     const endLine = Math.min(args.endLine ?? totalLines, totalLines);
     const from = starts[startLine - 1] ?? text.length;

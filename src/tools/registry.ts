@@ -17,9 +17,13 @@ export class ToolRegistry {
   get(name: string): ToolDefinition {
     const tool = this.tools.get(name);
     if (!tool) {
-      throw new ToolError('not_found', `There is no tool named ${JSON.stringify(name)}; use one of ${[...this.tools.keys()].join(', ')}.`, {
-        tool: name,
-      });
+      throw new ToolError(
+        'not_found',
+        `There is no tool named ${JSON.stringify(name)}; use one of ${[...this.tools.keys()].join(', ')}.`,
+        {
+          tool: name,
+        },
+      );
     }
     return tool;
   }

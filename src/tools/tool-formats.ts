@@ -9,9 +9,16 @@ export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
   return z.toJSONSchema(tool.input, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
 }
 
-export function formatTools(tools: readonly ToolDefinition[], format: string): { tools: ToolDefinitions[ToolFormat][] } {
+export function formatTools(
+  tools: readonly ToolDefinition[],
+  format: string,
+): { tools: ToolDefinitions[ToolFormat][] } {
   if (!(toolFormats as readonly string[]).includes(format)) {
-    throw new ToolError('invalid_argument', `Unknown format ${JSON.stringify(format)}; use one of ${toolFormats.join(', ')}.`, { format });
+    throw new ToolError(
+      'invalid_argument',
+      `Unknown format ${JSON.stringify(format)}; use one of ${toolFormats.join(', ')}.`,
+      { format },
+    );
   }
   return { tools: tools.map((tool) => formatTool(tool, format as ToolFormat)) };
 }

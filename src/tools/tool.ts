@@ -12,7 +12,10 @@ export interface ToolLimits {
 }
 
 /** What a tool may do with durable processes: run, watch, feed and stop them (not lease or report, the runner's part). */
-export type ProcessLauncher = Pick<ProcessStore, 'create' | 'get' | 'list' | 'waitForEnd' | 'execResult' | 'readLogs' | 'writeStdin' | 'requestStop'>;
+export type ProcessLauncher = Pick<
+  ProcessStore,
+  'create' | 'get' | 'list' | 'waitForEnd' | 'execResult' | 'readLogs' | 'writeStdin' | 'requestStop'
+>;
 
 export interface ToolContext {
   workspace: Workspace;

@@ -21,7 +21,11 @@ export const writeFile = defineTool({
     const mode = args.mode ?? 'overwrite';
     if (UNPAIRED_SURROGATE.test(args.content)) {
       // UTF-8 cannot hold it: storing would silently replace it with U+FFFD.
-      throw new ToolError('invalid_argument', 'content contains an unpaired UTF-16 surrogate, which is not text; send valid Unicode.', { path: args.path });
+      throw new ToolError(
+        'invalid_argument',
+        'content contains an unpaired UTF-16 surrogate, which is not text; send valid Unicode.',
+        { path: args.path },
+      );
     }
     const resolved = await workspace.resolve(args.path, 'write');
     const bytes = utf8.encode(args.content);
@@ -29,18 +33,30 @@ export const writeFile = defineTool({
       for (let attempt = 1; ; attempt += 1) {
         const current = workspace.entry(resolved.path);
         if (current?.type === 'dir') {
-          throw new ToolError('is_directory', `${args.path} is a directory; write to a file path instead.`, { path: args.path });
+          throw new ToolError('is_directory', `${args.path} is a directory; write to a file path instead.`, {
+            path: args.path,
+          });
         }
         if (mode === 'create' && current) {
-          throw new ToolError('already_exists', `${args.path} already exists; use mode "overwrite" or "append" to change it.`, { path: args.path });
+          throw new ToolError(
+            'already_exists',
+            `${args.path} already exists; use mode "overwrite" or "append" to change it.`,
+            { path: args.path },
+          );
         }
-        if (args.expectedVersion !== undefined) checkExpectedVersion(workspace, args.path, args.expectedVersion, current?.version);
-        const content = mode === 'append' && current ? concat(await workspace.readBytes(resolved.path, current), bytes) : bytes;
+        if (args.expectedVersion !== undefined)
+          checkExpectedVersion(workspace, args.path, args.expectedVersion, current?.version);
+        const content =
+          mode === 'append' && current ? concat(await workspace.readBytes(resolved.path, current), bytes) : bytes;
         if (content.byteLength > limits.maxFileBytes) {
-          throw new ToolError('payload_too_large', `The file would be ${content.byteLength} bytes, over the limit of ${limits.maxFileBytes} bytes.`, {
-            path: args.path,
-            limit: limits.maxFileBytes,
-          });
+          throw new ToolError(
+            'payload_too_large',
+            `The file would be ${content.byteLength} bytes, over the limit of ${limits.maxFileBytes} bytes.`,
+            {
+              path: args.path,
+              limit: limits.maxFileBytes,
+            },
+          );
         }
         const expect: Precondition = current ? { version: current.version } : { absent: true };
         try {
@@ -55,7 +71,9 @@ export const writeFile = defineTool({
           };
         } catch (error) {
           // Another process changed the file between our read and our commit: decide again on fresh state.
-          const lostRace = error instanceof ToolError && (error.code === 'conflict' || (error.code === 'already_exists' && mode !== 'create'));
+          const lostRace =
+            error instanceof ToolError &&
+            (error.code === 'conflict' || (error.code === 'already_exists' && mode !== 'create'));
           if (!lostRace || attempt >= MAX_ATTEMPTS) throw error;
         }
       }
@@ -70,7 +88,11 @@ function checkExpectedVersion(workspace: Workspace, path: string, expected: stri
       current === undefined
         ? `${path} does not exist, so it is not at version ${expected}; read the directory and retry.`
         : `${path} is no longer at version ${expected}; read it again and retry with its current version.`,
-      { path, expectedVersion: expected, currentVersion: current === undefined ? null : workspace.formatVersion(current) },
+      {
+        path,
+        expectedVersion: expected,
+        currentVersion: current === undefined ? null : workspace.formatVersion(current),
+      },
     );
   }
 }

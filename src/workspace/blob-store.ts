@@ -39,7 +39,11 @@ export class BlobStore {
     if (cached) return cached;
     const object = await this.objects.get(key);
     if (!object) {
-      throw new ToolError('unavailable', 'A file content blob is missing from the object store; retry, and report it if it persists.', { blob: hash });
+      throw new ToolError(
+        'unavailable',
+        'A file content blob is missing from the object store; retry, and report it if it persists.',
+        { blob: hash },
+      );
     }
     this.cache.set(key, object.body);
     return object.body;

@@ -54,20 +54,33 @@ export class BlobUploads {
   async receive(piece: UploadPiece): Promise<UploadProgress> {
     const { hash, size, offset, bytes } = piece;
     const end = offset + bytes.byteLength;
-    if (end > size) throw new ToolError('invalid_argument', `The piece ends at byte ${end}, past the blob's size of ${size} bytes.`, { offset, size });
+    if (end > size)
+      throw new ToolError('invalid_argument', `The piece ends at byte ${end}, past the blob's size of ${size} bytes.`, {
+        offset,
+        size,
+      });
     if (offset === 0 && end === size) {
       await this.store(hash, bytes);
       return { received: size, complete: true };
     }
-    if (bytes.byteLength === 0) throw new ToolError('invalid_argument', 'A piece of a blob sent in pieces must hold at least one byte.', { offset, size });
+    if (bytes.byteLength === 0)
+      throw new ToolError('invalid_argument', 'A piece of a blob sent in pieces must hold at least one byte.', {
+        offset,
+        size,
+      });
     const prefix = this.ownerPrefix(piece.owner) + `${hash}/`;
     const staged = await this.held(prefix);
     let received = staged.reduce((sum, held) => sum + held.size, 0);
     if (end > received) {
       if (offset !== received) {
         // The last piece came before and the blob was stored: its staging is gone, the blob is there.
-        if (received === 0 && (await this.blobs.size(this.workspaceUid, hash)) === size) return { received: size, complete: true };
-        throw new ToolError('invalid_argument', `Send the piece at offset ${received}: the pieces of a blob go in order, each where the previous ended.`, { offset, received });
+        if (received === 0 && (await this.blobs.size(this.workspaceUid, hash)) === size)
+          return { received: size, complete: true };
+        throw new ToolError(
+          'invalid_argument',
+          `Send the piece at offset ${received}: the pieces of a blob go in order, each where the previous ended.`,
+          { offset, received },
+        );
       }
       const key = prefix + String(offset).padStart(OFFSET_DIGITS, '0');
       await this.objects.put(key, bytes);
@@ -106,7 +119,11 @@ export class BlobUploads {
       const object = await this.objects.get(piece.key);
       if (!object || object.body.byteLength !== piece.size) {
         await deletePrefix(this.objects, prefix);
-        throw new ToolError('unavailable', 'A staged piece of the upload is gone; upload the blob again from offset 0.', { blob: hash });
+        throw new ToolError(
+          'unavailable',
+          'A staged piece of the upload is gone; upload the blob again from offset 0.',
+          { blob: hash },
+        );
       }
       whole.set(object.body, piece.offset);
     }
@@ -123,10 +140,14 @@ export class BlobUploads {
   private async store(hash: string, bytes: Uint8Array): Promise<void> {
     const actual = await sha256Hex(bytes);
     if (actual !== hash) {
-      throw new ToolError('invalid_argument', `The uploaded bytes hash to ${actual}, not to the blob id ${hash}; nothing is stored. Send the SHA-256 of the whole content as its id.`, {
-        blob: hash,
-        actual,
-      });
+      throw new ToolError(
+        'invalid_argument',
+        `The uploaded bytes hash to ${actual}, not to the blob id ${hash}; nothing is stored. Send the SHA-256 of the whole content as its id.`,
+        {
+          blob: hash,
+          actual,
+        },
+      );
     }
     await this.blobs.put(this.workspaceUid, bytes);
   }
@@ -137,7 +158,8 @@ export class BlobUploads {
     let cursor: string | undefined;
     do {
       const page = await this.objects.list(prefix, cursor === undefined ? {} : { cursor });
-      for (const object of page.objects) pieces.push({ offset: Number(object.key.slice(prefix.length)), size: object.size, key: object.key });
+      for (const object of page.objects)
+        pieces.push({ offset: Number(object.key.slice(prefix.length)), size: object.size, key: object.key });
       cursor = page.cursor;
     } while (cursor !== undefined);
     const contiguous: StagedPiece[] = [];

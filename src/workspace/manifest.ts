@@ -33,7 +33,14 @@ export interface CommitResult {
 
 const entryColumns = 'path, type, blob, target, size, version';
 
-const rootEntry: ManifestEntry = Object.freeze({ path: '', type: 'dir', blob: null, target: null, size: 0, version: 0 });
+const rootEntry: ManifestEntry = Object.freeze({
+  path: '',
+  type: 'dir',
+  blob: null,
+  target: null,
+  size: 0,
+  version: 0,
+});
 
 export class Manifest {
   constructor(
@@ -63,7 +70,10 @@ export class Manifest {
       );
     }
     if (directory === '') {
-      return this.db.query<ManifestEntry>(`SELECT ${entryColumns} FROM entries WHERE workspace = ? ORDER BY path`, this.uid);
+      return this.db.query<ManifestEntry>(
+        `SELECT ${entryColumns} FROM entries WHERE workspace = ? ORDER BY path`,
+        this.uid,
+      );
     }
     // Children of `d` sort between `d/` and `d0` ('0' follows '/'), so the primary key serves the range.
     return this.db.query<ManifestEntry>(
@@ -86,13 +96,20 @@ export class Manifest {
     }
   }
 
-  private transact(changes: readonly ManifestChange[], inTransaction: ((version: number) => void) | undefined): CommitResult {
+  private transact(
+    changes: readonly ManifestChange[],
+    inTransaction: ((version: number) => void) | undefined,
+  ): CommitResult {
     return this.db.transaction(() => {
       const workspace = this.db.query<{ version: number; files: number; bytes: number }>(
         'SELECT version, files, bytes FROM workspaces WHERE uid = ?',
         this.uid,
       )[0];
-      if (!workspace) throw new ToolError('not_found', 'The workspace was deleted while this call ran; create it again with PUT /v1/workspaces/{ws}.');
+      if (!workspace)
+        throw new ToolError(
+          'not_found',
+          'The workspace was deleted while this call ran; create it again with PUT /v1/workspaces/{ws}.',
+        );
       const stats = { version: workspace.version + 1, files: workspace.files, bytes: workspace.bytes };
       const previous = new Map<string, ManifestEntry | undefined>();
       for (const change of changes) {
@@ -117,7 +134,8 @@ export class Manifest {
     current: ManifestEntry | undefined,
     stats: { version: number; files: number; bytes: number },
   ): void {
-    if (change.path === '') throw new ToolError('is_directory', 'The workspace root is a directory; name a file inside it.', { path: '' });
+    if (change.path === '')
+      throw new ToolError('is_directory', 'The workspace root is a directory; name a file inside it.', { path: '' });
     if (change.op !== 'mkdir') checkPrecondition(change.path, current, change.expect);
     if (change.op === 'mkdir') {
       if (current?.type === 'dir') return;
@@ -136,7 +154,11 @@ export class Manifest {
     if (change.op === 'delete') {
       if (!current) throw new ToolError('not_found', `${change.path} does not exist.`, { path: change.path });
       if (current.type === 'dir' && this.hasChildren(change.path)) {
-        throw new ToolError('is_directory', `${change.path} is a directory that is not empty; delete its contents first.`, { path: change.path });
+        throw new ToolError(
+          'is_directory',
+          `${change.path} is a directory that is not empty; delete its contents first.`,
+          { path: change.path },
+        );
       }
       this.touched.add(change.path);
       this.db.query('DELETE FROM entries WHERE workspace = ? AND path = ?', this.uid, change.path);
@@ -167,28 +189,63 @@ export class Manifest {
   /** The entry as committed in SQL, bypassing the cache (inside a commit, the only truth). */
   private read(path: string): ManifestEntry | undefined {
     if (path === '') return rootEntry;
-    return this.db.query<ManifestEntry>(`SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path = ?`, this.uid, path)[0];
+    return this.db.query<ManifestEntry>(
+      `SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path = ?`,
+      this.uid,
+      path,
+    )[0];
   }
 
   private hasChildren(path: string): boolean {
-    return this.db.query('SELECT 1 AS one FROM entries WHERE workspace = ? AND parent = ? LIMIT 1', this.uid, path).length > 0;
-  }
-
-  private insert(path: string, type: EntryType, blob: string | null, target: string | null, size: number, version: number): void {
-    this.touched.add(path);
-    this.db.query(
-      'INSERT INTO entries (workspace, path, parent, type, blob, target, size, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      this.uid, path, parentPath(path), type, blob, target, size, version,
+    return (
+      this.db.query('SELECT 1 AS one FROM entries WHERE workspace = ? AND parent = ? LIMIT 1', this.uid, path).length >
+      0
     );
   }
 
-  private upsert(path: string, type: EntryType, blob: string | null, target: string | null, size: number, version: number): void {
+  private insert(
+    path: string,
+    type: EntryType,
+    blob: string | null,
+    target: string | null,
+    size: number,
+    version: number,
+  ): void {
+    this.touched.add(path);
+    this.db.query(
+      'INSERT INTO entries (workspace, path, parent, type, blob, target, size, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      this.uid,
+      path,
+      parentPath(path),
+      type,
+      blob,
+      target,
+      size,
+      version,
+    );
+  }
+
+  private upsert(
+    path: string,
+    type: EntryType,
+    blob: string | null,
+    target: string | null,
+    size: number,
+    version: number,
+  ): void {
     this.touched.add(path);
     this.db.query(
       `INSERT INTO entries (workspace, path, parent, type, blob, target, size, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (workspace, path) DO UPDATE SET type = excluded.type, blob = excluded.blob, target = excluded.target,
          size = excluded.size, version = excluded.version`,
-      this.uid, path, parentPath(path), type, blob, target, size, version,
+      this.uid,
+      path,
+      parentPath(path),
+      type,
+      blob,
+      target,
+      size,
+      version,
     );
   }
 }
@@ -200,7 +257,9 @@ function checkPrecondition(path: string, current: ManifestEntry | undefined, exp
     return;
   }
   if (!current || current.version !== expect.version) {
-    throw new ToolError('conflict', `${path} changed since the version you expected; read it again and retry.`, { path });
+    throw new ToolError('conflict', `${path} changed since the version you expected; read it again and retry.`, {
+      path,
+    });
   }
 }
 

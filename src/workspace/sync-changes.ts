@@ -18,7 +18,11 @@ export interface SyncOptions {
   onCommit?: (result: SyncResult) => void;
 }
 
-export async function syncChanges(workspace: Workspace, changes: readonly SyncedChange[], options: SyncOptions = {}): Promise<SyncResult> {
+export async function syncChanges(
+  workspace: Workspace,
+  changes: readonly SyncedChange[],
+  options: SyncOptions = {},
+): Promise<SyncResult> {
   const { maxFileBytes = Infinity, onCommit } = options;
   const skipped: SyncResult['skipped'] = [];
   const tooLarge: string[] = [];
@@ -35,7 +39,8 @@ export async function syncChanges(workspace: Workspace, changes: readonly Synced
         throw new Error(`its content (blob ${change.blob}, ${change.size} bytes) was not uploaded`);
       }
       const resolved = await workspace.resolve(change.path, 'write', { followFinalSymlink: false });
-      if (resolved.path !== change.path) throw new Error(`${change.path} resolves to ${resolved.path} through a symlink`);
+      if (resolved.path !== change.path)
+        throw new Error(`${change.path} resolves to ${resolved.path} through a symlink`);
       allowed.push(change);
     } catch (error) {
       skipped.push({ path: change.path, reason: error instanceof Error ? error.message : String(error) });
@@ -59,13 +64,23 @@ export async function syncChanges(workspace: Workspace, changes: readonly Synced
         if (!(change.op === 'delete' && current === undefined)) conflicts.push(change.path);
         continue;
       }
-      if (change.op === 'delete' && current?.type === 'dir' && workspace.list(change.path, false).some((child) => !deleting.has(child.path))) {
+      if (
+        change.op === 'delete' &&
+        current?.type === 'dir' &&
+        workspace.list(change.path, false).some((child) => !deleting.has(child.path))
+      ) {
         conflicts.push(change.path);
         continue;
       }
       const expect = change.baseVersion === null ? { absent: true as const } : { version: change.baseVersion };
-      if (change.op === 'write') fileChanges.push('content' in change ? { op: 'write', path: change.path, content: change.content, expect } : { op: 'write', path: change.path, blob: change.blob, size: change.size, expect });
-      else if (change.op === 'symlink') fileChanges.push({ op: 'symlink', path: change.path, target: change.target, expect });
+      if (change.op === 'write')
+        fileChanges.push(
+          'content' in change
+            ? { op: 'write', path: change.path, content: change.content, expect }
+            : { op: 'write', path: change.path, blob: change.blob, size: change.size, expect },
+        );
+      else if (change.op === 'symlink')
+        fileChanges.push({ op: 'symlink', path: change.path, target: change.target, expect });
       else fileChanges.push({ op: 'delete', path: change.path, expect: { version: change.baseVersion } });
     }
     if (fileChanges.length === 0) {
@@ -75,19 +90,28 @@ export async function syncChanges(workspace: Workspace, changes: readonly Synced
     }
     try {
       const committed = fileChanges.map((change) => change.path);
-      const commit = await workspace.commit(fileChanges, (version) => onCommit?.({ committed, conflicts, skipped, version }));
+      const commit = await workspace.commit(fileChanges, (version) =>
+        onCommit?.({ committed, conflicts, skipped, version }),
+      );
       return { committed, conflicts, skipped, version: commit.version };
     } catch (error) {
       // An API write landed between our check and our commit: check again against what is there now.
-      const raced = isToolError(error) && (error.code === 'conflict' || error.code === 'already_exists' || error.code === 'not_found');
+      const raced =
+        isToolError(error) &&
+        (error.code === 'conflict' || error.code === 'already_exists' || error.code === 'not_found');
       if (!raced || attempt >= MAX_ATTEMPTS) throw error;
     }
   }
 }
 
 /** The stored size of each blob the uploaded writes name, looked up side by side (a store may take a round trip each). */
-async function blobSizes(workspace: Workspace, changes: readonly SyncedChange[]): Promise<Map<string, number | undefined>> {
-  const blobs = [...new Set(changes.flatMap((change) => (change.op === 'write' && 'blob' in change ? [change.blob] : [])))];
+async function blobSizes(
+  workspace: Workspace,
+  changes: readonly SyncedChange[],
+): Promise<Map<string, number | undefined>> {
+  const blobs = [
+    ...new Set(changes.flatMap((change) => (change.op === 'write' && 'blob' in change ? [change.blob] : []))),
+  ];
   const sizes = new Map<string, number | undefined>();
   let next = 0;
   await Promise.all(

@@ -23,9 +23,7 @@ export interface WorkspacePath extends ResolvedPath {
  * A file's content to store: the commit uploads its blob first, then records it. A write that
  * names a `blob` already stored (see `storeBlob`) records it without uploading again.
  */
-export type FileChange =
-  | { op: 'write'; path: string; content: Uint8Array; expect?: Precondition }
-  | ManifestChange;
+export type FileChange = { op: 'write'; path: string; content: Uint8Array; expect?: Precondition } | ManifestChange;
 
 /** An entry as a file listing shows it. */
 export type ListedEntry = z.output<typeof fileEntrySchema>;
@@ -60,9 +58,16 @@ export class Workspace {
   }
 
   /** Runs the path guard for this workspace: validation, symlinks, containment, deny rules. */
-  async resolve(path: unknown, access: Access, options: { directory?: boolean; followFinalSymlink?: boolean } = {}): Promise<WorkspacePath> {
+  async resolve(
+    path: unknown,
+    access: Access,
+    options: { directory?: boolean; followFinalSymlink?: boolean } = {},
+  ): Promise<WorkspacePath> {
     const view = { entry: (candidate: string): GuardEntry | undefined => this.entry(candidate) };
-    const policy = { excludedPaths: this.parts.excludedPaths, readOnlyRoots: this.parts.mounts.map((mount) => mount.path) };
+    const policy = {
+      excludedPaths: this.parts.excludedPaths,
+      readOnlyRoots: this.parts.mounts.map((mount) => mount.path),
+    };
     return (await resolvePath(view, path, policy, { access, ...options })) as WorkspacePath;
   }
 

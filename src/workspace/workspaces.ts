@@ -30,7 +30,15 @@ export interface ReadOnlyRoot {
   workspace: string;
 }
 
-type WorkspaceRow = { id: string; uid: string; created_at: string; settings: string; version: number; files: number; bytes: number };
+type WorkspaceRow = {
+  id: string;
+  uid: string;
+  created_at: string;
+  settings: string;
+  version: number;
+  files: number;
+  bytes: number;
+};
 
 export class Workspaces {
   private readonly blobs: BlobStore;
@@ -58,10 +66,15 @@ export class Workspaces {
    * `beforeSettingsChange` runs, inside the transaction, only when an existing workspace's settings
    * would change: it may refuse by throwing.
    */
-  create(id: string, settings?: Partial<WorkspaceSettings>, options: { beforeSettingsChange?: () => void } = {}): { created: boolean; info: WorkspaceInfo } {
+  create(
+    id: string,
+    settings?: Partial<WorkspaceSettings>,
+    options: { beforeSettingsChange?: () => void } = {},
+  ): { created: boolean; info: WorkspaceInfo } {
     assertWorkspaceId(id);
     const given: Partial<WorkspaceSettings> = {};
-    if (settings?.excludedPaths) given.excludedPaths = settings.excludedPaths.map((path) => parseVirtualPath(path, { directory: true }).path);
+    if (settings?.excludedPaths)
+      given.excludedPaths = settings.excludedPaths.map((path) => parseVirtualPath(path, { directory: true }).path);
     if (settings?.autoCheckpoint !== undefined) given.autoCheckpoint = settings.autoCheckpoint;
     this.rows.delete(id);
     return this.db.transaction(() => {
@@ -86,7 +99,10 @@ export class Workspaces {
       };
       this.db.query(
         'INSERT INTO workspaces (id, uid, created_at, settings) VALUES (?, ?, ?, ?)',
-        row.id, row.uid, row.created_at, row.settings,
+        row.id,
+        row.uid,
+        row.created_at,
+        row.settings,
       );
       return { created: true, info: toInfo(row) };
     });
@@ -130,12 +146,19 @@ export class Workspaces {
   /** Opens a workspace for tool calls; a workspace that was never created is `not_found`. */
   open(id: string): Workspace {
     const row = WORKSPACE_ID_PATTERN.test(id) ? this.cachedRow(id) : undefined;
-    if (!row) throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, { workspace: id });
+    if (!row)
+      throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, {
+        workspace: id,
+      });
     const settings = this.settingsOf(row);
     const mounts: ReadOnlyMount[] = [];
     for (const root of this.readOnlyRoots) {
       const source = root.workspace === id ? undefined : this.cachedRow(root.workspace);
-      if (source) mounts.push({ path: parseVirtualPath(root.path).path, manifest: new Manifest(this.db, source.uid, this.entryCache) });
+      if (source)
+        mounts.push({
+          path: parseVirtualPath(root.path).path,
+          manifest: new Manifest(this.db, source.uid, this.entryCache),
+        });
     }
     return new Workspace({
       id,
@@ -151,7 +174,11 @@ export class Workspaces {
   private settingsOf(row: WorkspaceRow): WorkspaceSettings {
     let settings = this.parsedSettings.get(row);
     if (!settings) {
-      settings = { excludedPaths: [], autoCheckpoint: false, ...(JSON.parse(row.settings) as Partial<WorkspaceSettings>) };
+      settings = {
+        excludedPaths: [],
+        autoCheckpoint: false,
+        ...(JSON.parse(row.settings) as Partial<WorkspaceSettings>),
+      };
       this.parsedSettings.set(row, settings);
     }
     return settings;
@@ -187,5 +214,9 @@ function toInfo(row: WorkspaceRow): WorkspaceInfo {
 }
 
 function sameSettings(a: WorkspaceSettings, b: WorkspaceSettings): boolean {
-  return a.autoCheckpoint === b.autoCheckpoint && a.excludedPaths.length === b.excludedPaths.length && a.excludedPaths.every((path, index) => path === b.excludedPaths[index]);
+  return (
+    a.autoCheckpoint === b.autoCheckpoint &&
+    a.excludedPaths.length === b.excludedPaths.length &&
+    a.excludedPaths.every((path, index) => path === b.excludedPaths[index])
+  );
 }

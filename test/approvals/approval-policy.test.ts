@@ -5,12 +5,20 @@ import type { ApprovalRule } from '../../src/keys/key-store.ts';
 import { bashActions } from '../../src/contract/tool-inputs.ts';
 import { builtinTools } from '../../src/tools/index.ts';
 
-const calls = builtinTools.flatMap((tool) => (tool.name === 'bash' ? bashActions.map((action) => ({ tool, action: action as string | undefined })) : [{ tool, action: undefined }]));
-const label = ({ tool, action }: (typeof calls)[number]) => (action === undefined ? tool.name : `${tool.name}:${action}`);
+const calls = builtinTools.flatMap((tool) =>
+  tool.name === 'bash'
+    ? bashActions.map((action) => ({ tool, action: action as string | undefined }))
+    : [{ tool, action: undefined }],
+);
+const label = ({ tool, action }: (typeof calls)[number]) =>
+  action === undefined ? tool.name : `${tool.name}:${action}`;
 
 describe('approval modes', () => {
   it('auto runs all, manual asks for all, safe asks for exactly the calls that change things or run code', () => {
-    const decide = (mode: 'auto' | 'safe' | 'manual') => Object.fromEntries(calls.map((call) => [label(call), approvalDecision({ approvalMode: mode, rules: [] }, call.tool, call.action)]));
+    const decide = (mode: 'auto' | 'safe' | 'manual') =>
+      Object.fromEntries(
+        calls.map((call) => [label(call), approvalDecision({ approvalMode: mode, rules: [] }, call.tool, call.action)]),
+      );
     expect(new Set(Object.values(decide('auto')))).toEqual(new Set(['allow']));
     expect(new Set(Object.values(decide('manual')))).toEqual(new Set(['approve']));
     expect(decide('safe')).toEqual({
@@ -33,7 +41,12 @@ describe('approval modes', () => {
       { tool: 'bash', decision: 'deny' },
       { tool: 'write_file', decision: 'allow' },
     ];
-    const decide = (name: string, action?: string) => approvalDecision({ approvalMode: 'safe', rules }, builtinTools.find((tool) => tool.name === name)!, action);
+    const decide = (name: string, action?: string) =>
+      approvalDecision(
+        { approvalMode: 'safe', rules },
+        builtinTools.find((tool) => tool.name === name)!,
+        action,
+      );
     expect(decide('bash', 'logs')).toBe('approve');
     expect(decide('bash', 'status')).toBe('deny');
     expect(decide('bash', 'exec')).toBe('deny');
@@ -46,7 +59,8 @@ describe('approval modes', () => {
 describe('tool allowlists', () => {
   it('admits all tools without a list, and with one exactly the named tools and bash actions', () => {
     expect(calls.every((call) => toolAllowed({ tools: undefined }, call.tool, call.action))).toBe(true);
-    const allowed = (tools: string[]) => calls.filter((call) => toolAllowed({ tools }, call.tool, call.action)).map(label);
+    const allowed = (tools: string[]) =>
+      calls.filter((call) => toolAllowed({ tools }, call.tool, call.action)).map(label);
     expect(allowed(['read_file', 'bash:logs', 'bash:status'])).toEqual(['read_file', 'bash:status', 'bash:logs']);
     expect(allowed(['bash'])).toEqual(bashActions.map((action) => `bash:${action}`));
     expect(allowed([])).toEqual([]);

@@ -43,10 +43,19 @@ function gate(options: { defaultRateLimitPerMinute?: number } = {}) {
   });
   calls.start();
   started.push(calls);
-  const key = async (input: Partial<NewKey> = {}) => (await keys.create({ name: 'k', role: 'agent', workspaces: [WS], approvalMode: 'auto', ...input })).key;
+  const key = async (input: Partial<NewKey> = {}) =>
+    (await keys.create({ name: 'k', role: 'agent', workspaces: [WS], approvalMode: 'auto', ...input })).key;
   const call = async (key: ApiKey, tool: string, args: unknown, more: { workspace?: string; waitMs?: number } = {}) => {
     const text = JSON.stringify(args);
-    return answer(await calls.call({ key, workspace: more.workspace ?? WS, tool, waitMs: more.waitMs, readArguments: async () => ({ value: args, bytes: text.length }) }));
+    return answer(
+      await calls.call({
+        key,
+        workspace: more.workspace ?? WS,
+        tool,
+        waitMs: more.waitMs,
+        readArguments: async () => ({ value: args, bytes: text.length }),
+      }),
+    );
   };
   /** The usage records of a key: calls, errors and their outcomes, as GET /v1/usage counts them. */
   const usage = (key: ApiKey) => {
@@ -87,7 +96,9 @@ describe('who may call what', () => {
     const { call, key, usage, read } = gate();
     const agent = await key();
     expect((await call(agent, 'write_file', { path: 'a.txt' })).body.error.code).toBe('invalid_argument');
-    expect((await call(agent, 'write_file', { path: '../a.txt', content: 'a' })).body.error.code).toBe('path_outside_workspace');
+    expect((await call(agent, 'write_file', { path: '../a.txt', content: 'a' })).body.error.code).toBe(
+      'path_outside_workspace',
+    );
     const written = await call(agent, 'write_file', { path: 'a.txt', content: 'hello' });
     expect(written).toMatchObject({ status: 200, body: { result: { created: true, resolvedPath: 'a.txt' } } });
     expect((await read('a.txt')).result.content).toBe('hello');
@@ -103,13 +114,19 @@ describe('approval', () => {
     expect((await call(agent, 'read_file', { path: 'nothing.txt' })).status).toBe(404);
     const pending = await call(agent, 'write_file', { path: 'held.txt', content: 'held' });
     expect(pending.status).toBe(202);
-    expect(pending.body.approval).toMatchObject({ status: 'pending', tool: 'write_file', arguments: { path: 'held.txt', content: 'held' } });
+    expect(pending.body.approval).toMatchObject({
+      status: 'pending',
+      tool: 'write_file',
+      arguments: { path: 'held.txt', content: 'held' },
+    });
     expect((await read('held.txt')).error.code).toBe('not_found');
     const decided = await calls.decide(approver, pending.body.approval.id, 'approve', undefined);
     expect(decided).toMatchObject({ status: 'approved', result: { created: true } });
     expect((await read('held.txt')).result.content).toBe('held');
     // A second decision neither runs it again nor changes the outcome.
-    await expect(calls.decide(approver, pending.body.approval.id, 'approve', undefined)).rejects.toMatchObject({ code: 'conflict' });
+    await expect(calls.decide(approver, pending.body.approval.id, 'approve', undefined)).rejects.toMatchObject({
+      code: 'conflict',
+    });
     expect(usage(agent)).toEqual({ calls: 2, errors: 1 });
   });
 
@@ -129,7 +146,9 @@ describe('approval', () => {
     const { calls, call, key } = gate();
     const agent = await key({ approvalMode: 'safe' });
     const pending = await call(agent, 'write_file', { path: 'self.txt', content: 's' });
-    await expect(calls.decide(agent, pending.body.approval.id, 'approve', undefined)).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(calls.decide(agent, pending.body.approval.id, 'approve', undefined)).rejects.toMatchObject({
+      code: 'forbidden',
+    });
   });
 
   it('expires a pending approval exactly when its time is up, not a moment before', async () => {
@@ -149,7 +168,12 @@ describe('approval', () => {
 
   it('follows the first matching rule before the mode: deny refuses outright, approve holds even a read', async () => {
     const { call, key } = gate();
-    const ruled = await key({ rules: [{ tool: 'bash', action: 'exec', decision: 'deny' }, { tool: 'read_file', decision: 'approve' }] });
+    const ruled = await key({
+      rules: [
+        { tool: 'bash', action: 'exec', decision: 'deny' },
+        { tool: 'read_file', decision: 'approve' },
+      ],
+    });
     expect((await call(ruled, 'bash', { action: 'exec', command: 'true' })).body.error.code).toBe('tool_not_allowed');
     expect((await call(ruled, 'read_file', { path: 'a.txt' })).status).toBe(202);
     expect((await call(ruled, 'write_file', { path: 'a.txt', content: 'a' })).status).toBe(200);

@@ -36,12 +36,19 @@ function keyFile(name: string, content: string, mode = 0o600): string {
 }
 
 /** Runs `toolgate runner` that is expected to refuse to start: its exit code and stderr. */
-async function refusedStart(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/toolgate.js', 'runner', '--url', server.url, '--data', join(scratch, 'refused'), ...args], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+async function refusedStart(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'bin/toolgate.js', 'runner', '--url', server.url, '--data', join(scratch, 'refused'), ...args],
+    {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const [code] = (await once(child, 'exit')) as [number | null];
@@ -51,9 +58,14 @@ async function refusedStart(args: string[], env: Record<string, string> = {}): P
 describe('toolgate runner --key-file', () => {
   it('serves a job with the key read from a 0600 file, keeps the key off its command line, and its data dir 0700', async () => {
     const dataDir = join(scratch, 'runner-data');
-    const runner = await startRunner(server.url, key.secret, dataDir, { keyFile: keyFile('runner.key', `  ${key.secret}\n`) });
+    const runner = await startRunner(server.url, key.secret, dataDir, {
+      keyFile: keyFile('runner.key', `  ${key.secret}\n`),
+    });
     runners.push(runner);
-    const answer = await server.call('POST', '/v1/workspaces/key-source/tools/bash', { action: 'exec', command: 'echo served' });
+    const answer = await server.call('POST', '/v1/workspaces/key-source/tools/bash', {
+      action: 'exec',
+      command: 'echo served',
+    });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.body.result).toMatchObject({ exitCode: 0, stdout: 'served\n' });
     const cmdline = readFileSync(`/proc/${runner.child.pid}/cmdline`, 'utf8');
@@ -87,7 +99,10 @@ describe('toolgate runner --key', () => {
     const runner = await startRunner(server.url, key.secret, join(scratch, 'argv-data'), 'argv');
     runners.push(runner);
     expect(runner.output()).toContain('WARNING: a key given with --key is visible to every user of this host');
-    const answer = await server.call('POST', '/v1/workspaces/key-source/tools/bash', { action: 'exec', command: 'echo still served' });
+    const answer = await server.call('POST', '/v1/workspaces/key-source/tools/bash', {
+      action: 'exec',
+      command: 'echo still served',
+    });
     expect(answer.body.result).toMatchObject({ exitCode: 0, stdout: 'still served\n' });
     await runner.kill();
   });

@@ -19,8 +19,18 @@ interface Run {
  * and admin key come from TOOLGATE_URL and TOOLGATE_API_KEY unless `env` says otherwise.
  */
 function toolgate(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<Run> {
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TOOLGATE_URL: server.url, TOOLGATE_API_KEY: server.key, ...options.env };
-  const child = spawn(process.execPath, ['bin/toolgate.js', ...args], { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    TOOLGATE_URL: server.url,
+    TOOLGATE_API_KEY: server.key,
+    ...options.env,
+  };
+  const child = spawn(process.execPath, ['bin/toolgate.js', ...args], {
+    cwd: repoRoot,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -69,7 +79,11 @@ describe('help and usage errors', () => {
     [['call', WS, 'read_file', '--json', '{"path": '], '--json is not valid JSON', 'Usage: toolgate call'],
     [['call', WS, 'read_file', '--json', '["a.txt"]'], '--json must be a JSON object', 'Usage: toolgate call'],
     [['call', WS, 'read_file', '--json'], "Option '--json <value>' argument missing", 'Usage: toolgate call'],
-    [['call', WS, 'write_file', '--wait', 'soon', '--json', '{}'], '--wait must be a whole number', 'Usage: toolgate call'],
+    [
+      ['call', WS, 'write_file', '--wait', 'soon', '--json', '{}'],
+      '--wait must be a whole number',
+      'Usage: toolgate call',
+    ],
     [['call', WS, 'read_file', '--url', 'ftp://example.com'], 'is not an http or https URL', 'Usage: toolgate call'],
     [['serve', '--port', '9'], 'serve takes no arguments', 'Usage: toolgate serve'],
   ])('toolgate %j is a usage error: exit 2, the reason and the usage on stderr', async (args, reason, usage) => {
@@ -89,12 +103,32 @@ describe('help and usage errors', () => {
 
 describe('call', () => {
   it('writes and reads a file, printing the server answer as JSON', async () => {
-    const written = await toolgate(['call', WS, 'write_file', '--json', '{"path": "notes/a.txt", "content": "hello\\n"}']);
+    const written = await toolgate([
+      'call',
+      WS,
+      'write_file',
+      '--json',
+      '{"path": "notes/a.txt", "content": "hello\\n"}',
+    ]);
     expect(written).toMatchObject({ code: 0, stderr: '' });
-    expect(json(written)).toEqual({ result: { resolvedPath: 'notes/a.txt', mode: 'overwrite', created: true, appended: false, bytesWritten: 6, version: expect.any(String) } });
+    expect(json(written)).toEqual({
+      result: {
+        resolvedPath: 'notes/a.txt',
+        mode: 'overwrite',
+        created: true,
+        appended: false,
+        bytesWritten: 6,
+        version: expect.any(String),
+      },
+    });
     const read = await toolgate(['call', WS, 'read_file', '--json', '{"path": "notes/a.txt"}']);
     expect(read).toMatchObject({ code: 0, stderr: '' });
-    expect(json(read).result).toMatchObject({ path: 'notes/a.txt', content: 'hello\n', totalLines: 1, version: json(written).result.version });
+    expect(json(read).result).toMatchObject({
+      path: 'notes/a.txt',
+      content: 'hello\n',
+      totalLines: 1,
+      version: json(written).result.version,
+    });
   });
 
   it('reads the arguments from stdin with --json -, and takes --url and --key over the environment', async () => {
@@ -131,7 +165,10 @@ describe('call', () => {
 
   it('prints a pending approval, says so on stderr and exits 1: nothing ran', async () => {
     const agent = await server.client.createKey({ name: 'cli agent', role: 'agent', workspaces: [WS] });
-    const run = await toolgate(['call', WS, 'write_file', '--wait', '100', '--json', '{"path": "held.txt", "content": "x"}'], { env: { TOOLGATE_API_KEY: agent.secret } });
+    const run = await toolgate(
+      ['call', WS, 'write_file', '--wait', '100', '--json', '{"path": "held.txt", "content": "x"}'],
+      { env: { TOOLGATE_API_KEY: agent.secret } },
+    );
     expect(run.code).toBe(1);
     const { approval } = json(run);
     expect(approval).toMatchObject({ status: 'pending', tool: 'write_file', workspace: WS });
@@ -143,12 +180,35 @@ describe('call', () => {
 describe('keys', () => {
   it('creates, lists and revokes a key; the revoked key then gets 401 through call', async () => {
     const created = await toolgate(
-      ['keys', 'create', '--name', 'cli key', '--role', 'agent', '--workspaces', `${WS},other`, '--tools', 'read_file, write_file', '--approval-mode', 'auto', '--url', server.url, '--key', server.key],
+      [
+        'keys',
+        'create',
+        '--name',
+        'cli key',
+        '--role',
+        'agent',
+        '--workspaces',
+        `${WS},other`,
+        '--tools',
+        'read_file, write_file',
+        '--approval-mode',
+        'auto',
+        '--url',
+        server.url,
+        '--key',
+        server.key,
+      ],
       { env: { TOOLGATE_URL: '', TOOLGATE_API_KEY: '' } },
     );
     expect(created).toMatchObject({ code: 0, stderr: '' });
     const key = json(created);
-    expect(key).toMatchObject({ name: 'cli key', role: 'agent', workspaces: [WS, 'other'], tools: ['read_file', 'write_file'], approvalMode: 'auto' });
+    expect(key).toMatchObject({
+      name: 'cli key',
+      role: 'agent',
+      workspaces: [WS, 'other'],
+      tools: ['read_file', 'write_file'],
+      approvalMode: 'auto',
+    });
     expect(key.secret).toMatch(/^tg_/);
 
     const listed = await toolgate(['keys', 'list']);
@@ -158,7 +218,9 @@ describe('keys', () => {
     expect(entry).not.toHaveProperty('secret');
 
     const asKey = { env: { TOOLGATE_API_KEY: key.secret } };
-    expect((await toolgate(['call', WS, 'write_file', '--json', '{"path": "by-key.txt", "content": "k"}'], asKey)).code).toBe(0);
+    expect(
+      (await toolgate(['call', WS, 'write_file', '--json', '{"path": "by-key.txt", "content": "k"}'], asKey)).code,
+    ).toBe(0);
 
     const revoked = await toolgate(['keys', 'revoke', key.id]);
     expect(revoked).toMatchObject({ code: 0, stdout: '' });
@@ -173,7 +235,13 @@ describe('keys', () => {
   });
 
   it('creates a key from a whole --json body, and reports the server refusing a bad one', async () => {
-    const body = { name: 'from json', role: 'agent', workspaces: [WS], rules: [{ tool: 'bash', action: 'exec', decision: 'approve' }], quota: { calls: 10, period: 'day' } };
+    const body = {
+      name: 'from json',
+      role: 'agent',
+      workspaces: [WS],
+      rules: [{ tool: 'bash', action: 'exec', decision: 'approve' }],
+      quota: { calls: 10, period: 'day' },
+    };
     const created = await toolgate(['keys', 'create', '--json', JSON.stringify(body)]);
     expect(created.code).toBe(0);
     expect(json(created)).toMatchObject({ name: 'from json', rules: body.rules, quota: body.quota });
@@ -185,9 +253,10 @@ describe('keys', () => {
 
   it('refuses key management to an agent key: exit 1 with forbidden', async () => {
     const agent = await server.client.createKey({ name: 'plain agent', role: 'agent', workspaces: [WS] });
-    const run = await toolgate(['keys', 'create', '--name', 'x', '--role', 'admin', '--workspaces', '*'], { env: { TOOLGATE_API_KEY: agent.secret } });
+    const run = await toolgate(['keys', 'create', '--name', 'x', '--role', 'admin', '--workspaces', '*'], {
+      env: { TOOLGATE_API_KEY: agent.secret },
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('forbidden (HTTP 403)');
   });
 });
-

@@ -24,9 +24,25 @@ describe('tools', () => {
     const written = resultOf(await client.writeFile(WS, { path: 'src/a.txt', content: 'one\ntwo\n' }));
     expect(written).toMatchObject({ resolvedPath: 'src/a.txt', created: true, bytesWritten: 8 });
     const read = resultOf(await client.readFile(WS, { path: 'src/a.txt', startLine: 2 }));
-    expect(read).toEqual({ path: 'src/a.txt', content: 'two\n', startLine: 2, endLine: 2, totalLines: 2, truncated: false, version: written.version });
-    const patched = resultOf(await client.applyPatch(WS, { patch: '*** Begin Patch\n*** Update File: src/a.txt\n@@\n-two\n+2\n*** End Patch\n' }));
-    expect(patched).toMatchObject({ summary: 'M src/a.txt', dryRun: false, files: [{ path: 'src/a.txt', action: 'update' }] });
+    expect(read).toEqual({
+      path: 'src/a.txt',
+      content: 'two\n',
+      startLine: 2,
+      endLine: 2,
+      totalLines: 2,
+      truncated: false,
+      version: written.version,
+    });
+    const patched = resultOf(
+      await client.applyPatch(WS, {
+        patch: '*** Begin Patch\n*** Update File: src/a.txt\n@@\n-two\n+2\n*** End Patch\n',
+      }),
+    );
+    expect(patched).toMatchObject({
+      summary: 'M src/a.txt',
+      dryRun: false,
+      files: [{ path: 'src/a.txt', action: 'update' }],
+    });
     const listed = resultOf(await client.bash(WS, { action: 'list' }));
     expect(listed.processes).toEqual([]);
     const exec = resultOf(await client.bash(WS, { action: 'exec', command: 'cat src/a.txt' }));
@@ -51,20 +67,34 @@ describe('errors', () => {
     expect(error.name).toBe('ToolgateError');
     expect(error).toMatchObject({ status: 404, code: 'not_found', details: { path: 'missing.txt' } });
     expect(error.message).toMatch(/missing\.txt does not exist/);
-    expect(error.body).toEqual({ error: { code: 'not_found', message: error.message, details: { path: 'missing.txt' } } });
-    expect(await failure(server.client.readFile(WS, { path: '../x' }))).toMatchObject({ status: 403, code: 'path_outside_workspace' });
+    expect(error.body).toEqual({
+      error: { code: 'not_found', message: error.message, details: { path: 'missing.txt' } },
+    });
+    expect(await failure(server.client.readFile(WS, { path: '../x' }))).toMatchObject({
+      status: 403,
+      code: 'path_outside_workspace',
+    });
   });
 
   it('maps a missing or unknown key to unauthorized, on every kind of route', async () => {
     for (const key of [undefined, 'tg_not_a_key']) {
-      expect(await failure(clientWith(key).readFile(WS, { path: 'src/a.txt' }))).toMatchObject({ status: 401, code: 'unauthorized' });
+      expect(await failure(clientWith(key).readFile(WS, { path: 'src/a.txt' }))).toMatchObject({
+        status: 401,
+        code: 'unauthorized',
+      });
       expect(await failure(clientWith(key).listKeys())).toMatchObject({ status: 401, code: 'unauthorized' });
     }
     expect(await clientWith(undefined).health()).toEqual({ ok: true });
   });
 
   it('carries Retry-After of rate_limited as retryAfterSeconds', async () => {
-    const key = await server.client.createKey({ name: 'slow', role: 'agent', workspaces: [WS], approvalMode: 'auto', rateLimitPerMinute: 1 });
+    const key = await server.client.createKey({
+      name: 'slow',
+      role: 'agent',
+      workspaces: [WS],
+      approvalMode: 'auto',
+      rateLimitPerMinute: 1,
+    });
     const client = clientWith(key.secret);
     resultOf(await client.readFile(WS, { path: 'src/a.txt' }));
     const error = await failure(client.readFile(WS, { path: 'src/a.txt' }));
@@ -74,7 +104,9 @@ describe('errors', () => {
 
   it('throws ToolgateConnectionError naming the URL when nothing listens there', async () => {
     const url = `http://127.0.0.1:${await freePort()}`;
-    const error = await new ToolgateClient({ url, key: server.key }).getWorkspace(WS).catch((thrown: unknown) => thrown);
+    const error = await new ToolgateClient({ url, key: server.key })
+      .getWorkspace(WS)
+      .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(ToolgateConnectionError);
     expect((error as ToolgateConnectionError).url).toBe(url);
     expect((error as Error).message).toContain(`Could not reach the toolgate server at ${url}`);
@@ -82,8 +114,11 @@ describe('errors', () => {
   });
 
   it('reports an answer that is not toolgate JSON as unexpected_response, through an injected fetch', async () => {
-    const proxy: typeof fetch = async () => new Response('<html>Bad Gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } });
-    const error = await failure(new ToolgateClient({ url: server.url, key: server.key, fetch: proxy }).getWorkspace(WS));
+    const proxy: typeof fetch = async () =>
+      new Response('<html>Bad Gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } });
+    const error = await failure(
+      new ToolgateClient({ url: server.url, key: server.key, fetch: proxy }).getWorkspace(WS),
+    );
     expect(error).toMatchObject({ status: 502, code: 'unexpected_response', body: '<html>Bad Gateway</html>' });
     expect(error.message).toContain('Bad Gateway');
   });
@@ -99,19 +134,33 @@ describe('approvals', () => {
     const answer = await agent.writeFile(WS, { path: 'held.txt', content: 'held\n' });
     expect(answer.result).toBeUndefined();
     const approval: Approval = answer.approval!;
-    expect(approval).toMatchObject({ status: 'pending', tool: 'write_file', workspace: WS, arguments: { path: 'held.txt', content: 'held\n' } });
-    expect((await server.client.listApprovals({ status: 'pending' })).approvals.map((listed) => listed.id)).toContain(approval.id);
+    expect(approval).toMatchObject({
+      status: 'pending',
+      tool: 'write_file',
+      workspace: WS,
+      arguments: { path: 'held.txt', content: 'held\n' },
+    });
+    expect((await server.client.listApprovals({ status: 'pending' })).approvals.map((listed) => listed.id)).toContain(
+      approval.id,
+    );
     expect(await failure(server.client.readFile(WS, { path: 'held.txt' }))).toMatchObject({ code: 'not_found' });
     const decided = await server.client.decideApproval(approval.id, { decision: 'approve' });
     expect(decided).toMatchObject({ id: approval.id, status: 'approved', result: { created: true, bytesWritten: 5 } });
     expect(await agent.getApproval(approval.id)).toMatchObject({ status: 'approved', result: { created: true } });
     expect(resultOf(await server.client.readFile(WS, { path: 'held.txt' })).content).toBe('held\n');
-    expect(await failure(server.client.decideApproval(approval.id, { decision: 'reject' }))).toMatchObject({ status: 409, code: 'conflict' });
+    expect(await failure(server.client.decideApproval(approval.id, { decision: 'reject' }))).toMatchObject({
+      status: 409,
+      code: 'conflict',
+    });
   });
 
   it('with waitMs, answers the outcome: a rejection is thrown as approval_rejected with the stop reason', async () => {
     const waiting = agent.writeFile(WS, { path: 'refused.txt', content: 'x' }, { waitMs: 30_000 });
-    const pending = await eventually(async () => (await server.client.listApprovals({ status: 'pending' })).approvals.find((listed) => listed.arguments !== null && (listed.arguments as { path?: string }).path === 'refused.txt'));
+    const pending = await eventually(async () =>
+      (await server.client.listApprovals({ status: 'pending' })).approvals.find(
+        (listed) => listed.arguments !== null && (listed.arguments as { path?: string }).path === 'refused.txt',
+      ),
+    );
     await server.client.decideApproval(pending.id, { decision: 'reject', reason: 'not today' });
     const error = await failure(waiting);
     expect(error).toMatchObject({ status: 403, code: 'approval_rejected', details: { approvalId: pending.id } });
@@ -127,12 +176,20 @@ describe('approvals', () => {
 
 describe('workspaces, keys, usage, tools', () => {
   it('creates, describes, lists and deletes a workspace', async () => {
-    expect(await server.client.putWorkspace('client-ws', { excludedPaths: ['target'] })).toMatchObject({ created: true, workspace: { id: 'client-ws', files: 0 } });
+    expect(await server.client.putWorkspace('client-ws', { excludedPaths: ['target'] })).toMatchObject({
+      created: true,
+      workspace: { id: 'client-ws', files: 0 },
+    });
     expect((await server.client.putWorkspace('client-ws')).created).toBe(false);
     resultOf(await server.client.writeFile('client-ws', { path: 'd/e.txt', content: 'e' }));
     expect(await server.client.getWorkspace('client-ws')).toMatchObject({ id: 'client-ws', files: 1, bytes: 1 });
     expect((await server.client.listFiles('client-ws')).entries.map((entry) => entry.path)).toEqual(['d']);
-    expect((await server.client.listFiles('client-ws', { recursive: true })).entries.map((entry) => [entry.path, entry.type])).toEqual([
+    expect(
+      (await server.client.listFiles('client-ws', { recursive: true })).entries.map((entry) => [
+        entry.path,
+        entry.type,
+      ]),
+    ).toEqual([
       ['d', 'dir'],
       ['d/e.txt', 'file'],
     ]);
@@ -142,7 +199,12 @@ describe('workspaces, keys, usage, tools', () => {
   });
 
   it('creates, lists and revokes keys; a revoked key is unauthorized at once', async () => {
-    const created = await server.client.createKey({ name: 'short-lived', role: 'agent', workspaces: [WS], tools: ['read_file'] });
+    const created = await server.client.createKey({
+      name: 'short-lived',
+      role: 'agent',
+      workspaces: [WS],
+      tools: ['read_file'],
+    });
     expect(created).toMatchObject({ name: 'short-lived', role: 'agent', tools: ['read_file'], approvalMode: 'safe' });
     expect(created.secret).toMatch(/^tg_/);
     const listed = (await server.client.listKeys()).keys.find((key) => key.id === created.id);
@@ -150,29 +212,46 @@ describe('workspaces, keys, usage, tools', () => {
     expect(listed).not.toHaveProperty('secret');
     expect((await clientWith(created.secret).listKeys()).keys.map((key) => key.id)).toEqual([created.id]);
     await server.client.revokeKey(created.id);
-    expect(await failure(clientWith(created.secret).readFile(WS, { path: 'src/a.txt' }))).toMatchObject({ status: 401, code: 'unauthorized' });
+    expect(await failure(clientWith(created.secret).readFile(WS, { path: 'src/a.txt' }))).toMatchObject({
+      status: 401,
+      code: 'unauthorized',
+    });
     expect(await failure(server.client.revokeKey(created.id))).toMatchObject({ status: 404, code: 'not_found' });
-    expect(await failure(server.client.createKey({ name: 'bad', role: 'agent', workspaces: [WS], tools: ['read_fil'] }))).toMatchObject({ code: 'invalid_argument' });
+    expect(
+      await failure(server.client.createKey({ name: 'bad', role: 'agent', workspaces: [WS], tools: ['read_fil'] })),
+    ).toMatchObject({ code: 'invalid_argument' });
   });
 
   it('reads usage and lists tools in each format', async () => {
     const usage = await server.client.usage({ groupBy: 'tool', from: new Date(Date.now() - 3_600_000) });
     expect(usage.rows.find((row) => row.group === 'read_file')?.calls).toBeGreaterThan(0);
-    expect((await server.client.listTools()).tools.map((tool) => tool.name)).toEqual(['read_file', 'write_file', 'apply_patch', 'bash']);
+    expect((await server.client.listTools()).tools.map((tool) => tool.name)).toEqual([
+      'read_file',
+      'write_file',
+      'apply_patch',
+      'bash',
+    ]);
     const openai = await server.client.listTools('openai');
     expect(openai.tools[0]).toMatchObject({ type: 'function', function: { name: 'read_file' } });
-    expect(await failure(server.client.listTools('yaml' as 'openai'))).toMatchObject({ status: 400, code: 'invalid_argument' });
+    expect(await failure(server.client.listTools('yaml' as 'openai'))).toMatchObject({
+      status: 400,
+      code: 'invalid_argument',
+    });
   });
 });
 
 describe('the package export', () => {
   it('resolves toolgate/client to the client', async () => {
-    const script = "const m = await import('toolgate/client'); console.log(typeof m.ToolgateClient, typeof m.ToolgateError);";
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot });
+    const script =
+      "const m = await import('toolgate/client'); console.log(typeof m.ToolgateClient, typeof m.ToolgateError);";
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: repoRoot },
+    );
     expect(stdout.trim()).toBe('function function');
   });
 });
-
 
 describe('history and hooks', () => {
   it('checkpoints, diffs and restores a workspace, and configures a hook', async () => {
@@ -183,11 +262,20 @@ describe('history and hooks', () => {
     resultOf(await server.client.writeFile('client-history', { path: 'a.txt', content: 'two\n', mode: 'overwrite' }));
     const { diff } = await server.client.diff('client-history', checkpoint.id);
     expect(diff).toContain('-one\n+two');
-    expect((await server.client.listCheckpoints('client-history')).checkpoints).toEqual([{ id: checkpoint.id, message: 'first', createdAt: checkpoint.createdAt }]);
+    expect((await server.client.listCheckpoints('client-history')).checkpoints).toEqual([
+      { id: checkpoint.id, message: 'first', createdAt: checkpoint.createdAt },
+    ]);
     expect((await server.client.restore('client-history', checkpoint.id)).restored).toBe(checkpoint.id);
     expect(resultOf(await server.client.readFile('client-history', { path: 'a.txt' })).content).toBe('one\n');
-    expect(await failure(server.client.diff('client-history', '0'.repeat(40)))).toMatchObject({ status: 404, code: 'not_found' });
-    const hook = await server.client.putHook('client-hook', { secret: 'a secret of sixteen+ characters', workspace: 'client-history', checkpoint: true });
+    expect(await failure(server.client.diff('client-history', '0'.repeat(40)))).toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
+    const hook = await server.client.putHook('client-hook', {
+      secret: 'a secret of sixteen+ characters',
+      workspace: 'client-history',
+      checkpoint: true,
+    });
     expect(hook).toMatchObject({ id: 'client-hook', workspace: 'client-history', checkpoint: true });
     expect(JSON.stringify(hook)).not.toContain('sixteen');
     expect(await server.client.getHook('client-hook')).toEqual(hook);

@@ -7,7 +7,15 @@ const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest(
 const blob = (size: number, seed: number) => Uint8Array.from({ length: size }, (_, i) => (i * 31 + seed) % 251);
 
 /** Blobs of every kind a batch carries: empty, tiny, many small ones grouped, and large ones sent alone. */
-const blobs = [blob(0, 1), blob(1, 2), ...Array.from({ length: 200 }, (_, i) => blob(700 + i, i)), blob(16 * 1024, 3), blob(16 * 1024 + 1, 4), blob(300_000, 5), blob(5, 6)].map((bytes) => ({
+const blobs = [
+  blob(0, 1),
+  blob(1, 2),
+  ...Array.from({ length: 200 }, (_, i) => blob(700 + i, i)),
+  blob(16 * 1024, 3),
+  blob(16 * 1024 + 1, 4),
+  blob(300_000, 5),
+  blob(5, 6),
+].map((bytes) => ({
   hash: sha256(bytes),
   bytes,
 }));
@@ -46,7 +54,9 @@ describe('blob frames', () => {
     for (const { hash, bytes } of blobs) {
       expect(Buffer.from(body.subarray(offset, offset + 64)).toString('latin1')).toBe(hash);
       expect(view.getBigUint64(offset + 64)).toBe(BigInt(bytes.byteLength));
-      expect(Buffer.from(body.subarray(offset + 72, offset + 72 + bytes.byteLength)).equals(Buffer.from(bytes))).toBe(true);
+      expect(Buffer.from(body.subarray(offset + 72, offset + 72 + bytes.byteLength)).equals(Buffer.from(bytes))).toBe(
+        true,
+      );
       offset += 72 + bytes.byteLength;
     }
     expect(offset).toBe(body.byteLength);
@@ -58,7 +68,13 @@ describe('blob frames', () => {
   it('reads back every blob whatever the chunks: whole, one byte at a time, and cut at random', async () => {
     expectAll(await readBlobFrames(blobFrameStream(blobs), hashes, 'test'));
     const { body } = await bytesOf(blobFrameStream(blobs));
-    expectAll(await readBlobFrames(split(body, () => 1), hashes, 'test'));
+    expectAll(
+      await readBlobFrames(
+        split(body, () => 1),
+        hashes,
+        'test',
+      ),
+    );
     let seed = 7;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 5000;
     for (let run = 0; run < 5; run += 1) expectAll(await readBlobFrames(split(body, random), hashes, 'test'));
@@ -68,12 +84,37 @@ describe('blob frames', () => {
     const { body } = await bytesOf(blobFrameStream(blobs.slice(0, 3)));
     const asked = hashes.slice(0, 3);
     for (const end of [0, 10, 72, 73, 72 + 1 + 71, body.byteLength - 1]) {
-      await expect(readBlobFrames(split(body.subarray(0, end), () => 100), asked, 'test'), `cut at ${end}`).rejects.toThrow(/truncated/);
+      await expect(
+        readBlobFrames(
+          split(body.subarray(0, end), () => 100),
+          asked,
+          'test',
+        ),
+        `cut at ${end}`,
+      ).rejects.toThrow(/truncated/);
     }
-    await expect(readBlobFrames(split(body, () => 100), asked.slice(0, 2), 'test')).rejects.toThrow(/malformed.*not asked for/);
+    await expect(
+      readBlobFrames(
+        split(body, () => 100),
+        asked.slice(0, 2),
+        'test',
+      ),
+    ).rejects.toThrow(/malformed.*not asked for/);
     const twice = Buffer.concat([body.subarray(0, 72), body]);
-    await expect(readBlobFrames(split(twice, () => 100), asked, 'test')).rejects.toThrow(/malformed.*came twice/);
-    await expect(readBlobFrames(split(Buffer.concat([body, Buffer.from('x')]), () => 100), asked, 'test')).rejects.toThrow(/truncated/);
+    await expect(
+      readBlobFrames(
+        split(twice, () => 100),
+        asked,
+        'test',
+      ),
+    ).rejects.toThrow(/malformed.*came twice/);
+    await expect(
+      readBlobFrames(
+        split(Buffer.concat([body, Buffer.from('x')]), () => 100),
+        asked,
+        'test',
+      ),
+    ).rejects.toThrow(/truncated/);
   });
 
   it('refuses a length that lies without holding more than the bytes that came', async () => {
@@ -81,8 +122,20 @@ describe('blob frames', () => {
     header.write(hashes[3]!, 0, 'latin1');
     header.writeBigUInt64BE(2n ** 40n, 64);
     const body = Buffer.concat([header, Buffer.alloc(1000)]);
-    await expect(readBlobFrames(split(body, () => 100), [hashes[3]!], 'test')).rejects.toThrow(/truncated/);
+    await expect(
+      readBlobFrames(
+        split(body, () => 100),
+        [hashes[3]!],
+        'test',
+      ),
+    ).rejects.toThrow(/truncated/);
     header.writeBigUInt64BE(2n ** 63n, 64);
-    await expect(readBlobFrames(split(header, () => 100), [hashes[3]!], 'test')).rejects.toThrow(/malformed.*2\^53/);
+    await expect(
+      readBlobFrames(
+        split(header, () => 100),
+        [hashes[3]!],
+        'test',
+      ),
+    ).rejects.toThrow(/malformed.*2\^53/);
   });
 });

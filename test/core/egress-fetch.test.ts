@@ -16,7 +16,10 @@ function fakeHop(answers: Record<string, () => Response>) {
 }
 
 const redirect = (status: number, location: string) => () => new Response(null, { status, headers: { location } });
-const ok = (text = 'ok') => () => new Response(text);
+const ok =
+  (text = 'ok') =>
+  () =>
+    new Response(text);
 
 describe('followingRedirects', () => {
   it('sends every hop through the check: a redirect to a refused host is refused there, before it is sent', async () => {
@@ -30,7 +33,10 @@ describe('followingRedirects', () => {
   });
 
   it('follows relative locations and answers the final response', async () => {
-    const { sent, hop } = fakeHop({ 'http://a.example/x/y': redirect(301, '../z?q=1'), 'http://a.example/z?q=1': ok('final') });
+    const { sent, hop } = fakeHop({
+      'http://a.example/x/y': redirect(301, '../z?q=1'),
+      'http://a.example/z?q=1': ok('final'),
+    });
     const response = await followingRedirects(hop)('http://a.example/x/y');
     expect(await response.text()).toBe('final');
     expect(sent).toHaveLength(2);
@@ -40,7 +46,10 @@ describe('followingRedirects', () => {
     const answers: Record<string, () => Response> = {};
     for (let index = 0; index < 10; index += 1) answers[`http://a.example/${index}`] = redirect(302, `/${index + 1}`);
     const { sent, hop } = fakeHop(answers);
-    await expect(followingRedirects(hop, 3)('http://a.example/0')).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('more than 3 times') });
+    await expect(followingRedirects(hop, 3)('http://a.example/0')).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringContaining('more than 3 times'),
+    });
     expect(sent).toHaveLength(4);
   });
 
@@ -53,9 +62,17 @@ describe('followingRedirects', () => {
       [308, 'POST', 'payload'],
     ] as const) {
       const { sent, hop } = fakeHop({ 'http://a.example/': redirect(status, '/next'), 'http://a.example/next': ok() });
-      await followingRedirects(hop)('http://a.example/', { method: 'POST', body: 'payload', headers: { 'content-type': 'text/plain', 'x-kept': '1' } });
+      await followingRedirects(hop)('http://a.example/', {
+        method: 'POST',
+        body: 'payload',
+        headers: { 'content-type': 'text/plain', 'x-kept': '1' },
+      });
       const next = sent[1]!;
-      expect({ status, method: next.method, body: next.body && new TextDecoder().decode(next.body) }).toEqual({ status, method, body });
+      expect({ status, method: next.method, body: next.body && new TextDecoder().decode(next.body) }).toEqual({
+        status,
+        method,
+        body,
+      });
       expect(next.headers.get('content-type')).toBe(body === undefined ? null : 'text/plain');
       expect(next.headers.get('x-kept')).toBe('1');
     }
@@ -81,10 +98,16 @@ describe('followingRedirects', () => {
 
   it('refuses a redirect to another scheme', async () => {
     const { hop } = fakeHop({ 'http://a.example/': redirect(302, 'file:///etc/passwd') });
-    await expect(followingRedirects(hop)('http://a.example/')).rejects.toMatchObject({ code: 'forbidden', details: { url: 'file:///etc/passwd', redirectedFrom: 'http://a.example/' } });
+    await expect(followingRedirects(hop)('http://a.example/')).rejects.toMatchObject({
+      code: 'forbidden',
+      details: { url: 'file:///etc/passwd', redirectedFrom: 'http://a.example/' },
+    });
   });
 
   it('a server given no egress refuses everything', async () => {
-    await expect(noEgress('https://user:pw@example.com/x')).rejects.toMatchObject({ code: 'forbidden', details: { url: 'https://example.com/x' } });
+    await expect(noEgress('https://user:pw@example.com/x')).rejects.toMatchObject({
+      code: 'forbidden',
+      details: { url: 'https://example.com/x' },
+    });
   });
 });

@@ -79,9 +79,12 @@ describe('ranges', () => {
     expect(rangeContains(parseIpRange(range)!, parseIpAddress(address)!)).toBe(inside);
   });
 
-  it.each(['10.0.0.0/33', '::/129', '10.0.0.0/', '10.0.0.0/08', '10.0.0.0/-1', 'fe80::1%eth0/64', 'example.com/8'])('refuses %j', (text) => {
-    expect(parseIpRange(text)).toBeUndefined();
-  });
+  it.each(['10.0.0.0/33', '::/129', '10.0.0.0/', '10.0.0.0/08', '10.0.0.0/-1', 'fe80::1%eth0/64', 'example.com/8'])(
+    'refuses %j',
+    (text) => {
+      expect(parseIpRange(text)).toBeUndefined();
+    },
+  );
 });
 
 describe('blockedRange', () => {
@@ -129,12 +132,20 @@ describe('blockedRange', () => {
     expect(blockedRange(parseIpAddress(address)!)).toMatchObject({ kind, via });
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '192.169.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '2001:db8::1'])(
-    '%s is public',
-    (address) => {
-      expect(blockedRange(parseIpAddress(address)!)).toBeUndefined();
-    },
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '192.169.0.1',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+    '2001:db8::1',
+  ])('%s is public', (address) => {
+    expect(blockedRange(parseIpAddress(address)!)).toBeUndefined();
+  });
 });
 
 describe('URL hostnames, as WHATWG URL normalises them', () => {
@@ -156,7 +167,9 @@ describe('URL hostnames, as WHATWG URL normalises them', () => {
 
 describe('parseEgressAllowList', () => {
   it('reads names, addresses and ranges, ignoring blanks and spacing', () => {
-    const list = parseEgressAllowList(' git.Example.com , 127.0.0.2/32,, 10.0.0.5 ,fd00::/8, [::1], xn--bcher-kva.example., bücher.example ');
+    const list = parseEgressAllowList(
+      ' git.Example.com , 127.0.0.2/32,, 10.0.0.5 ,fd00::/8, [::1], xn--bcher-kva.example., bücher.example ',
+    );
     expect([...list.names].sort()).toEqual(['git.example.com', 'xn--bcher-kva.example']);
     expect(list.ranges.map((range) => [hex(range.bytes), range.prefix])).toEqual([
       ['7f000002', 32],
@@ -168,12 +181,24 @@ describe('parseEgressAllowList', () => {
     expect(parseEgressAllowList('')).toEqual({ names: new Set(), ranges: [] });
   });
 
-  it.each(['127.1', '0x7f000001', '010.0.0.1', '10.0.0.0/33', '*.example.com', 'example.com:8080', 'http://example.com', 'user@example.com', 'exa mple.com', 'a/b', '::1/200', '[::1', '%6cocalhost', 'fe80::1%eth0'])(
-    'refuses %j with an error naming the setting',
-    (entry) => {
-      expect(() => parseEgressAllowList(`ok.example, ${entry}`)).toThrow(/TOOLGATE_EGRESS_ALLOW_HOSTS.*none of them/);
-    },
-  );
+  it.each([
+    '127.1',
+    '0x7f000001',
+    '010.0.0.1',
+    '10.0.0.0/33',
+    '*.example.com',
+    'example.com:8080',
+    'http://example.com',
+    'user@example.com',
+    'exa mple.com',
+    'a/b',
+    '::1/200',
+    '[::1',
+    '%6cocalhost',
+    'fe80::1%eth0',
+  ])('refuses %j with an error naming the setting', (entry) => {
+    expect(() => parseEgressAllowList(`ok.example, ${entry}`)).toThrow(/TOOLGATE_EGRESS_ALLOW_HOSTS.*none of them/);
+  });
 });
 
 describe('deciding a host', () => {
@@ -199,7 +224,10 @@ describe('deciding a host', () => {
     ['two.example', ['127.0.0.2', '10.1.0.1'], true],
     ['odd.example', ['not-an-address'], false],
   ] as [string, string[] | undefined, boolean][])('%s (%j): allowed %s', (hostname, addresses, allowed) => {
-    const verdict = addresses === undefined ? egressByName(hostname, allow) : (egressByName(hostname, allow) ?? egressByAddress(hostname, addresses, allow));
+    const verdict =
+      addresses === undefined
+        ? egressByName(hostname, allow)
+        : (egressByName(hostname, allow) ?? egressByAddress(hostname, addresses, allow));
     expect(verdict?.allowed).toBe(allowed);
   });
 
@@ -213,7 +241,9 @@ describe('deciding a host', () => {
     const error = egressRefusal(new URL('http://alice:s3cret@vm:8080/repo.git'), verdict);
     expect(error).toBeInstanceOf(ToolError);
     expect(error.code).toBe('forbidden');
-    expect(error.message).toBe('toolgate does not connect to vm, which resolves to 127.0.0.1, a loopback address (127.0.0.0/8); to allow it, list vm in TOOLGATE_EGRESS_ALLOW_HOSTS.');
+    expect(error.message).toBe(
+      'toolgate does not connect to vm, which resolves to 127.0.0.1, a loopback address (127.0.0.0/8); to allow it, list vm in TOOLGATE_EGRESS_ALLOW_HOSTS.',
+    );
     expect(error.details).toEqual({ url: 'http://vm:8080/repo.git', address: '127.0.0.1' });
 
     const mapped = egressByName('::ffff:7f00:1', EMPTY_ALLOW_LIST);
@@ -224,7 +254,9 @@ describe('deciding a host', () => {
     const named = egressByName('localhost', EMPTY_ALLOW_LIST);
     if (!named || named.allowed) throw new Error('expected a refusal');
     const byName = egressRefusal(new URL('http://localhost:1/'), named);
-    expect(byName.message).toBe('toolgate does not connect to localhost, a loopback name; to allow it, list localhost in TOOLGATE_EGRESS_ALLOW_HOSTS.');
+    expect(byName.message).toBe(
+      'toolgate does not connect to localhost, a loopback name; to allow it, list localhost in TOOLGATE_EGRESS_ALLOW_HOSTS.',
+    );
     expect(byName.details).toEqual({ url: 'http://localhost:1/' });
   });
 });

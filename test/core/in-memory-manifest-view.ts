@@ -11,7 +11,10 @@ export interface InMemoryManifestView extends ManifestView {
 }
 
 /** Answers synchronously, or through a promise when `async` is set, as a store-backed view would. */
-export function manifestView(entries: Record<string, GuardEntry>, options: { async?: boolean } = {}): InMemoryManifestView {
+export function manifestView(
+  entries: Record<string, GuardEntry>,
+  options: { async?: boolean } = {},
+): InMemoryManifestView {
   const known = new Map<string, GuardEntry>([['', dir]]);
   for (const path of Object.keys(entries)) {
     const names = path.split('/');

@@ -2,8 +2,18 @@
 import type { Access, GuardEntry, GuardPolicy } from '../../src/core/path-guard.ts';
 import { file, link } from './in-memory-manifest-view.ts';
 import {
-  allow, deny, hostTarget, hostToVirtual, jsInput, literal, refusedNormalisation, usableRoots,
-  type Case, type DivergenceRule, type GroupPlanner, type Plan,
+  allow,
+  deny,
+  hostTarget,
+  hostToVirtual,
+  jsInput,
+  literal,
+  refusedNormalisation,
+  usableRoots,
+  type Case,
+  type DivergenceRule,
+  type GroupPlanner,
+  type Plan,
 } from './path-guard-conformance-plan.ts';
 
 const read = { access: 'read' } as const;
@@ -28,7 +38,9 @@ function allowListCase(c: Case): Plan {
   if (c.platform === 'windows') {
     // A backslash is refused whatever it means; a path without one is only a literal name here.
     const ours = input.includes('\\') ? deny(input, read) : literal(input, 'windowsName', read);
-    return c.expected === 'deny' && input.includes('\\') ? { probes: [ours] } : { divergence: 'windowsOnly', probes: [ours] };
+    return c.expected === 'deny' && input.includes('\\')
+      ? { probes: [ours] }
+      : { divergence: 'windowsOnly', probes: [ours] };
   }
   const roots = input.startsWith('/') ? usableRoots(c.allowed_roots) : [];
   if (roots === undefined) return { divergence: 'rootsConfiguration', probes: [] };
@@ -43,7 +55,10 @@ function allowListCase(c: Case): Plan {
 
 function validatePathCase(c: Case): Plan {
   if (c.expected_error !== 'Parent directory does not exist') return allowListCase(c);
-  return { divergence: 'missingIsNotRefused', probes: [allow(hostToVirtual(String(c.input), ['/home/user']), read, 'nonexistent/newfile.txt')] };
+  return {
+    divergence: 'missingIsNotRefused',
+    probes: [allow(hostToVirtual(String(c.input), ['/home/user']), read, 'nonexistent/newfile.txt')],
+  };
 }
 
 // Scenarios on a real temp dir T. The workspace is T/allowed unless said otherwise, so T/forbidden is outside.
@@ -52,32 +67,59 @@ const chainStart = { 'seemingly-safe-file': link('../intermediate-link2') };
 // The workspace is T: the same file through the link and directly.
 const throughDirLink = { 'actual-target/file.txt': file, 'symlink-dir': link('actual-target') };
 const bothSpellings: Plan = {
-  probes: [allow('symlink-dir/file.txt', { ...read, entries: throughDirLink }, 'actual-target/file.txt'), allow('actual-target/file.txt', { ...read, entries: throughDirLink }, 'actual-target/file.txt')],
+  probes: [
+    allow('symlink-dir/file.txt', { ...read, entries: throughDirLink }, 'actual-target/file.txt'),
+    allow('actual-target/file.txt', { ...read, entries: throughDirLink }, 'actual-target/file.txt'),
+  ],
 };
 
 const scenarios = byName({
   'symlink inside allowed dir -> file in forbidden dir': {
     // Followed, the link leaves; not followed (the "lexical" check), it is the link itself, inside.
-    probes: [deny('link-to-target.txt', { ...read, entries: forbiddenLink }), allow('link-to-target.txt', { ...read, entries: forbiddenLink, followFinalSymlink: false }, 'link-to-target.txt')],
+    probes: [
+      deny('link-to-target.txt', { ...read, entries: forbiddenLink }),
+      allow('link-to-target.txt', { ...read, entries: forbiddenLink, followFinalSymlink: false }, 'link-to-target.txt'),
+    ],
   },
   // Its third check concerns an allowed root configured through a link; a workspace root is not a path.
   'allowed dir given through a symlink': bothSpellings,
   'macOS /tmp -> /private/tmp (issue #3253)': bothSpellings,
   'nested symlink chain': {
-    probes: [deny('seemingly-safe-file', { ...read, entries: chainStart }), allow('seemingly-safe-file', { ...read, entries: chainStart, followFinalSymlink: false }, 'seemingly-safe-file')],
+    probes: [
+      deny('seemingly-safe-file', { ...read, entries: chainStart }),
+      allow('seemingly-safe-file', { ...read, entries: chainStart, followFinalSymlink: false }, 'seemingly-safe-file'),
+    ],
   },
-  'new file under a symlinked subdirectory': { probes: [deny('link/newfile.txt', { ...write, entries: { link: link('../outside') } })] },
+  'new file under a symlinked subdirectory': {
+    probes: [deny('link/newfile.txt', { ...write, entries: { link: link('../outside') } })],
+  },
   'symlink created after validation (TOCTOU) blocked by O_EXCL': {
     divergence: 'fsOperation',
-    probes: [allow('race-file.txt', write, 'race-file.txt'), deny('race-file.txt', { ...write, entries: { 'race-file.txt': link('../outside/target.txt') } })],
+    probes: [
+      allow('race-file.txt', write, 'race-file.txt'),
+      deny('race-file.txt', { ...write, entries: { 'race-file.txt': link('../outside/target.txt') } }),
+    ],
   },
   'rename does not follow symlinks': {
     // A rename onto a link resolves its destination without following it, so it replaces the link.
-    probes: [allow('target-symlink.txt', { ...write, entries: { 'target-symlink.txt': link('../outside/forbidden-target.txt') }, followFinalSymlink: false }, 'target-symlink.txt')],
+    probes: [
+      allow(
+        'target-symlink.txt',
+        {
+          ...write,
+          entries: { 'target-symlink.txt': link('../outside/forbidden-target.txt') },
+          followFinalSymlink: false,
+        },
+        'target-symlink.txt',
+      ),
+    ],
   },
   'read race still possible (documented in test)': {
     divergence: 'fsOperation',
-    probes: [allow('readable.txt', { ...read, entries: { 'readable.txt': file } }, 'readable.txt'), deny('readable.txt', { ...read, entries: { 'readable.txt': link('../outside/secret.txt') } })],
+    probes: [
+      allow('readable.txt', { ...read, entries: { 'readable.txt': file } }, 'readable.txt'),
+      deny('readable.txt', { ...read, entries: { 'readable.txt': link('../outside/secret.txt') } }),
+    ],
   },
 });
 
@@ -114,7 +156,10 @@ const ai4jEntries: Record<string, GuardEntry> = {
 const ai4jWrite = { ...write, entries: ai4jEntries, policy: ai4jPolicy };
 
 function ai4jInput(input: unknown): string {
-  const host = String(input).replace('<outside-abs>', '/outside').replace('<outside>', '/outside').replace('<ws>', ai4jRoot);
+  const host = String(input)
+    .replace('<outside-abs>', '/outside')
+    .replace('<outside>', '/outside')
+    .replace('<ws>', ai4jRoot);
   return hostToVirtual(host, [ai4jRoot]);
 }
 
@@ -143,14 +188,27 @@ function toolContextCase(c: Case): Plan {
   const path = String(c.input).split(' (')[0]!.replace('<skills>', 'skills');
   const context = c.context as { allowedReadRoots?: string[]; restrictReadToAllowedRoots?: boolean };
   const access: Access = c.operation?.startsWith('write') ? 'write' : 'read';
-  const options = { access, entries: contextEntries, policy: context.allowedReadRoots ? { readOnlyRoots: ['skills'] } : {} };
+  const options = {
+    access,
+    entries: contextEntries,
+    policy: context.allowedReadRoots ? { readOnlyRoots: ['skills'] } : {},
+  };
   const observed = c.observed ?? '';
   const inRoot = path.startsWith('skills/') ? 'skills' : null;
-  if (observed.startsWith('allow') && /escape|lexical only/.test(observed)) return { divergence: 'observedEscape', probes: [deny(path, options)] };
-  if (context.restrictReadToAllowedRoots && inRoot === null) return { divergence: 'noReadRestriction', probes: [allow(path, options, path, null)] };
-  if (path === 'skills/missing.md') return { divergence: 'missingIsNotRefused', probes: [allow(path, options, path, 'skills')] };
+  if (observed.startsWith('allow') && /escape|lexical only/.test(observed))
+    return { divergence: 'observedEscape', probes: [deny(path, options)] };
+  if (context.restrictReadToAllowedRoots && inRoot === null)
+    return { divergence: 'noReadRestriction', probes: [allow(path, options, path, null)] };
+  if (path === 'skills/missing.md')
+    return { divergence: 'missingIsNotRefused', probes: [allow(path, options, path, 'skills')] };
   if (path === 'skills2/x') return { probes: [literal(path, 'readRootSibling', options, null)] };
-  return { probes: [observed.startsWith('deny') ? deny(path, options) : allow(path, options, path, access === 'read' ? inRoot : undefined)] };
+  return {
+    probes: [
+      observed.startsWith('deny')
+        ? deny(path, options)
+        : allow(path, options, path, access === 'read' ? inRoot : undefined),
+    ],
+  };
 }
 
 /** Every path an apply_patch envelope names: added, updated, deleted and moved-to files. */
@@ -165,11 +223,19 @@ function codexCase(c: Case): Plan {
       probes: [
         deny('soft-link.txt', { ...write, entries: { 'soft-link.txt': link('../outside/victim.txt') } }),
         // The same link when the victim's folder is a read-only root inside the workspace.
-        deny('soft-link.txt', { ...write, entries: { 'soft-link.txt': link('outside/victim.txt'), 'outside/victim.txt': file }, policy: { readOnlyRoots: ['outside'] } }),
+        deny('soft-link.txt', {
+          ...write,
+          entries: { 'soft-link.txt': link('outside/victim.txt'), 'outside/victim.txt': file },
+          policy: { readOnlyRoots: ['outside'] },
+        }),
       ],
     };
   }
-  if (setup.startsWith('hard-link.txt')) return { divergence: 'noHardLinks', probes: [allow('hard-link.txt', { ...write, entries: { 'hard-link.txt': file } })] };
+  if (setup.startsWith('hard-link.txt'))
+    return {
+      divergence: 'noHardLinks',
+      probes: [allow('hard-link.txt', { ...write, entries: { 'hard-link.txt': file } })],
+    };
   // The patch is refused for its one path that climbs out; the path it moves from is ordinary.
   const paths = patchPaths(c.patch ?? '');
   if (!paths.some((path) => path.startsWith('../'))) throw new Error('expected a path that climbs out');

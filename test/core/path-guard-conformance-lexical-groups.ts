@@ -1,12 +1,27 @@
 // Conformance planners for the relative-path groups of cases.json: Go, pillarjs, werkzeug, traversal payloads, curated attacks.
 import type { Access, GuardEntry } from '../../src/core/path-guard.ts';
 import { dir, file, link } from './in-memory-manifest-view.ts';
-import { allow, deny, jsInput, literal, literalPath, refusedNormalisation, type Case, type GroupPlanner, type LiteralRule, type Plan } from './path-guard-conformance-plan.ts';
+import {
+  allow,
+  deny,
+  jsInput,
+  literal,
+  literalPath,
+  refusedNormalisation,
+  type Case,
+  type GroupPlanner,
+  type LiteralRule,
+  type Plan,
+} from './path-guard-conformance-plan.ts';
 
 const read = { access: 'read' } as const;
 
 /** An allow verdict, unless it needs `..` or `//` normalised, which toolgate refuses instead. */
-function allowed(input: string, options: { access: Access; entries?: Record<string, GuardEntry> }, path = literalPath(input)): Plan {
+function allowed(
+  input: string,
+  options: { access: Access; entries?: Record<string, GuardEntry> },
+  path = literalPath(input),
+): Plan {
   const divergence = refusedNormalisation(input);
   return divergence ? { divergence, probes: [deny(input, options)] } : { probes: [allow(input, options, path)] };
 }
@@ -20,7 +35,8 @@ function goIsLocalCase(c: Case): Plan {
   }
   if (c.expected === 'allow') return allowed(input, read);
   if (input === '') return { divergence: 'emptyIsRoot', probes: [allow('', read, '')] };
-  if (input.startsWith('/') && !input.split('/').includes('..')) return { divergence: 'leadingSlashIsRoot', probes: [allow(input, read, literalPath(input))] };
+  if (input.startsWith('/') && !input.split('/').includes('..'))
+    return { divergence: 'leadingSlashIsRoot', probes: [allow(input, read, literalPath(input))] };
   return { probes: [deny(input, read)] };
 }
 
@@ -47,13 +63,18 @@ function goRootCase(c: Case): Plan {
     return plan.divergence ? plan : { probes: [...plan.probes, ...lstat] };
   }
   if (input === '') return { divergence: 'emptyIsRoot', probes: [allow('', options, '')] };
-  if (c.name === 'directory does not exist') return { divergence: 'missingIsNotRefused', probes: [allow(input, options, literalPath(input))] };
-  if (c.name === 'absolute symlink') return { divergence: 'absoluteTargetFollowed', probes: [allow(input, options, target), ...lstat] };
+  if (c.name === 'directory does not exist')
+    return { divergence: 'missingIsNotRefused', probes: [allow(input, options, literalPath(input))] };
+  if (c.name === 'absolute symlink')
+    return { divergence: 'absoluteTargetFollowed', probes: [allow(input, options, target), ...lstat] };
   return { probes: [deny(input, options), ...lstat] };
 }
 
 function pillarjsCase(c: Case): Plan {
-  const input = typeof c.input === 'string' ? c.input.replace('<dir> (absolute)', '/srv/dir').replace('<basename(dir)>', 'dir') : jsInput(c.input);
+  const input =
+    typeof c.input === 'string'
+      ? c.input.replace('<dir> (absolute)', '/srv/dir').replace('<basename(dir)>', 'dir')
+      : jsInput(c.input);
   if (typeof input !== 'string') return { probes: [deny(input, read)] };
   if (c.expected === 'allow') return allowed(input, read);
   if (input.startsWith('/')) return { divergence: 'leadingSlashIsRoot', probes: [allow(input, read, 'srv/dir')] };
@@ -62,8 +83,10 @@ function pillarjsCase(c: Case): Plan {
 
 function werkzeugCase(c: Case): Plan {
   const input = String(c.input);
-  if (typeof c.context === 'string' && c.context.includes('_os_alt_seps')) return { divergence: 'altSeparator', probes: [allow(input, read, input)] };
-  if (c.platform?.startsWith('windows')) return { divergence: 'windowsOnly', probes: [literal(input, 'windowsName', read)] };
+  if (typeof c.context === 'string' && c.context.includes('_os_alt_seps'))
+    return { divergence: 'altSeparator', probes: [allow(input, read, input)] };
+  if (c.platform?.startsWith('windows'))
+    return { divergence: 'windowsOnly', probes: [literal(input, 'windowsName', read)] };
   // "deny on Windows, allow on POSIX" for `b\c`: the backslash is refused, the Windows reading.
   if (c.expected?.startsWith('deny')) return { probes: [deny(input, read)] };
   return allowed(input, read);
@@ -79,8 +102,19 @@ function payloadCase(c: Case): Plan {
 
 // Curated attacks, checked as writes (the stricter access) so the denylist cases count.
 const curatedWindowsOnly = new Set([
-  'C:secret.txt', 'c:/windows/win.ini', '.ssh./authorized_keys', '.git /hooks/post-checkout', 'secret.txt.', 'secret.txt ',
-  '.. /x', 'CON', 'nul.txt', 'a/aux', 'file.txt::$DATA', 'file.txt:hidden', 'GIT~1/hooks/pre-commit',
+  'C:secret.txt',
+  'c:/windows/win.ini',
+  '.ssh./authorized_keys',
+  '.git /hooks/post-checkout',
+  'secret.txt.',
+  'secret.txt ',
+  '.. /x',
+  'CON',
+  'nul.txt',
+  'a/aux',
+  'file.txt::$DATA',
+  'file.txt:hidden',
+  'GIT~1/hooks/pre-commit',
 ]);
 const curatedLiterals = new Map<string, LiteralRule>([
   ['%2e%2e%2fetc%2fpasswd', 'percentEncoded'],
@@ -104,11 +138,15 @@ function curatedCase(c: Case): Plan {
   // `~root` is the point of this case; as a write its `.ssh` segment would be refused for another reason.
   const options = { access: input === '~root/.ssh/id_rsa' ? 'read' : 'write' } as const;
   const literalRule = curatedLiterals.get(input);
-  if (curatedWindowsOnly.has(input)) return { divergence: 'windowsOnly', probes: [literal(input, 'windowsName', options)] };
+  if (curatedWindowsOnly.has(input))
+    return { divergence: 'windowsOnly', probes: [literal(input, 'windowsName', options)] };
   if (literalRule) return { probes: [literal(input, literalRule, options)] };
-  if (input === '/etc/passwd') return { divergence: 'leadingSlashIsRoot', probes: [allow(input, options, 'etc/passwd')] };
-  if (verdict === 'normalise-NFC-then-validate') return { divergence: 'refusedNotRepaired', probes: [deny(input, options)] };
-  if (verdict.startsWith('allow') || verdict === 'literal' || verdict === 'deny-or-root') return allowed(input, options);
+  if (input === '/etc/passwd')
+    return { divergence: 'leadingSlashIsRoot', probes: [allow(input, options, 'etc/passwd')] };
+  if (verdict === 'normalise-NFC-then-validate')
+    return { divergence: 'refusedNotRepaired', probes: [deny(input, options)] };
+  if (verdict.startsWith('allow') || verdict === 'literal' || verdict === 'deny-or-root')
+    return allowed(input, options);
   return { probes: [deny(input, options)] };
 }
 

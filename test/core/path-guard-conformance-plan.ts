@@ -29,23 +29,36 @@ export interface Case {
  * as a divergence; its probes then assert what toolgate does instead.
  */
 export const divergences = {
-  dotdotNotNormalised: 'an allow verdict that needs `..` folded away: a `..` segment is refused on purpose (docs/api.md), even when it would land back inside',
-  emptySegmentsNotCollapsed: 'an allow verdict that needs `//` collapsed: empty segments are refused on purpose (docs/api.md)',
+  dotdotNotNormalised:
+    'an allow verdict that needs `..` folded away: a `..` segment is refused on purpose (docs/api.md), even when it would land back inside',
+  emptySegmentsNotCollapsed:
+    'an allow verdict that needs `//` collapsed: empty segments are refused on purpose (docs/api.md)',
   emptyIsRoot: 'a deny verdict for "": "" names the workspace root (docs/api.md)',
-  leadingSlashIsRoot: 'a deny verdict for an absolute path: a leading / means the workspace root, so the path is re-rooted inside, never read from the host',
-  windowsOnly: 'a verdict that rests on Win32 path meaning (drive letters, UNC, device names, streams, 8.3 names, trailing dots or spaces): virtual paths are never opened through Win32 and the runner is Linux, so such names stay literal and inside',
-  rootsConfiguration: 'an allow-list configuration error (empty, non-array, non-string or NUL roots): a workspace is its one root, set by the server, never by the caller',
-  missingIsNotRefused: 'a deny because a file or parent directory is missing: the guard resolves paths that do not exist yet (write_file implies parents; reads answer not_found)',
+  leadingSlashIsRoot:
+    'a deny verdict for an absolute path: a leading / means the workspace root, so the path is re-rooted inside, never read from the host',
+  windowsOnly:
+    'a verdict that rests on Win32 path meaning (drive letters, UNC, device names, streams, 8.3 names, trailing dots or spaces): virtual paths are never opened through Win32 and the runner is Linux, so such names stay literal and inside',
+  rootsConfiguration:
+    'an allow-list configuration error (empty, non-array, non-string or NUL roots): a workspace is its one root, set by the server, never by the caller',
+  missingIsNotRefused:
+    'a deny because a file or parent directory is missing: the guard resolves paths that do not exist yet (write_file implies parents; reads answer not_found)',
   noOutsideSwitch: 'an allow under allowOutsideWorkspace: toolgate has no such switch',
-  noReadRestriction: 'a deny under restrictReadToAllowedRoots: toolgate has no such switch; the workspace is always readable',
-  fsOperation: 'a check of what a file operation does after the guard (O_EXCL, read races): the workspace commit owns that; the probes show the guard refuses the link once it exists',
+  noReadRestriction:
+    'a deny under restrictReadToAllowedRoots: toolgate has no such switch; the workspace is always readable',
+  fsOperation:
+    'a check of what a file operation does after the guard (O_EXCL, read races): the workspace commit owns that; the probes show the guard refuses the link once it exists',
   noHardLinks: 'a hard link shared with an outside file: a manifest has no hard links, every path is its own entry',
-  upstreamBug: 'a recorded ALLOW that the group itself names as a vulnerability (GHSA-7rgq-gccq-qphx): toolgate refuses',
-  danglingEscapeRefused: 'a recorded ALLOW for a dangling link leading outside (upstream relies on O_EXCL later): the guard refuses it up front',
+  upstreamBug:
+    'a recorded ALLOW that the group itself names as a vulnerability (GHSA-7rgq-gccq-qphx): toolgate refuses',
+  danglingEscapeRefused:
+    'a recorded ALLOW for a dangling link leading outside (upstream relies on O_EXCL later): the guard refuses it up front',
   observedEscape: 'an observed ALLOW that the group marks as an escape: toolgate refuses',
-  absoluteTargetFollowed: 'os.Root refuses absolute link targets even inside the root: a target starting with / is workspace-absolute and followed (DESIGN.md)',
-  altSeparator: 'werkzeug simulating a platform whose alternative separator is `*`: only / separates virtual path segments',
-  refusedNotRepaired: 'recommended to normalise to NFC and then validate: non-NFC input is refused instead of repaired (docs/api.md)',
+  absoluteTargetFollowed:
+    'os.Root refuses absolute link targets even inside the root: a target starting with / is workspace-absolute and followed (DESIGN.md)',
+  altSeparator:
+    'werkzeug simulating a platform whose alternative separator is `*`: only / separates virtual path segments',
+  refusedNotRepaired:
+    'recommended to normalise to NFC and then validate: non-NFC input is refused instead of repaired (docs/api.md)',
 } as const;
 
 export type DivergenceRule = keyof typeof divergences;
@@ -56,13 +69,16 @@ export type DivergenceRule = keyof typeof divergences;
  */
 export const literalNames = {
   percentEncoded: 'percent escapes are not decoded anywhere after the JSON body, so `%2e%2e` is a name, not `..`',
-  unicodeLookalike: 'fullwidth dots, the two-dot leader and division or fraction slashes are ordinary characters; no NFKC folding is applied',
+  unicodeLookalike:
+    'fullwidth dots, the two-dot leader and division or fraction slashes are ordinary characters; no NFKC folding is applied',
   oddDots: 'names such as `...` or `..;` are not `..`',
   bidiOverride: 'U+202E is a format character, not one of the refused controls (C0, DEL, C1)',
   leadingSpace: 'a leading space is part of the name',
   longSegment: 'the contract caps the whole path at 4096 bytes, not a single segment',
-  readRootSibling: 'a sibling of a read-only root sharing its prefix is an ordinary workspace path, not part of the root',
-  windowsName: 'a drive prefix, device name, stream suffix, 8.3 name or trailing dot or space is an ordinary name on Linux (used by windowsOnly divergences)',
+  readRootSibling:
+    'a sibling of a read-only root sharing its prefix is an ordinary workspace path, not part of the root',
+  windowsName:
+    'a drive prefix, device name, stream suffix, 8.3 name or trailing dot or space is an ordinary name on Linux (used by windowsOnly divergences)',
 } as const;
 
 export type LiteralRule = keyof typeof literalNames;
@@ -93,12 +109,23 @@ export type GroupPlanner = (c: Case) => Plan;
 type ProbeOptions = Omit<Probe, 'input' | 'expect'>;
 
 export const deny = (input: unknown, options: ProbeOptions): Probe => ({ input, expect: { kind: 'deny' }, ...options });
-export const allow = (input: unknown, options: ProbeOptions, path?: string, readOnlyRoot?: string | null): Probe => ({ input, expect: { kind: 'allow', path, readOnlyRoot }, ...options });
-export const literal = (input: string, rule: LiteralRule, options: ProbeOptions, readOnlyRoot?: null): Probe => ({ input, expect: { kind: 'literal', rule, path: literalPath(input), readOnlyRoot }, ...options });
+export const allow = (input: unknown, options: ProbeOptions, path?: string, readOnlyRoot?: string | null): Probe => ({
+  input,
+  expect: { kind: 'allow', path, readOnlyRoot },
+  ...options,
+});
+export const literal = (input: string, rule: LiteralRule, options: ProbeOptions, readOnlyRoot?: null): Probe => ({
+  input,
+  expect: { kind: 'literal', rule, path: literalPath(input), readOnlyRoot },
+  ...options,
+});
 
 /** What a strange name must resolve to: its own text, without `.` and the leading or trailing `/`. */
 export function literalPath(input: string): string {
-  return input.split('/').filter((name) => name !== '' && name !== '.').join('/');
+  return input
+    .split('/')
+    .filter((name) => name !== '' && name !== '.')
+    .join('/');
 }
 
 /** The divergence an allow verdict meets because toolgate refuses instead of normalising, if any. */
@@ -120,7 +147,8 @@ export function jsInput(input: unknown): unknown {
 
 /** Roots a host-path case can be mapped onto: absolute strings without NUL, at least one. */
 export function usableRoots(roots: unknown): string[] | undefined {
-  if (!Array.isArray(roots) || roots.some((root) => typeof root !== 'string' || root.includes('\u0000'))) return undefined;
+  if (!Array.isArray(roots) || roots.some((root) => typeof root !== 'string' || root.includes('\u0000')))
+    return undefined;
   const absolute = (roots as string[]).filter((root) => root.startsWith('/'));
   return absolute.length > 0 ? absolute : undefined;
 }
@@ -133,12 +161,17 @@ export function usableRoots(roots: unknown): string[] | undefined {
  */
 export function hostToVirtual(input: string, roots: readonly string[]): string {
   if (!input.startsWith('/')) return input;
-  const names = input.slice(1).split('/').filter((name) => name !== '.');
+  const names = input
+    .slice(1)
+    .split('/')
+    .filter((name) => name !== '.');
   const rootNames = roots.map((root) => {
     const normalised = posix.normalize(root).replace(/\/+$/, '');
     return normalised === '' ? [] : normalised.slice(1).split('/');
   });
-  const under = rootNames.filter((root) => root.every((name, i) => names[i] === name)).sort((a, b) => b.length - a.length)[0];
+  const under = rootNames
+    .filter((root) => root.every((name, i) => names[i] === name))
+    .sort((a, b) => b.length - a.length)[0];
   if (under !== undefined) return `/${names.slice(under.length).join('/')}`;
   const first = rootNames[0]!;
   let common = 0;

@@ -1,17 +1,31 @@
 // The path guard's resolution: walking the manifest, following symlinks, hop limits, cycles and escapes.
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.ts';
-import { resolvePath, type GuardEntry, type GuardOptions, type GuardPolicy, type ResolvedPath } from '../../src/core/path-guard.ts';
+import {
+  resolvePath,
+  type GuardEntry,
+  type GuardOptions,
+  type GuardPolicy,
+  type ResolvedPath,
+} from '../../src/core/path-guard.ts';
 import { dir, file, link, manifestView } from './in-memory-manifest-view.ts';
 
 const read: GuardOptions = { access: 'read' };
 
-function resolve(entries: Record<string, GuardEntry>, input: unknown, options: Partial<GuardOptions> = {}, policy: GuardPolicy = {}): Promise<ResolvedPath> {
+function resolve(
+  entries: Record<string, GuardEntry>,
+  input: unknown,
+  options: Partial<GuardOptions> = {},
+  policy: GuardPolicy = {},
+): Promise<ResolvedPath> {
   return resolvePath(manifestView(entries), input, policy, { ...read, ...options });
 }
 
 async function refusal(promise: Promise<unknown>): Promise<ToolError> {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   expect(error).toBeInstanceOf(ToolError);
   return error as ToolError;
 }
@@ -26,8 +40,18 @@ function chain(n: number): Record<string, GuardEntry> {
 describe('resolvePath without links', () => {
   it('walks a plain path and reports its entry, or none when absent', async () => {
     const entries = { 'src/index.ts': file };
-    expect(await resolve(entries, 'src/index.ts')).toEqual({ input: 'src/index.ts', path: 'src/index.ts', segments: ['src', 'index.ts'], entry: file, hops: 0 });
-    expect(await resolve(entries, '/src/./new/deep.ts')).toMatchObject({ path: 'src/new/deep.ts', entry: undefined, hops: 0 });
+    expect(await resolve(entries, 'src/index.ts')).toEqual({
+      input: 'src/index.ts',
+      path: 'src/index.ts',
+      segments: ['src', 'index.ts'],
+      entry: file,
+      hops: 0,
+    });
+    expect(await resolve(entries, '/src/./new/deep.ts')).toMatchObject({
+      path: 'src/new/deep.ts',
+      entry: undefined,
+      hops: 0,
+    });
   });
 
   it('keeps the rest of a path below a file as written, with no entry', async () => {
@@ -35,7 +59,8 @@ describe('resolvePath without links', () => {
   });
 
   it('answers the root for every spelling of it, as a directory', async () => {
-    for (const input of ['', '/', '.', './']) expect(await resolve({}, input)).toMatchObject({ path: '', segments: [], entry: dir });
+    for (const input of ['', '/', '.', './'])
+      expect(await resolve({}, input)).toMatchObject({ path: '', segments: [], entry: dir });
   });
 
   it('passes refusals of the path itself through with the input as given', async () => {
@@ -61,14 +86,23 @@ describe('resolvePath without links', () => {
 });
 
 describe('resolvePath through symlinks', () => {
-  it('follows a relative target from the link\'s directory and reports the entry reached', async () => {
+  it("follows a relative target from the link's directory and reports the entry reached", async () => {
     const entries = { 'src/current': link('v2'), 'src/v2/main.ts': file };
-    expect(await resolve(entries, 'src/current/main.ts')).toMatchObject({ path: 'src/v2/main.ts', segments: ['src', 'v2', 'main.ts'], entry: file, hops: 1 });
+    expect(await resolve(entries, 'src/current/main.ts')).toMatchObject({
+      path: 'src/v2/main.ts',
+      segments: ['src', 'v2', 'main.ts'],
+      entry: file,
+      hops: 1,
+    });
     expect(await resolve(entries, 'src/current')).toMatchObject({ path: 'src/v2', entry: dir, hops: 1 });
   });
 
   it('follows a workspace-absolute target from the root, never the host', async () => {
-    const entries = { 'deep/down/abs': link('/etc/passwd'), 'deep/down/top': link('/'), 'deep/down/twice': link('//etc//x/') };
+    const entries = {
+      'deep/down/abs': link('/etc/passwd'),
+      'deep/down/top': link('/'),
+      'deep/down/twice': link('//etc//x/'),
+    };
     expect(await resolve(entries, 'deep/down/abs')).toMatchObject({ path: 'etc/passwd', hops: 1 });
     expect(await resolve(entries, 'deep/down/top/a')).toMatchObject({ path: 'a' });
     expect(await resolve(entries, 'deep/down/twice/y')).toMatchObject({ path: 'etc/x/y' });
@@ -123,21 +157,32 @@ describe('resolvePath through symlinks', () => {
 
   it('refuses a symlinked ancestor that leaves, however deep the path below it goes (the AI4J hole)', async () => {
     const entries = { link: link('../outside'), 'linkdir/escape': link('../../outside') };
-    for (const input of ['link', 'link/x', 'link/x/y/z', 'linkdir/escape/sub/secret2.txt', 'linkdir/escape/sub/deeper/new.txt']) {
+    for (const input of [
+      'link',
+      'link/x',
+      'link/x/y/z',
+      'linkdir/escape/sub/secret2.txt',
+      'linkdir/escape/sub/deeper/new.txt',
+    ]) {
       expect((await refusal(resolve(entries, input))).code).toBe('path_outside_workspace');
     }
   });
 
   it('tells a deep link that stays inside from one that climbs out', async () => {
     expect(await resolve({ 'a/b/c/deep': link('../../..') }, 'a/b/c/deep/x')).toMatchObject({ path: 'x' });
-    expect((await refusal(resolve({ 'a/b/deep': link('../../..') }, 'a/b/deep/x'))).code).toBe('path_outside_workspace');
+    expect((await refusal(resolve({ 'a/b/deep': link('../../..') }, 'a/b/deep/x'))).code).toBe(
+      'path_outside_workspace',
+    );
   });
 
-  it('applies a target\'s .. to the resolved parent, so the answer matches the kernel\'s', async () => {
+  it("applies a target's .. to the resolved parent, so the answer matches the kernel's", async () => {
     // `x -> .` makes `x/..` the root's parent on disk, even though `x/..` looks like the root as text.
     expect((await refusal(resolve({ x: link('.'), l: link('x/../secret') }, 'l'))).code).toBe('path_outside_workspace');
     // Go os.Root's "dotdot after symlink": `a -> b/c`, then `a/..` is `b`.
-    expect(await resolve({ a: link('b/c'), 'b/c': dir, p: link('a/../t') }, 'p')).toMatchObject({ path: 'b/t', hops: 2 });
+    expect(await resolve({ a: link('b/c'), 'b/c': dir, p: link('a/../t') }, 'p')).toMatchObject({
+      path: 'b/t',
+      hops: 2,
+    });
   });
 
   it('refuses targets that cannot be followed safely as path_outside_workspace', async () => {
@@ -160,12 +205,26 @@ describe('resolvePath with followFinalSymlink: false', () => {
   const entries = { out: link('../outside'), 'd/in': link('../target'), target: file, hop: link('d') };
 
   it('stops at a final link and reports the link itself', async () => {
-    expect(await resolve(entries, 'out', { followFinalSymlink: false })).toEqual({ input: 'out', path: 'out', segments: ['out'], entry: link('../outside'), hops: 0 });
-    expect(await resolve(entries, 'hop/in', { followFinalSymlink: false })).toMatchObject({ path: 'd/in', entry: { type: 'symlink' }, hops: 1 });
+    expect(await resolve(entries, 'out', { followFinalSymlink: false })).toEqual({
+      input: 'out',
+      path: 'out',
+      segments: ['out'],
+      entry: link('../outside'),
+      hops: 0,
+    });
+    expect(await resolve(entries, 'hop/in', { followFinalSymlink: false })).toMatchObject({
+      path: 'd/in',
+      entry: { type: 'symlink' },
+      hops: 1,
+    });
   });
 
   it('still follows links before the final segment, and a final link named with a trailing /', async () => {
-    expect((await refusal(resolve(entries, 'out/x', { followFinalSymlink: false }))).code).toBe('path_outside_workspace');
-    expect((await refusal(resolve(entries, 'out/', { followFinalSymlink: false, directory: true }))).code).toBe('path_outside_workspace');
+    expect((await refusal(resolve(entries, 'out/x', { followFinalSymlink: false }))).code).toBe(
+      'path_outside_workspace',
+    );
+    expect((await refusal(resolve(entries, 'out/', { followFinalSymlink: false, directory: true }))).code).toBe(
+      'path_outside_workspace',
+    );
   });
 });

@@ -2,7 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.ts';
 import { readFileSync } from 'node:fs';
-import { baseName, isCanonicalPath, joinPath, MAX_PATH_BYTES, parentPath, parseVirtualPath, utf8ByteLength } from '../../src/core/virtual-path.ts';
+import {
+  baseName,
+  isCanonicalPath,
+  joinPath,
+  MAX_PATH_BYTES,
+  parentPath,
+  parseVirtualPath,
+  utf8ByteLength,
+} from '../../src/core/virtual-path.ts';
 
 function refusal(input: unknown, options?: { directory?: boolean }): ToolError {
   try {
@@ -31,13 +39,16 @@ describe('parseVirtualPath refuses', () => {
     }
   });
 
-  it.each(['\u0001', '\t', '\n', '\r', '\u001f', '\u007f', '\u0080', '\u0085', '\u009f'])('the control character %j', (char) => {
-    const error = refusal(`src/a${char}b.ts`);
-    expect(error.code).toBe('invalid_argument');
-    expect(error.message).toContain(`U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
-    // The offending path is quoted as JSON, so the message itself carries no raw control character.
-    expect(error.message).toContain(JSON.stringify(`src/a${char}b.ts`));
-  });
+  it.each(['\u0001', '\t', '\n', '\r', '\u001f', '\u007f', '\u0080', '\u0085', '\u009f'])(
+    'the control character %j',
+    (char) => {
+      const error = refusal(`src/a${char}b.ts`);
+      expect(error.code).toBe('invalid_argument');
+      expect(error.message).toContain(`U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
+      // The offending path is quoted as JSON, so the message itself carries no raw control character.
+      expect(error.message).toContain(JSON.stringify(`src/a${char}b.ts`));
+    },
+  );
 
   it('backslashes, whatever they would mean elsewhere', () => {
     for (const input of ['a\\b', '..\\x', 'C:\\x', '\\\\server\\share']) {
@@ -100,7 +111,11 @@ describe('parseVirtualPath refuses', () => {
     const error = refusal('src/');
     expect(error.code).toBe('invalid_argument');
     expect(error.message).toBe('The path "src/" names a directory; remove the trailing /.');
-    expect(parseVirtualPath('src/', { directory: true })).toEqual({ segments: ['src'], path: 'src', trailingSlash: true });
+    expect(parseVirtualPath('src/', { directory: true })).toEqual({
+      segments: ['src'],
+      path: 'src',
+      trailingSlash: true,
+    });
   });
 });
 
@@ -110,12 +125,33 @@ describe('parseVirtualPath accepts', () => {
   });
 
   it('a leading / as the workspace root and drops . segments', () => {
-    expect(parseVirtualPath('/src/index.ts')).toEqual({ segments: ['src', 'index.ts'], path: 'src/index.ts', trailingSlash: false });
+    expect(parseVirtualPath('/src/index.ts')).toEqual({
+      segments: ['src', 'index.ts'],
+      path: 'src/index.ts',
+      trailingSlash: false,
+    });
     expect(parseVirtualPath('./a/./b/.').path).toBe('a/b');
   });
 
   it('names that only look odd: dots, percent escapes, spaces, quotes, colons, unicode', () => {
-    for (const name of ['...', '..a', 'a..', '.a', '%2e%2e', '..%2f', ' x ', '"q"', 'C:', 'file.txt::$DATA', '~', '\u00a0', 'caf\u00e9', '\u202e', '\uff0e\uff0e', '\u{1f600}']) {
+    for (const name of [
+      '...',
+      '..a',
+      'a..',
+      '.a',
+      '%2e%2e',
+      '..%2f',
+      ' x ',
+      '"q"',
+      'C:',
+      'file.txt::$DATA',
+      '~',
+      '\u00a0',
+      'caf\u00e9',
+      '\u202e',
+      '\uff0e\uff0e',
+      '\u{1f600}',
+    ]) {
       expect(parseVirtualPath(`d/${name}`).segments).toEqual(['d', name]);
     }
   });
@@ -152,17 +188,78 @@ describe('isCanonicalPath', () => {
   };
 
   it('agrees with parseVirtualPath on hand-picked paths and every path of the conformance cases', () => {
-    const picked = ['a', 'a/b', 'src/index.ts', '', '/', '.', './a', 'a/.', 'a/..', '../a', 'a//b', 'a/', '/a', '...', 'a/...', '..a', 'a..', '.a/.b', 'a\\b',
-      'a\u0000b', 'a\u001fb', 'a\u007fb', 'a\u0085b', 'caf\u00e9', 'cafe\u0301', '\ud800', '\u{1f600}', ' ', 'a b', '~/x', 'x'.repeat(MAX_PATH_BYTES), 'x'.repeat(MAX_PATH_BYTES + 1),
-      `${'\u00e9'.repeat(2048)}`, `${'\u00e9'.repeat(2049)}`];
-    const cases = JSON.parse(readFileSync(new URL('../fixtures/conformance/paths/cases.json', import.meta.url), 'utf8')) as { groups: { cases?: { input?: unknown; path?: unknown }[] }[] };
-    const fromConformance = cases.groups.flatMap((group) => (group.cases ?? []).flatMap((entry) => [entry.input, entry.path].filter((value): value is string => typeof value === 'string')));
+    const picked = [
+      'a',
+      'a/b',
+      'src/index.ts',
+      '',
+      '/',
+      '.',
+      './a',
+      'a/.',
+      'a/..',
+      '../a',
+      'a//b',
+      'a/',
+      '/a',
+      '...',
+      'a/...',
+      '..a',
+      'a..',
+      '.a/.b',
+      'a\\b',
+      'a\u0000b',
+      'a\u001fb',
+      'a\u007fb',
+      'a\u0085b',
+      'caf\u00e9',
+      'cafe\u0301',
+      '\ud800',
+      '\u{1f600}',
+      ' ',
+      'a b',
+      '~/x',
+      'x'.repeat(MAX_PATH_BYTES),
+      'x'.repeat(MAX_PATH_BYTES + 1),
+      `${'\u00e9'.repeat(2048)}`,
+      `${'\u00e9'.repeat(2049)}`,
+    ];
+    const cases = JSON.parse(
+      readFileSync(new URL('../fixtures/conformance/paths/cases.json', import.meta.url), 'utf8'),
+    ) as { groups: { cases?: { input?: unknown; path?: unknown }[] }[] };
+    const fromConformance = cases.groups.flatMap((group) =>
+      (group.cases ?? []).flatMap((entry) =>
+        [entry.input, entry.path].filter((value): value is string => typeof value === 'string'),
+      ),
+    );
     expect(fromConformance.length).toBeGreaterThan(20);
-    for (const text of [...picked, ...fromConformance]) expect(isCanonicalPath(text), JSON.stringify(text)).toBe(canonical(text));
+    for (const text of [...picked, ...fromConformance])
+      expect(isCanonicalPath(text), JSON.stringify(text)).toBe(canonical(text));
   });
 
   it('agrees with parseVirtualPath on 20,000 random strings of path-like characters', () => {
-    const alphabet = ['a', 'b', '/', '/', '.', '.', '\\', ' ', '\u0000', '\u001b', '\u007f', '\u0090', '\u00e9', 'e\u0301', '\ud83d', '\ude00', '\u{1f600}', '~', '%', ':'];
+    const alphabet = [
+      'a',
+      'b',
+      '/',
+      '/',
+      '.',
+      '.',
+      '\\',
+      ' ',
+      '\u0000',
+      '\u001b',
+      '\u007f',
+      '\u0090',
+      '\u00e9',
+      'e\u0301',
+      '\ud83d',
+      '\ude00',
+      '\u{1f600}',
+      '~',
+      '%',
+      ':',
+    ];
     let seed = 42;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
     for (let run = 0; run < 20_000; run += 1) {

@@ -6,13 +6,21 @@ import { describe, expect, it } from 'vitest';
 import { errorStatus } from '../../src/core/errors.ts';
 import { generatedPart, generatedTables, repoRoot } from './generated-tables.ts';
 
-const docs = ['README.md', ...readdirSync(join(repoRoot, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const docs = [
+  'README.md',
+  ...readdirSync(join(repoRoot, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
 
 describe('the docs', () => {
-  it.each(generatedTables.map((table) => [`${table.file} ${table.name}`, table] as const))('%s table is current (else run npm run docs:settings)', (_, { file, name, render }) => {
-    expect(generatedPart(read(file), name)).toBe(render());
-  });
+  it.each(generatedTables.map((table) => [`${table.file} ${table.name}`, table] as const))(
+    '%s table is current (else run npm run docs:settings)',
+    (_, { file, name, render }) => {
+      expect(generatedPart(read(file), name)).toBe(render());
+    },
+  );
 
   it("docs/api.md's error table is the code's: every code with its status, and nothing else", () => {
     const api = read('docs/api.md');
@@ -30,7 +38,12 @@ describe('the docs', () => {
       const linked = file ? join(dirname(path), file) : path;
       expect(existsSync(join(repoRoot, linked)), `${path} -> ${target}`).toBe(true);
       if (anchor && linked.endsWith('.md')) {
-        const headings = [...read(linked).matchAll(/^#+ (.+)$/gm)].map((match) => match[1]!.toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-'));
+        const headings = [...read(linked).matchAll(/^#+ (.+)$/gm)].map((match) =>
+          match[1]!
+            .toLowerCase()
+            .replace(/[^a-z0-9 _-]/g, '')
+            .replace(/ /g, '-'),
+        );
         expect(headings, `${path} -> ${target}`).toContain(anchor);
       }
     }

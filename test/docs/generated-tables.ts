@@ -26,10 +26,17 @@ export function routesTable(): string {
   const rows: string[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, operation] of Object.entries(item)) {
-      const op = operation as { tags?: string[]; summary?: string; responses?: Record<string, unknown>; security?: unknown[] };
+      const op = operation as {
+        tags?: string[];
+        summary?: string;
+        responses?: Record<string, unknown>;
+        security?: unknown[];
+      };
       const statuses = Object.keys(op.responses ?? {}).join(', ');
       const key = Array.isArray(op.security) && op.security.length === 0 ? 'none' : 'Bearer';
-      rows.push(`| ${op.tags?.join(', ') ?? ''} | \`${method.toUpperCase()} ${path}\` | ${key} | ${cell(op.summary ?? '')} | ${statuses} |`);
+      rows.push(
+        `| ${op.tags?.join(', ') ?? ''} | \`${method.toUpperCase()} ${path}\` | ${key} | ${cell(op.summary ?? '')} | ${statuses} |`,
+      );
     }
   }
   return ['| group | route | key | what it does | statuses |', '|---|---|---|---|---|', ...rows].join('\n');
@@ -45,7 +52,10 @@ interface PropertySchema {
 
 function typeText(schema: PropertySchema): string {
   if (schema.enum) return schema.enum.map((value) => `\`${value}\``).join(' \\| ');
-  const bounds = schema.minimum !== undefined && schema.maximum !== undefined && schema.maximum < Number.MAX_SAFE_INTEGER ? ` (${schema.minimum} to ${schema.maximum})` : '';
+  const bounds =
+    schema.minimum !== undefined && schema.maximum !== undefined && schema.maximum < Number.MAX_SAFE_INTEGER
+      ? ` (${schema.minimum} to ${schema.maximum})`
+      : '';
   return `${schema.type ?? 'any'}${bounds}`;
 }
 
@@ -55,7 +65,9 @@ export function toolArgumentsTable(): string {
     const schema = inputJsonSchema(tool) as { properties?: Record<string, PropertySchema>; required?: string[] };
     for (const [name, property] of Object.entries(schema.properties ?? {})) {
       const required = schema.required?.includes(name) ? 'yes' : '';
-      rows.push(`| \`${tool.name}\` | \`${name}\` | ${typeText(property)} | ${required} | ${cell(property.description ?? '')} |`);
+      rows.push(
+        `| \`${tool.name}\` | \`${name}\` | ${typeText(property)} | ${required} | ${cell(property.description ?? '')} |`,
+      );
     }
   }
   return ['| tool | argument | type | required | meaning |', '|---|---|---|---|---|', ...rows].join('\n');
@@ -68,7 +80,8 @@ export const generatedTables = [
   { file: 'docs/api.md', name: 'tool-arguments', render: toolArgumentsTable },
 ];
 
-const markers = (name: string) => [`<!-- generated:${name} (npm run docs:settings) -->`, `<!-- /generated:${name} -->`] as const;
+const markers = (name: string) =>
+  [`<!-- generated:${name} (npm run docs:settings) -->`, `<!-- /generated:${name} -->`] as const;
 
 /** The text between a table's markers in `doc`, or undefined when the markers are missing. */
 export function generatedPart(doc: string, name: string): string | undefined {

@@ -46,8 +46,10 @@ function scan(file: string): Read[] {
   const text = readFileSync(file, 'utf8');
   const where = relative(repoRoot, file);
   const found: Read[] = [];
-  for (const match of text.matchAll(/\benv\??\.([A-Z][A-Z0-9_]*)\b|\benv\[\s*['"`]([A-Z][A-Z0-9_]*)['"`]\s*\]/g)) found.push({ name: (match[1] ?? match[2])!, where });
-  for (const match of text.matchAll(/\bTOOLGATE_[A-Z0-9_]*[A-Z0-9](?![A-Z0-9_]*\*)/g)) found.push({ name: match[0], where });
+  for (const match of text.matchAll(/\benv\??\.([A-Z][A-Z0-9_]*)\b|\benv\[\s*['"`]([A-Z][A-Z0-9_]*)['"`]\s*\]/g))
+    found.push({ name: (match[1] ?? match[2])!, where });
+  for (const match of text.matchAll(/\bTOOLGATE_[A-Z0-9_]*[A-Z0-9](?![A-Z0-9_]*\*)/g))
+    found.push({ name: match[0], where });
   return found;
 }
 
@@ -56,20 +58,28 @@ const reads = programFiles.flatMap(scan);
 describe('the settings table', () => {
   it('the scan finds what it should, and skips wildcards', () => {
     const names = new Set(reads.map((read) => read.name));
-    for (const name of ['TOOLGATE_URL', 'TOOLGATE_S3_REGION', 'TOOLGATE_RUNNER_KEY', 'WORKSPACES', 'PATH']) expect(names).toContain(name);
+    for (const name of ['TOOLGATE_URL', 'TOOLGATE_S3_REGION', 'TOOLGATE_RUNNER_KEY', 'WORKSPACES', 'PATH'])
+      expect(names).toContain(name);
     expect(scan(tableFile).map((read) => read.name)).toEqual(expect.arrayContaining(['TOOLGATE_DATA']));
-    expect([...names].filter((name) => name === 'TOOLGATE_S3' || name === 'TOOLGATE_S3_' || name === 'TOOLGATE_PROCESS')).toEqual([]);
+    expect(
+      [...names].filter((name) => name === 'TOOLGATE_S3' || name === 'TOOLGATE_S3_' || name === 'TOOLGATE_PROCESS'),
+    ).toEqual([]);
   });
 
   it('holds every variable the programs read or name', () => {
-    const unknown = reads.filter((read) => !(read.name in settings) && !(read.name in notSettings)).map((read) => `${read.where}: ${read.name}`);
+    const unknown = reads
+      .filter((read) => !(read.name in settings) && !(read.name in notSettings))
+      .map((read) => `${read.where}: ${read.name}`);
     expect([...new Set(unknown)]).toEqual([]);
   });
 
   it('holds nothing the programs do not read', () => {
     // Outside the table itself, each setting is named by the code that reads it, through the
     // table (`read('PORT')`) or directly (`io.env.TOOLGATE_URL`).
-    const code = programFiles.filter((file) => file !== tableFile).map((file) => readFileSync(file, 'utf8')).join('\n');
+    const code = programFiles
+      .filter((file) => file !== tableFile)
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('\n');
     const unread = settingNames.filter((name) => !new RegExp(`['"\`.]${name}\\b(?![A-Z0-9_])`).test(code));
     expect(unread).toEqual([]);
     // And no exception names a setting.
@@ -96,7 +106,12 @@ describe('the settings table', () => {
     const node = readNodeConfig({});
     expect(node.port).toBe(readSetting({}, 'PORT', 'node'));
     expect(node.maxBodyBytes).toBe(10 * 1024 * 1024);
-    expect(node.sandbox).toEqual({ mode: 'bwrap', bwrapPath: undefined, commandUid: 65534, limits: { memoryMb: 2048, pids: 512, maxProcessMs: 3_600_000 } });
+    expect(node.sandbox).toEqual({
+      mode: 'bwrap',
+      bwrapPath: undefined,
+      commandUid: 65534,
+      limits: { memoryMb: 2048, pids: 512, maxProcessMs: 3_600_000 },
+    });
     const worker = readSettings({} as Env);
     expect(worker).toMatchObject({
       maxBodyBytes: node.maxBodyBytes,
@@ -115,22 +130,67 @@ describe('the settings table', () => {
 
   it('refuses a malformed value with a message naming the variable, with the lower ceilings on Cloudflare', () => {
     expect(() => readNodeConfig({ PORT: 'x' })).toThrow('PORT must be an integer from 0 to 65535; it is "x".');
-    expect(() => readNodeConfig({ TOOLGATE_RUNNER: 'maybe' })).toThrow('TOOLGATE_RUNNER must be "on" or "off"; it is "maybe".');
-    expect(() => readNodeConfig({ TOOLGATE_READ_ONLY_ROOTS: 'skills' })).toThrow('TOOLGATE_READ_ONLY_ROOTS entries look like "path=workspace"');
-    expect(readNodeConfig({ TOOLGATE_READ_ONLY_ROOTS: '.skills=skills' }).readOnlyRoots).toEqual([{ path: '.skills', workspace: 'skills' }]);
-    expect(readNodeConfig({ TOOLGATE_IMPORT_MAX_BYTES: String(64 * 1024 * 1024) }).importLimits.maxBytes).toBe(64 * 1024 * 1024);
-    expect(() => readSettings({ TOOLGATE_IMPORT_MAX_BYTES: String(64 * 1024 * 1024) } as Env)).toThrow(`TOOLGATE_IMPORT_MAX_BYTES must be an integer from 1 to ${48 * 1024 * 1024}`);
-    expect(() => readSettings({ TOOLGATE_SANDBOX: 'bwrapp' } as Env)).toThrow('TOOLGATE_SANDBOX must be "bwrap" or "none"');
+    expect(() => readNodeConfig({ TOOLGATE_RUNNER: 'maybe' })).toThrow(
+      'TOOLGATE_RUNNER must be "on" or "off"; it is "maybe".',
+    );
+    expect(() => readNodeConfig({ TOOLGATE_READ_ONLY_ROOTS: 'skills' })).toThrow(
+      'TOOLGATE_READ_ONLY_ROOTS entries look like "path=workspace"',
+    );
+    expect(readNodeConfig({ TOOLGATE_READ_ONLY_ROOTS: '.skills=skills' }).readOnlyRoots).toEqual([
+      { path: '.skills', workspace: 'skills' },
+    ]);
+    expect(readNodeConfig({ TOOLGATE_IMPORT_MAX_BYTES: String(64 * 1024 * 1024) }).importLimits.maxBytes).toBe(
+      64 * 1024 * 1024,
+    );
+    expect(() => readSettings({ TOOLGATE_IMPORT_MAX_BYTES: String(64 * 1024 * 1024) } as Env)).toThrow(
+      `TOOLGATE_IMPORT_MAX_BYTES must be an integer from 1 to ${48 * 1024 * 1024}`,
+    );
+    expect(() => readSettings({ TOOLGATE_SANDBOX: 'bwrapp' } as Env)).toThrow(
+      'TOOLGATE_SANDBOX must be "bwrap" or "none"',
+    );
     expect(readSettings({ TOOLGATE_SANDBOX: 'none' } as Env).sandbox).toBe('none');
   });
 
   it('agrees with the runner program, which reads its sandbox settings itself (src/runner/node/sandbox-settings.ts)', () => {
-    const sandboxSettings: SettingName[] = ['TOOLGATE_SANDBOX', 'TOOLGATE_BWRAP_PATH', 'TOOLGATE_RUNNER_UID', 'TOOLGATE_PROCESS_MEMORY_MB', 'TOOLGATE_PROCESS_PIDS', 'TOOLGATE_MAX_PROCESS_MS'];
-    expect(sandboxSettings.filter((name) => !(settings[name].homes as readonly string[]).includes('runner'))).toEqual([]);
-    expect(settingsReadBy('runner').filter((name) => !sandboxSettings.includes(name) && name !== 'TOOLGATE_RUNNER_KEY')).toEqual([]);
+    const sandboxSettings: SettingName[] = [
+      'TOOLGATE_SANDBOX',
+      'TOOLGATE_BWRAP_PATH',
+      'TOOLGATE_RUNNER_UID',
+      'TOOLGATE_PROCESS_MEMORY_MB',
+      'TOOLGATE_PROCESS_PIDS',
+      'TOOLGATE_MAX_PROCESS_MS',
+    ];
+    expect(sandboxSettings.filter((name) => !(settings[name].homes as readonly string[]).includes('runner'))).toEqual(
+      [],
+    );
+    expect(
+      settingsReadBy('runner').filter((name) => !sandboxSettings.includes(name) && name !== 'TOOLGATE_RUNNER_KEY'),
+    ).toEqual([]);
     expect(readSandboxSettings({})).toEqual(readNodeConfig({}).sandbox);
     const day = 24 * 3_600_000;
-    const probes = ['', '-1', '0', '1', '7', '8', '15', '16', '999', '1000', '65534', '1.5', 'x', String(2 ** 31 - 2), String(2 ** 31 - 1), String(1024 * 1024), String(1024 * 1024 + 1), '4194304', '4194305', String(30 * day), String(30 * day + 1)];
+    const probes = [
+      '',
+      '-1',
+      '0',
+      '1',
+      '7',
+      '8',
+      '15',
+      '16',
+      '999',
+      '1000',
+      '65534',
+      '1.5',
+      'x',
+      String(2 ** 31 - 2),
+      String(2 ** 31 - 1),
+      String(1024 * 1024),
+      String(1024 * 1024 + 1),
+      '4194304',
+      '4194305',
+      String(30 * day),
+      String(30 * day + 1),
+    ];
     const outcome = (read: () => unknown) => {
       try {
         return JSON.stringify(read());
@@ -140,7 +200,10 @@ describe('the settings table', () => {
     };
     for (const name of sandboxSettings) {
       for (const value of [...probes, 'none', 'bwrap', 'bwrapp', '/usr/bin/bwrap', 'bwrap-relative']) {
-        expect(outcome(() => readNodeConfig({ [name]: value }).sandbox), `${name}=${value}`).toBe(outcome(() => readSandboxSettings({ [name]: value })));
+        expect(
+          outcome(() => readNodeConfig({ [name]: value }).sandbox),
+          `${name}=${value}`,
+        ).toBe(outcome(() => readSandboxSettings({ [name]: value })));
       }
     }
   });
@@ -152,13 +215,22 @@ describe('docs/operations.md', () => {
 
   it('has the settings table, with a row for every setting and no other', () => {
     expect(table).toBeDefined();
-    const rows = table!.split('\n').slice(2).map((row) => /^\| `([A-Z][A-Z0-9_]*)` \|/.exec(row)?.[1]);
+    const rows = table!
+      .split('\n')
+      .slice(2)
+      .map((row) => /^\| `([A-Z][A-Z0-9_]*)` \|/.exec(row)?.[1]);
     expect(rows).toEqual(settingNames);
   });
 
   it('names only real settings anywhere in the docs and the README', () => {
-    const docs = ['README.md', ...readdirSync(join(repoRoot, 'docs')).map((name) => `docs/${name}`)].filter((path) => path.endsWith('.md'));
-    const named = docs.flatMap((path) => [...readFileSync(join(repoRoot, path), 'utf8').matchAll(/\bTOOLGATE_[A-Z0-9_]*[A-Z0-9](?![A-Z0-9_]*\*)/g)].map((match) => `${path}: ${match[0]}`));
+    const docs = ['README.md', ...readdirSync(join(repoRoot, 'docs')).map((name) => `docs/${name}`)].filter((path) =>
+      path.endsWith('.md'),
+    );
+    const named = docs.flatMap((path) =>
+      [...readFileSync(join(repoRoot, path), 'utf8').matchAll(/\bTOOLGATE_[A-Z0-9_]*[A-Z0-9](?![A-Z0-9_]*\*)/g)].map(
+        (match) => `${path}: ${match[0]}`,
+      ),
+    );
     expect(named.length).toBeGreaterThan(settingNames.length);
     expect(named.filter((entry) => !(entry.split(': ')[1]! in settings))).toEqual([]);
   });

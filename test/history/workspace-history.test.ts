@@ -37,7 +37,10 @@ async function exportGitDir(workspace: Workspace, to: string): Promise<void> {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, (await objects.get(object.key))!.body);
   }
-  for (const row of db.query<{ path: string; content: Uint8Array }>('SELECT path, content FROM git_files WHERE workspace = ?', workspace.uid)) {
+  for (const row of db.query<{ path: string; content: Uint8Array }>(
+    'SELECT path, content FROM git_files WHERE workspace = ?',
+    workspace.uid,
+  )) {
     mkdirSync(dirname(join(to, row.path)), { recursive: true });
     writeFileSync(join(to, row.path), row.content);
   }
@@ -70,16 +73,23 @@ describe('WorkspaceHistory', () => {
     const exported = join(scratch, 'commits.git');
     await exportGitDir(workspace, exported);
     execFileSync('git', ['--git-dir', exported, 'fsck', '--full', '--strict'], { stdio: 'pipe' });
-    expect(execFileSync('git', ['--git-dir', exported, 'log', '--format=%H %s'], { encoding: 'utf8' })).toBe(`${second.id} checkpoint\n${first.id} first\n`);
-    expect(execFileSync('git', ['--git-dir', exported, 'ls-tree', '-r', first.id], { encoding: 'utf8' })).toMatch(/^100644 blob \w+\ta\.txt\n120000 blob \w+\tlink\n100644 blob \w+\tsrc\/b\.txt\n$/);
-    expect(execFileSync('git', ['--git-dir', exported, 'show', `${first.id}:link`], { encoding: 'utf8' })).toBe('src/b.txt');
+    expect(execFileSync('git', ['--git-dir', exported, 'log', '--format=%H %s'], { encoding: 'utf8' })).toBe(
+      `${second.id} checkpoint\n${first.id} first\n`,
+    );
+    expect(execFileSync('git', ['--git-dir', exported, 'ls-tree', '-r', first.id], { encoding: 'utf8' })).toMatch(
+      /^100644 blob \w+\ta\.txt\n120000 blob \w+\tlink\n100644 blob \w+\tsrc\/b\.txt\n$/,
+    );
+    expect(execFileSync('git', ['--git-dir', exported, 'show', `${first.id}:link`], { encoding: 'utf8' })).toBe(
+      'src/b.txt',
+    );
   });
 
   it('hashes each content once: a second checkpoint of unchanged files writes no blob object', async () => {
     const workspace = open('hash-once');
     await workspace.commit([{ op: 'write', path: 'big.txt', content: text('x'.repeat(1000)) }]);
     await history.checkpoint(workspace);
-    const count = async () => (await objects.list(`ws/${workspace.uid}/git/objects/`, { limit: 100_000 })).objects.length;
+    const count = async () =>
+      (await objects.list(`ws/${workspace.uid}/git/objects/`, { limit: 100_000 })).objects.length;
     const before = await count();
     await history.checkpoint(workspace);
     // Only the new commit object: the blob and the tree are the same objects.

@@ -36,11 +36,29 @@ async function setUp(options: { history?: Checkpoints; now?: () => number } = {}
   open = { services, db };
   workspaces.create(WS);
   const records = new DeliveryRecords(db, options.now);
-  const deliveries = new HookDeliveries({ calls: services.calls, keys: services.keys, records, workspaces, history: options.history, log: () => undefined });
+  const deliveries = new HookDeliveries({
+    calls: services.calls,
+    keys: services.keys,
+    records,
+    workspaces,
+    history: options.history,
+    log: () => undefined,
+  });
   const deliver = (deliveryId: string | undefined, body: unknown, target: HookTarget = hook) =>
-    deliveries.deliver({ hook: target, deliveryId, readBody: async () => ({ value: body, bytes: JSON.stringify(body).length }) });
-  const files = () => workspaces.open(WS).list('', true).map((entry) => entry.path);
-  const calls = () => services.meter.summary({ from: 0, to: Date.now() + REPLAY_RETENTION_MS * 2, groupBy: 'key' }).reduce((sum, row) => sum + row.calls, 0);
+    deliveries.deliver({
+      hook: target,
+      deliveryId,
+      readBody: async () => ({ value: body, bytes: JSON.stringify(body).length }),
+    });
+  const files = () =>
+    workspaces
+      .open(WS)
+      .list('', true)
+      .map((entry) => entry.path);
+  const calls = () =>
+    services.meter
+      .summary({ from: 0, to: Date.now() + REPLAY_RETENTION_MS * 2, groupBy: 'key' })
+      .reduce((sum, row) => sum + row.calls, 0);
   return { db, workspaces, services, records, deliver, files, calls };
 }
 
@@ -67,12 +85,19 @@ describe('HookDeliveries', () => {
     expect(invalid.status).toBe(400);
     expect((await deliver('bad', { patch: addFile('a.txt') })).json).toBe(invalid.json);
     // A spent rate limit (429) leaves the delivery free to be tried again.
-    const limited = await services.keys.create({ name: 'limited', role: 'admin', workspaces: ['*'], rateLimitPerMinute: 1 });
+    const limited = await services.keys.create({
+      name: 'limited',
+      role: 'admin',
+      workspaces: ['*'],
+      rateLimitPerMinute: 1,
+    });
     const target = { ...hook, ownerKeyId: limited.key.id };
     expect((await deliver('r-1', { patch: addFile('r1.txt') }, target)).status).toBe(200);
     expect((await deliver('r-2', { patch: addFile('r2.txt') }, target)).status).toBe(429);
     const unlimited = await services.keys.create({ name: 'unlimited', role: 'admin', workspaces: ['*'] });
-    expect((await deliver('r-2', { patch: addFile('r2.txt') }, { ...hook, ownerKeyId: unlimited.key.id })).status).toBe(200);
+    expect((await deliver('r-2', { patch: addFile('r2.txt') }, { ...hook, ownerKeyId: unlimited.key.id })).status).toBe(
+      200,
+    );
   });
 
   it('refuses a delivery of a revoked owner (403) without keeping the answer', async () => {
@@ -126,7 +151,10 @@ describe('HookDeliveries', () => {
     const withCheckpoint = { ...hook, checkpoint: true };
     const applied = await deliver('c-1', { patch: addFile('a.txt'), commitMessage: 'from CI' }, withCheckpoint);
     expect(applied.status).toBe(200);
-    expect(JSON.parse(applied.json)).toMatchObject({ result: { summary: 'A a.txt' }, checkpoint: { id: 'c0ffee', createdAt: '2025-01-01T00:00:00.000Z' } });
+    expect(JSON.parse(applied.json)).toMatchObject({
+      result: { summary: 'A a.txt' },
+      checkpoint: { id: 'c0ffee', createdAt: '2025-01-01T00:00:00.000Z' },
+    });
     expect(made).toEqual([{ workspace: WS, message: 'from CI' }]);
     // No checkpoint after a failed apply, nor for a hook without checkpoints.
     expect((await deliver('c-2', { patch: conflicting }, withCheckpoint)).status).toBe(409);

@@ -3,7 +3,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isToolError } from '../../src/core/errors.ts';
-import { hmacSha256, signatureValue, signedBytes, verifySignature, type SignaturePolicy } from '../../src/hooks/hook-signature.ts';
+import {
+  hmacSha256,
+  signatureValue,
+  signedBytes,
+  verifySignature,
+  type SignaturePolicy,
+} from '../../src/hooks/hook-signature.ts';
 
 // GitHub docs, "Validating webhook deliveries".
 const GITHUB_SECRET = "It's a Secret to Everybody";
@@ -18,7 +24,13 @@ function request(body: Uint8Array, headers: Record<string, string>) {
 }
 
 /** The code a verification fails with, or 'ok'. */
-async function outcome(secret: string | undefined, body: Uint8Array, headers: Record<string, string>, now = NOW, policy: SignaturePolicy = {}): Promise<string> {
+async function outcome(
+  secret: string | undefined,
+  body: Uint8Array,
+  headers: Record<string, string>,
+  now = NOW,
+  policy: SignaturePolicy = {},
+): Promise<string> {
   try {
     await verifySignature(secret, request(body, headers), now, policy);
     return 'ok';
@@ -34,19 +46,36 @@ describe('verifySignature', () => {
     expect(signatureValue(await hmacSha256(GITHUB_SECRET, body))).toBe(GITHUB_SIGNATURE);
     expect(await outcome(GITHUB_SECRET, body, { 'X-Hub-Signature-256': GITHUB_SIGNATURE })).toBe('ok');
     expect(await outcome(GITHUB_SECRET, body, { 'X-Toolgate-Signature-256': GITHUB_SIGNATURE })).toBe('ok');
-    expect(await outcome(GITHUB_SECRET, body, { 'X-Hub-Signature-256': GITHUB_SIGNATURE, 'X-Toolgate-Signature-256': GITHUB_SIGNATURE })).toBe('ok');
+    expect(
+      await outcome(GITHUB_SECRET, body, {
+        'X-Hub-Signature-256': GITHUB_SIGNATURE,
+        'X-Toolgate-Signature-256': GITHUB_SIGNATURE,
+      }),
+    ).toBe('ok');
   });
 
   it('refuses a missing signature, another secret, an unknown hook, a malformed value and a second header that does not verify', async () => {
     const body = encoder.encode(GITHUB_PAYLOAD);
     expect(await outcome(GITHUB_SECRET, body, {})).toBe('unauthorized');
-    expect(await outcome('another secret entirely', body, { 'X-Hub-Signature-256': GITHUB_SIGNATURE })).toBe('unauthorized');
+    expect(await outcome('another secret entirely', body, { 'X-Hub-Signature-256': GITHUB_SIGNATURE })).toBe(
+      'unauthorized',
+    );
     expect(await outcome(undefined, body, { 'X-Hub-Signature-256': GITHUB_SIGNATURE })).toBe('unauthorized');
-    for (const value of [GITHUB_SIGNATURE.toUpperCase(), GITHUB_SIGNATURE.replace('sha256=', 'sha1='), GITHUB_SIGNATURE.slice(0, -2), `${GITHUB_SIGNATURE}00`]) {
+    for (const value of [
+      GITHUB_SIGNATURE.toUpperCase(),
+      GITHUB_SIGNATURE.replace('sha256=', 'sha1='),
+      GITHUB_SIGNATURE.slice(0, -2),
+      `${GITHUB_SIGNATURE}00`,
+    ]) {
       expect(await outcome(GITHUB_SECRET, body, { 'X-Hub-Signature-256': value })).toBe('unauthorized');
     }
     const wrong = `sha256=${'0'.repeat(64)}`;
-    expect(await outcome(GITHUB_SECRET, body, { 'X-Hub-Signature-256': GITHUB_SIGNATURE, 'X-Toolgate-Signature-256': wrong })).toBe('unauthorized');
+    expect(
+      await outcome(GITHUB_SECRET, body, {
+        'X-Hub-Signature-256': GITHUB_SIGNATURE,
+        'X-Toolgate-Signature-256': wrong,
+      }),
+    ).toBe('unauthorized');
   });
 
   it('answers an unknown hook with the message of a wrong signature', async () => {
@@ -65,17 +94,33 @@ describe('verifySignature', () => {
     const at = (seconds: number) => String(Math.floor(NOW / 1000) + seconds);
     const signed = async (timestamp: string) => signatureValue(await hmacSha256(secret, signedBytes(body, timestamp)));
     for (const skew of [0, -300, 300]) {
-      expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': at(skew), 'X-Toolgate-Signature-256': await signed(at(skew)) })).toBe('ok');
+      expect(
+        await outcome(secret, body, {
+          'X-Toolgate-Timestamp': at(skew),
+          'X-Toolgate-Signature-256': await signed(at(skew)),
+        }),
+      ).toBe('ok');
     }
     for (const skew of [-302, 302, -86_400]) {
-      expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': at(skew), 'X-Toolgate-Signature-256': await signed(at(skew)) })).toBe('unauthorized');
+      expect(
+        await outcome(secret, body, {
+          'X-Toolgate-Timestamp': at(skew),
+          'X-Toolgate-Signature-256': await signed(at(skew)),
+        }),
+      ).toBe('unauthorized');
     }
     // The timestamp is signed: a fresh one on a captured delivery does not verify, nor the body alone.
-    expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': at(1), 'X-Toolgate-Signature-256': await signed(at(0)) })).toBe('unauthorized');
+    expect(
+      await outcome(secret, body, { 'X-Toolgate-Timestamp': at(1), 'X-Toolgate-Signature-256': await signed(at(0)) }),
+    ).toBe('unauthorized');
     const bodyOnly = signatureValue(await hmacSha256(secret, body));
-    expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': at(0), 'X-Toolgate-Signature-256': bodyOnly })).toBe('unauthorized');
+    expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': at(0), 'X-Toolgate-Signature-256': bodyOnly })).toBe(
+      'unauthorized',
+    );
     for (const value of ['', 'now', '1.5', '-1', '1234567890123']) {
-      expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': value, 'X-Toolgate-Signature-256': await signed(value) })).toBe('unauthorized');
+      expect(
+        await outcome(secret, body, { 'X-Toolgate-Timestamp': value, 'X-Toolgate-Signature-256': await signed(value) }),
+      ).toBe('unauthorized');
     }
   });
 
@@ -88,9 +133,19 @@ describe('verifySignature', () => {
     const timed = signatureValue(await hmacSha256(secret, signedBytes(body, at)));
     expect(await outcome(secret, body, { 'X-Hub-Signature-256': bodyOnly })).toBe('ok');
     expect(await outcome(secret, body, { 'X-Hub-Signature-256': bodyOnly }, NOW, required)).toBe('unauthorized');
-    expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': at, 'X-Hub-Signature-256': timed }, NOW, required)).toBe('ok');
+    expect(
+      await outcome(secret, body, { 'X-Toolgate-Timestamp': at, 'X-Hub-Signature-256': timed }, NOW, required),
+    ).toBe('ok');
     // Outside the window, or the captured timestamped signature without its timestamp.
-    expect(await outcome(secret, body, { 'X-Toolgate-Timestamp': at, 'X-Hub-Signature-256': timed }, NOW + 301_000, required)).toBe('unauthorized');
+    expect(
+      await outcome(
+        secret,
+        body,
+        { 'X-Toolgate-Timestamp': at, 'X-Hub-Signature-256': timed },
+        NOW + 301_000,
+        required,
+      ),
+    ).toBe('unauthorized');
     expect(await outcome(secret, body, { 'X-Hub-Signature-256': timed }, NOW, required)).toBe('unauthorized');
     const message = (secretUsed: string | undefined, signature: string) =>
       verifySignature(secretUsed, request(body, { 'X-Hub-Signature-256': signature }), NOW, required).then(

@@ -3,13 +3,26 @@ import { describe, expect, it } from 'vitest';
 import { HookStore, publicHook } from '../../src/hooks/hook-store.ts';
 import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
 
-const hook = { id: 'ci', workspace: 'ws', secret: 'a hook secret of some length', ownerKeyId: 'key_1', checkpoint: false, requireTimestamp: true };
+const hook = {
+  id: 'ci',
+  workspace: 'ws',
+  secret: 'a hook secret of some length',
+  ownerKeyId: 'key_1',
+  checkpoint: false,
+  requireTimestamp: true,
+};
 
 describe('HookStore', () => {
   it('keeps requireTimestamp, replaces it when configured again, and shows it without the secret', () => {
     const store = new HookStore(SqliteDatabase.memory());
     expect(store.put(hook).hook).toMatchObject({ requireTimestamp: true });
-    expect(publicHook(store.get('ci')!)).toEqual({ id: 'ci', workspace: 'ws', checkpoint: false, requireTimestamp: true, createdAt: expect.any(String) });
+    expect(publicHook(store.get('ci')!)).toEqual({
+      id: 'ci',
+      workspace: 'ws',
+      checkpoint: false,
+      requireTimestamp: true,
+      createdAt: expect.any(String),
+    });
     store.put({ ...hook, requireTimestamp: false });
     expect(store.list().map((entry) => entry.requireTimestamp)).toEqual([false]);
   });
@@ -24,6 +37,9 @@ describe('HookStore', () => {
     const store = new HookStore(db);
     expect(store.get('old')).toMatchObject({ id: 'old', checkpoint: true, requireTimestamp: false });
     // Opening it again finds the column already there.
-    expect(new HookStore(db).put({ ...hook, id: 'old' }).hook).toMatchObject({ requireTimestamp: true, createdAt: '2025-01-01T00:00:00.000Z' });
+    expect(new HookStore(db).put({ ...hook, id: 'old' }).hook).toMatchObject({
+      requireTimestamp: true,
+      createdAt: '2025-01-01T00:00:00.000Z',
+    });
   });
 });

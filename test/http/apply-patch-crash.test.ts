@@ -16,7 +16,13 @@ const fileName = (set: number, i: number) => `set${set}/file${i}.txt`;
 const generationPatch = (set: number, from: number, to: number) =>
   [
     '*** Begin Patch',
-    ...Array.from({ length: FILES_PER_SET }, (_, i) => [`*** Update File: ${fileName(set, i)}`, '@@', ` header ${i}`, `-generation ${from}`, `+generation ${to}`]).flat(),
+    ...Array.from({ length: FILES_PER_SET }, (_, i) => [
+      `*** Update File: ${fileName(set, i)}`,
+      '@@',
+      ` header ${i}`,
+      `-generation ${from}`,
+      `+generation ${to}`,
+    ]).flat(),
     '*** End Patch',
   ].join('\n');
 
@@ -26,7 +32,10 @@ describe('crash safety of apply_patch', () => {
     await server.call('PUT', '/v1/workspaces/gen');
     for (let set = 0; set < SETS; set += 1) {
       for (let i = 0; i < FILES_PER_SET; i += 1) {
-        await server.call('POST', '/v1/workspaces/gen/tools/write_file', { path: fileName(set, i), content: `header ${i}\ngeneration 0\nfooter\n` });
+        await server.call('POST', '/v1/workspaces/gen/tools/write_file', {
+          path: fileName(set, i),
+          content: `header ${i}\ngeneration 0\nfooter\n`,
+        });
       }
     }
     const acknowledged = Array(SETS).fill(0);
@@ -34,7 +43,9 @@ describe('crash safety of apply_patch', () => {
     const stream = async (set: number) => {
       for (let generation = 1; ; generation += 1) {
         try {
-          const answer = await callApi(server.url, server.key, 'POST', '/v1/workspaces/gen/tools/apply_patch', { patch: generationPatch(set, generation - 1, generation) });
+          const answer = await callApi(server.url, server.key, 'POST', '/v1/workspaces/gen/tools/apply_patch', {
+            patch: generationPatch(set, generation - 1, generation),
+          });
           if (answer.status !== 200) throw new Error(`patch refused: ${JSON.stringify(answer.body)}`);
           acknowledged[set] = generation;
           total += 1;

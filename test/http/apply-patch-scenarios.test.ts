@@ -37,7 +37,8 @@ const refusals: Record<string, string> = {
 const atomicDivergences: Record<string, { code: string; reason: string }> = {
   '015_failure_after_partial_success_leaves_changes': {
     code: 'not_found',
-    reason: 'atomicity: the Add of created.txt must not land when the Update of missing.txt fails, so the workspace stays as its input (empty)',
+    reason:
+      'atomicity: the Add of created.txt must not land when the Update of missing.txt fails, so the workspace stays as its input (empty)',
   },
 };
 
@@ -67,7 +68,10 @@ async function workspaceFiles(ws: string): Promise<Map<string, Buffer>> {
   const listing = await server.call('GET', `/v1/workspaces/${ws}/files?recursive=true`);
   const files = new Map<string, Buffer>();
   for (const entry of listing.body.entries.filter((e: any) => e.type === 'file')) {
-    const read = await server.call('POST', `/v1/workspaces/${ws}/tools/read_file`, { path: entry.path, maxChars: 10_000_000 });
+    const read = await server.call('POST', `/v1/workspaces/${ws}/tools/read_file`, {
+      path: entry.path,
+      maxChars: 10_000_000,
+    });
     files.set(entry.path, Buffer.from(read.body.result.content, 'utf8'));
   }
   return files;
@@ -85,7 +89,10 @@ describe('Codex apply_patch scenarios over HTTP', () => {
     expect((await server.call('PUT', `/v1/workspaces/${ws}`)).status).toBe(201);
     const input = filesUnder(join(dir, 'input'));
     for (const [path, bytes] of input) {
-      const written = await server.call('POST', `/v1/workspaces/${ws}/tools/write_file`, { path, content: bytes.toString('utf8') });
+      const written = await server.call('POST', `/v1/workspaces/${ws}/tools/write_file`, {
+        path,
+        content: bytes.toString('utf8'),
+      });
       expect(written.status).toBe(200);
     }
     const patch = readFileSync(join(dir, 'patch.txt'), 'utf8');

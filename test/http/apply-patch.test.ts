@@ -17,7 +17,8 @@ async function workspace(files: Record<string, string> = {}): Promise<string> {
 // The result of a call answered 200; any other answer throws (see `outcome` and `failure`).
 const patchIn = async (ws: string, patch: string, dryRun?: boolean) =>
   resultOf(await server.client.applyPatch(ws, dryRun === undefined ? { patch } : { patch, dryRun }));
-const readIn = async (ws: string, path: string) => resultOf(await server.client.readFile(ws, { path, maxChars: 10_000_000 })).content;
+const readIn = async (ws: string, path: string) =>
+  resultOf(await server.client.readFile(ws, { path, maxChars: 10_000_000 })).content;
 const versionOf = async (ws: string) => (await server.client.getWorkspace(ws)).version;
 const envelope = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch', ''].join('\n');
 
@@ -96,7 +97,10 @@ describe('results', () => {
 
   it('keeps CRLF files CRLF and a missing final newline missing', async () => {
     const ws = await workspace({ 'win.txt': 'a\r\nb\r\nc\r\n', 'tail.txt': 'x\ny' });
-    await patchIn(ws, envelope('*** Update File: win.txt', '@@', ' a', '-b', '+B', '*** Update File: tail.txt', '@@', ' x', '-y', '+z'));
+    await patchIn(
+      ws,
+      envelope('*** Update File: win.txt', '@@', ' a', '-b', '+B', '*** Update File: tail.txt', '@@', ' x', '-y', '+z'),
+    );
     expect(await readIn(ws, 'win.txt')).toBe('a\r\nB\r\nc\r\n');
     expect(await readIn(ws, 'tail.txt')).toBe('x\nz');
   });
@@ -106,7 +110,26 @@ describe('errors a model can correct in one step, and nothing changes', () => {
   it('patch_conflict names the file, the hunk and the lines not found', async () => {
     const ws = await workspace({ 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'keep\n' });
     const before = await versionOf(ws);
-    const error = await failure(patchIn(ws, envelope('*** Update File: b.txt', '@@', '-keep', '+changed', '*** Update File: a.txt', '@@', ' one', '-two', '+2', '@@', ' three', '-four', '+4')));
+    const error = await failure(
+      patchIn(
+        ws,
+        envelope(
+          '*** Update File: b.txt',
+          '@@',
+          '-keep',
+          '+changed',
+          '*** Update File: a.txt',
+          '@@',
+          ' one',
+          '-two',
+          '+2',
+          '@@',
+          ' three',
+          '-four',
+          '+4',
+        ),
+      ),
+    );
     expect(error.status).toBe(409);
     expect(error).toMatchObject({ code: 'patch_conflict', details: { path: 'a.txt', hunk: 2 } });
     expect(JSON.stringify(error.details)).toContain('four');
@@ -129,10 +152,25 @@ describe('errors a model can correct in one step, and nothing changes', () => {
     ['Move to without Update', envelope('*** Move to: b.txt', '@@', '-x', '+y'), 'patch_invalid', 400],
     ['an empty patch', envelope(), 'patch_invalid', 400],
     ['a path escaping with ..', envelope('*** Add File: ../evil.txt', '+x'), 'path_outside_workspace', 403],
-    ['a Move to target escaping', envelope('*** Update File: a.txt', '*** Move to: ../../x.txt', '@@', '-x', '+y'), 'path_outside_workspace', 403],
+    [
+      'a Move to target escaping',
+      envelope('*** Update File: a.txt', '*** Move to: ../../x.txt', '@@', '-x', '+y'),
+      'path_outside_workspace',
+      403,
+    ],
     ['a patch touching .git/hooks', envelope('*** Add File: .git/hooks/pre-commit', '+#!/bin/sh'), 'path_denied', 403],
-    ["a patch touching a submodule's hooks below .git", envelope('*** Add File: .git/modules/lib/hooks/post-checkout', '+#!/bin/sh'), 'path_denied', 403],
-    ['a patch touching .ssh via Move to', envelope('*** Update File: a.txt', '*** Move to: .ssh/authorized_keys', '@@', '-x', '+y'), 'path_denied', 403],
+    [
+      "a patch touching a submodule's hooks below .git",
+      envelope('*** Add File: .git/modules/lib/hooks/post-checkout', '+#!/bin/sh'),
+      'path_denied',
+      403,
+    ],
+    [
+      'a patch touching .ssh via Move to',
+      envelope('*** Update File: a.txt', '*** Move to: .ssh/authorized_keys', '@@', '-x', '+y'),
+      'path_denied',
+      403,
+    ],
     ['an invalid path', envelope('*** Add File: a\\b.txt', '+x'), 'invalid_argument', 400],
     ['an update of a missing file', envelope('*** Update File: missing.txt', '@@', '-x', '+y'), 'not_found', 404],
   ])('%s is refused and nothing changes', async (_name, patch, code, status) => {

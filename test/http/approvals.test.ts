@@ -15,7 +15,8 @@ const WS = 'appr';
 let agent: TestKey;
 let approver: TestKey;
 
-const tool = (key: TestKey, name: string, args: unknown, query = '') => key.call('POST', `/v1/workspaces/${WS}/tools/${name}${query}`, args);
+const tool = (key: TestKey, name: string, args: unknown, query = '') =>
+  key.call('POST', `/v1/workspaces/${WS}/tools/${name}${query}`, args);
 const read = async (path: string) => (await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path })).body;
 const decide = (key: TestKey, id: string, decision: 'approve' | 'reject', reason?: string) =>
   key.call('POST', `/v1/approvals/${id}/decision`, reason === undefined ? { decision } : { decision, reason });
@@ -34,14 +35,24 @@ describe('safe mode (the default for agent keys)', () => {
     expect((await tool(agent, 'bash', { action: 'list' })).status).toBe(200);
     const pending = await tool(agent, 'write_file', { path: 'held.txt', content: 'held' });
     expect(pending.status).toBe(202);
-    expect(pending.body.approval).toMatchObject({ status: 'pending', tool: 'write_file', arguments: { path: 'held.txt', content: 'held' }, workspace: WS });
+    expect(pending.body.approval).toMatchObject({
+      status: 'pending',
+      tool: 'write_file',
+      arguments: { path: 'held.txt', content: 'held' },
+      workspace: WS,
+    });
     expect(pending.body.approval.id).toMatch(/^apr_/);
     expect(Date.parse(pending.body.approval.createdAt)).not.toBeNaN();
     expect((await read('held.txt')).error.code).toBe('not_found');
-    for (const args of [{ action: 'exec', command: 'true' }, { action: 'start', command: 'true' }]) {
+    for (const args of [
+      { action: 'exec', command: 'true' },
+      { action: 'start', command: 'true' },
+    ]) {
       expect((await tool(agent, 'bash', args)).status).toBe(202);
     }
-    const patch = await tool(agent, 'apply_patch', { patch: '*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch\n' });
+    const patch = await tool(agent, 'apply_patch', {
+      patch: '*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch\n',
+    });
     expect(patch.status).toBe(202);
   });
 
@@ -112,7 +123,9 @@ describe('deciding', () => {
 
   it('refuses bad decisions with invalid_argument and unknown ids with 404', async () => {
     const pending = await tool(agent, 'write_file', { path: 'bad-decision.txt', content: 'x' });
-    const bad = await approver.call('POST', `/v1/approvals/${pending.body.approval.id}/decision`, { decision: 'maybe' });
+    const bad = await approver.call('POST', `/v1/approvals/${pending.body.approval.id}/decision`, {
+      decision: 'maybe',
+    });
     expect(bad.status).toBe(400);
     expect((await decide(approver, 'apr_nope', 'approve')).status).toBe(404);
   });
@@ -126,7 +139,9 @@ describe('waitMs', () => {
     const id = await eventually(
       async () => {
         const listed = await approver.call('GET', '/v1/approvals?status=pending');
-        return listed.body.approvals.find((approval: { arguments: { path?: string } }) => approval.arguments.path === 'waited.txt')?.id as string | undefined;
+        return listed.body.approvals.find(
+          (approval: { arguments: { path?: string } }) => approval.arguments.path === 'waited.txt',
+        )?.id as string | undefined;
       },
       { what: 'the approval to be pending', intervalMs: 10 },
     );
@@ -142,7 +157,9 @@ describe('waitMs', () => {
     let id: string | undefined;
     while (!id) {
       const listed = await agent.call('GET', '/v1/approvals?status=pending');
-      id = listed.body.approvals.find((approval: { arguments: { path?: string } }) => approval.arguments.path === 'refused.txt')?.id;
+      id = listed.body.approvals.find(
+        (approval: { arguments: { path?: string } }) => approval.arguments.path === 'refused.txt',
+      )?.id;
     }
     await decide(approver, id, 'reject', 'no');
     const answer = await waiting;
@@ -156,7 +173,9 @@ describe('waitMs', () => {
     expect(answer.status).toBe(202);
     expect(answer.body.approval.status).toBe('pending');
     for (const waitMs of ['60001', '-1', 'soon']) {
-      expect((await tool(agent, 'write_file', { path: 'slow.txt', content: 's' }, `?waitMs=${waitMs}`)).status).toBe(400);
+      expect((await tool(agent, 'write_file', { path: 'slow.txt', content: 's' }, `?waitMs=${waitMs}`)).status).toBe(
+        400,
+      );
     }
   });
 });
@@ -166,9 +185,15 @@ describe('who sees which approvals', () => {
     const other = await createKey(server, { role: 'agent', workspaces: [WS] });
     const mine = await tool(agent, 'write_file', { path: 'mine.txt', content: 'm' });
     const theirs = await tool(other, 'write_file', { path: 'theirs.txt', content: 't' });
-    const outside = await agent.call('POST', '/v1/workspaces/elsewhere/tools/write_file', { path: 'x.txt', content: 'x' });
+    const outside = await agent.call('POST', '/v1/workspaces/elsewhere/tools/write_file', {
+      path: 'x.txt',
+      content: 'x',
+    });
     expect(outside.status).toBe(202);
-    const ids = async (key: TestKey) => (await key.call('GET', '/v1/approvals?status=pending&limit=1000')).body.approvals.map((approval: { id: string }) => approval.id);
+    const ids = async (key: TestKey) =>
+      (await key.call('GET', '/v1/approvals?status=pending&limit=1000')).body.approvals.map(
+        (approval: { id: string }) => approval.id,
+      );
     const agentSees = await ids(agent);
     expect(agentSees).toContain(mine.body.approval.id);
     expect(agentSees).toContain(outside.body.approval.id);
@@ -211,7 +236,12 @@ describe('modes and rules', () => {
     expect(exec.status).toBe(403);
     expect(exec.body.error.code).toBe('tool_not_allowed');
     expect((await tool(ruled, 'write_file', { path: 'r.txt', content: 'r' })).status).toBe(202);
-    const approving = await createKey(server, { role: 'agent', workspaces: [WS], approvalMode: 'auto', rules: [{ tool: 'read_file', decision: 'approve' }] });
+    const approving = await createKey(server, {
+      role: 'agent',
+      workspaces: [WS],
+      approvalMode: 'auto',
+      rules: [{ tool: 'read_file', decision: 'approve' }],
+    });
     expect((await tool(approving, 'read_file', { path: 'notes.txt' })).status).toBe(202);
   });
 });
@@ -226,7 +256,9 @@ describe('expiry', () => {
     const stored = await agent.call('GET', `/v1/approvals/${id}`);
     expect(stored.body).toMatchObject({ status: 'rejected', reason: 'expired', stopReason: 'BLOCKED_BY_APPROVAL' });
     // Rejected by the configured time, not before it (test/calls/ holds the exact moment to an injected clock).
-    const [created, expires, decidedAt] = [stored.body.createdAt, stored.body.expiresAt, stored.body.decidedAt].map((at: string) => Date.parse(at));
+    const [created, expires, decidedAt] = [stored.body.createdAt, stored.body.expiresAt, stored.body.decidedAt].map(
+      (at: string) => Date.parse(at),
+    );
     expect(expires! - created!).toBe(5000);
     expect(decidedAt).toBeGreaterThanOrEqual(expires!);
     expect((await decide(approver, id, 'approve')).status).toBe(409);
@@ -248,13 +280,18 @@ describe('notify URL', () => {
       expect(received).toHaveLength(1);
       const [notice] = received;
       const timestamp = notice!.headers['x-toolgate-timestamp'] as string;
-      const expected = createHmac('sha256', notified.notifySecret!).update(`${timestamp}.${notice!.body}`).digest('hex');
+      const expected = createHmac('sha256', notified.notifySecret!)
+        .update(`${timestamp}.${notice!.body}`)
+        .digest('hex');
       expect(notice!.headers['x-toolgate-signature-256']).toBe(`sha256=${expected}`);
       // The time of sending, in seconds: no earlier than the call, no later than its arrival.
       expect(Number(timestamp)).toBeGreaterThanOrEqual(before);
       expect(Number(timestamp)).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
       const body = JSON.parse(notice!.body);
-      expect(body).toMatchObject({ type: 'approval.created', approval: { id: pending.body.approval.id, status: 'pending', tool: 'write_file' } });
+      expect(body).toMatchObject({
+        type: 'approval.created',
+        approval: { id: pending.body.approval.id, status: 'pending', tool: 'write_file' },
+      });
       expect(notice!.headers['x-toolgate-delivery']).toBe(pending.body.approval.id);
     } finally {
       await receiver.close();

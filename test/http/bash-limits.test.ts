@@ -7,7 +7,14 @@ import { eventually } from '../support/eventually.ts';
 import { useServer } from '../support/server-process.ts';
 
 const PIDS = 64;
-const server = useServer({ env: { TOOLGATE_PROCESS_MEMORY_MB: '64', TOOLGATE_PROCESS_PIDS: String(PIDS), TOOLGATE_MAX_PROCESS_MS: '2000', TOOLGATE_LEASE_MS: '3000' } });
+const server = useServer({
+  env: {
+    TOOLGATE_PROCESS_MEMORY_MB: '64',
+    TOOLGATE_PROCESS_PIDS: String(PIDS),
+    TOOLGATE_MAX_PROCESS_MS: '2000',
+    TOOLGATE_LEASE_MS: '3000',
+  },
+});
 const WS = 'limited';
 
 beforeAll(async () => {
@@ -44,7 +51,9 @@ function descendants(root: number): number {
 
 describe('limits per process', () => {
   it('says at start how memory and processes are enforced', () => {
-    expect(server.output()).toMatch(/64 MB of memory and 64 processes per command, started processes stopped after 2000 ms; memory and processes (enforced with cgroup v[12]|enforced with rlimits)/);
+    expect(server.output()).toMatch(
+      /64 MB of memory and 64 processes per command, started processes stopped after 2000 ms; memory and processes (enforced with cgroup v[12]|enforced with rlimits)/,
+    );
   });
 
   it('contains a fork bomb: it ends at its timeout, the host keeps answering, and its processes go', async () => {
@@ -57,10 +66,13 @@ describe('limits per process', () => {
     let settled = false;
     void answer.finally(() => (settled = true));
     let most = 0;
-    await eventually(() => {
-      most = Math.max(most, descendants(serverPid) - baseline);
-      return settled || most >= PIDS / 2;
-    }, { what: 'the fork bomb to spread' });
+    await eventually(
+      () => {
+        most = Math.max(most, descendants(serverPid) - baseline);
+        return settled || most >= PIDS / 2;
+      },
+      { what: 'the fork bomb to spread' },
+    );
     expect((await server.call('GET', '/healthz')).status).toBe(200);
     // While it runs, the bomb never holds more processes than its limit (under rlimits the uid's, so never more either).
     while (!settled) {
@@ -72,7 +84,10 @@ describe('limits per process', () => {
     expect(most).toBeGreaterThanOrEqual(PIDS / 2);
     expect(most).toBeLessThanOrEqual(PIDS + 2);
     await eventually(() => descendants(serverPid) <= baseline + 1, { what: 'the processes to return to the baseline' });
-    expect((await bash({ action: 'exec', command: 'echo still here' })).body.result).toMatchObject({ exitCode: 0, stdout: 'still here\n' });
+    expect((await bash({ action: 'exec', command: 'echo still here' })).body.result).toMatchObject({
+      exitCode: 0,
+      stdout: 'still here\n',
+    });
   });
 
   it('kills a command allocating past its memory: 137 under cgroups', async () => {
@@ -84,12 +99,19 @@ describe('limits per process', () => {
   it('stops a started process at TOOLGATE_MAX_PROCESS_MS, status stopped, and lets exec keep its own timeoutMs', async () => {
     const started = (await bash({ action: 'start', command: 'echo started; sleep 600' })).body.result;
     let status: any;
-    await eventually(async () => {
-      status = (await bash({ action: 'status', processId: started.processId })).body.result;
-      return !['queued', 'running'].includes(status.status);
-    }, { what: 'the process to be stopped' });
+    await eventually(
+      async () => {
+        status = (await bash({ action: 'status', processId: started.processId })).body.result;
+        return !['queued', 'running'].includes(status.status);
+      },
+      { what: 'the process to be stopped' },
+    );
     expect(status).toMatchObject({ status: 'stopped', exitCode: 143 });
     expect(status.error).toContain('TOOLGATE_MAX_PROCESS_MS');
-    expect((await bash({ action: 'exec', command: 'sleep 2.5; echo done' })).body.result).toMatchObject({ exitCode: 0, stdout: 'done\n', timedOut: false });
+    expect((await bash({ action: 'exec', command: 'sleep 2.5; echo done' })).body.result).toMatchObject({
+      exitCode: 0,
+      stdout: 'done\n',
+      timedOut: false,
+    });
   });
 });

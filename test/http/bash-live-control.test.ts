@@ -39,7 +39,8 @@ function liveControl(label: string, server: ServerProcess, ws: string): void {
   }
 
   /** Waits until none of `names` runs on the host. */
-  const treeGone = (names: string[]) => eventually(() => hostProcessesNamed(names).length === 0, { what: `none of ${names.join(', ')} to run` });
+  const treeGone = (names: string[]) =>
+    eventually(() => hostProcessesNamed(names).length === 0, { what: `none of ${names.join(', ')} to run` });
 
   describe(label, () => {
     it('feeds each of 20 writes to a read loop, each echo in the logs before the next write', async () => {
@@ -85,12 +86,19 @@ function liveControl(label: string, server: ServerProcess, ws: string): void {
     });
 
     it('a TERM trap runs and the process ends stopped without waiting out its grace', async () => {
-      const started = (await bash({ action: 'start', command: "trap 'echo bye; exit 0' TERM; echo ready; while true; do sleep 0.1; done" })).body.result;
+      const started = (
+        await bash({
+          action: 'start',
+          command: "trap 'echo bye; exit 0' TERM; echo ready; while true; do sleep 0.1; done",
+        })
+      ).body.result;
       await waitForLog(started.processId, 0, 'ready\n');
       await bash({ action: 'stop', processId: started.processId, graceMs: 60_000 });
       const ended = await waitForStatus(started.processId, (status) => status !== 'running');
       expect(ended).toMatchObject({ status: 'stopped', exitCode: 0 });
-      expect((await bash({ action: 'logs', processId: started.processId, offset: 0 })).body.result.data).toMatch(/bye\n$/);
+      expect((await bash({ action: 'logs', processId: started.processId, offset: 0 })).body.result.data).toMatch(
+        /bye\n$/,
+      );
     });
   });
 }

@@ -63,10 +63,15 @@ describe('TOOLGATE_SANDBOX=none', () => {
   });
 
   it('runs commands, unsandboxed, in their own process group', async () => {
-    const answer = await server().call('POST', '/v1/workspaces/modes/tools/bash', { action: 'exec', command: 'echo made > made.txt; ps -o pgid= -p $$ | tr -d " "; echo $$' });
+    const answer = await server().call('POST', '/v1/workspaces/modes/tools/bash', {
+      action: 'exec',
+      command: 'echo made > made.txt; ps -o pgid= -p $$ | tr -d " "; echo $$',
+    });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     const [group, shell] = answer.body.result.stdout.trim().split('\n');
     expect(group).toBe(shell);
-    expect((await server().call('POST', '/v1/workspaces/modes/tools/read_file', { path: 'made.txt' })).body.result.content).toBe('made\n');
+    expect(
+      (await server().call('POST', '/v1/workspaces/modes/tools/read_file', { path: 'made.txt' })).body.result.content,
+    ).toBe('made\n');
   });
 });

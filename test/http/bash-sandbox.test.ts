@@ -48,30 +48,45 @@ describe('commands never run as the server user', () => {
   });
 
   it('leave files that sync back, and can change files written through the API', async () => {
-    await server.call('POST', `/v1/workspaces/${WS}/tools/write_file`, { path: 'notes/api.txt', content: 'from the api\n' });
-    expect(await exec('echo more >> notes/api.txt && mkdir -p made && echo "by $(id -u)" > made/file.txt')).toMatchObject({ exitCode: 0, stderr: '' });
+    await server.call('POST', `/v1/workspaces/${WS}/tools/write_file`, {
+      path: 'notes/api.txt',
+      content: 'from the api\n',
+    });
+    expect(
+      await exec('echo more >> notes/api.txt && mkdir -p made && echo "by $(id -u)" > made/file.txt'),
+    ).toMatchObject({ exitCode: 0, stderr: '' });
     const made = await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'made/file.txt' });
     expect(made.body.result.content).toBe(runnerIsRoot ? 'by 65534\n' : `by ${process.getuid?.()}\n`);
     const changed = await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'notes/api.txt' });
     expect(changed.body.result.content).toBe('from the api\nmore\n');
     // A started process (bound to the copy itself, not an overlay) changes the same files.
-    expect(await startToEnd({ command: 'echo again >> notes/api.txt' })).toMatchObject({ status: 'exited', exitCode: 0 });
+    expect(await startToEnd({ command: 'echo again >> notes/api.txt' })).toMatchObject({
+      status: 'exited',
+      exitCode: 0,
+    });
     const again = await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'notes/api.txt' });
     expect(again.body.result.content).toBe('from the api\nmore\nagain\n');
   });
-
 
   it('keep writing where an earlier exec made a directory and moved another into it', async () => {
     expect(await exec('mkdir -p old/sub && echo a > old/sub/f && echo b > old/g')).toMatchObject({ exitCode: 0 });
     // The overlay shows `new` as a directory with a renamed one and a deletion below: the runner makes it anew in the copy.
     expect(await exec('mkdir new && mv old/sub new/ && rm old/g')).toMatchObject({ exitCode: 0, stderr: '' });
-    expect(await exec('touch new/x old/y new/sub/z && echo ok')).toMatchObject({ exitCode: 0, stdout: 'ok\n', stderr: '' });
+    expect(await exec('touch new/x old/y new/sub/z && echo ok')).toMatchObject({
+      exitCode: 0,
+      stdout: 'ok\n',
+      stderr: '',
+    });
   });
 });
 
 describe('the output of a started process', () => {
   it('is one stream in the order the process wrote it', async () => {
-    expect(await startToEnd({ command: 'echo out; echo err 1>&2; echo out2' })).toEqual({ status: 'exited', exitCode: 0, data: 'out\nerr\nout2\n' });
+    expect(await startToEnd({ command: 'echo out; echo err 1>&2; echo out2' })).toEqual({
+      status: 'exited',
+      exitCode: 0,
+      data: 'out\nerr\nout2\n',
+    });
   });
 
   it('is a terminal of 120 x 40 with tty: true, or of the size asked', async () => {
@@ -89,7 +104,8 @@ describe('the output of a started process', () => {
     const sizeOnly = await bash({ action: 'start', command: 'true', cols: 80 });
     expect(sizeOnly.status).toBe(400);
     expect(sizeOnly.body.error.message).toContain('cols');
-    for (const cols of [0, 1001, 1.5]) expect((await bash({ action: 'start', command: 'true', tty: true, cols })).status).toBe(400);
+    for (const cols of [0, 1001, 1.5])
+      expect((await bash({ action: 'start', command: 'true', tty: true, cols })).status).toBe(400);
   });
 });
 

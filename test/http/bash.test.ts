@@ -6,7 +6,9 @@ import { removeDir, startServer, useServer } from '../support/server-process.ts'
 
 const MARKER = 'TOOLGATE_TEST_MARKER_must_not_leak';
 
-const server = useServer({ env: { [MARKER]: 'secret-value', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: '4096', TOOLGATE_LEASE_MS: '3000' } });
+const server = useServer({
+  env: { [MARKER]: 'secret-value', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: '4096', TOOLGATE_LEASE_MS: '3000' },
+});
 
 beforeAll(async () => {
   await server.call('PUT', '/v1/workspaces/sh');
@@ -29,13 +31,23 @@ describe('exec', () => {
   it('returns exitCode, stdout, stderr, timedOut, durationMs and truncated', async () => {
     const answer = await bash({ action: 'exec', command: 'echo out; echo err >&2; exit 3' });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect(answer.body.result).toMatchObject({ exitCode: 3, stdout: 'out\n', stderr: 'err\n', timedOut: false, truncated: false });
+    expect(answer.body.result).toMatchObject({
+      exitCode: 3,
+      stdout: 'out\n',
+      stderr: 'err\n',
+      timedOut: false,
+      truncated: false,
+    });
     expect(typeof answer.body.result.durationMs).toBe('number');
   });
 
   it('sees workspace files, and its changes are visible to read_file when it returns', async () => {
     await server.call('POST', '/v1/workspaces/sh/tools/write_file', { path: 'in/data.txt', content: 'from the api\n' });
-    const answer = await bash({ action: 'exec', command: 'cat in/data.txt; mkdir -p out && echo made > out/new.txt && rm in/data.txt', cwd: '' });
+    const answer = await bash({
+      action: 'exec',
+      command: 'cat in/data.txt; mkdir -p out && echo made > out/new.txt && rm in/data.txt',
+      cwd: '',
+    });
     expect(answer.body.result).toMatchObject({ exitCode: 0, stdout: 'from the api\n' });
     expect((await read('out/new.txt')).body.result.content).toBe('made\n');
     expect((await read('in/data.txt')).status).toBe(404);
@@ -43,7 +55,12 @@ describe('exec', () => {
 
   it('honours cwd and env, and shows none of the server or runner variables', async () => {
     await bash({ action: 'exec', command: 'mkdir -p sub/dir' });
-    const answer = await bash({ action: 'exec', command: 'pwd; echo "$GREETING"; env', cwd: 'sub/dir', env: { GREETING: 'hello' } });
+    const answer = await bash({
+      action: 'exec',
+      command: 'pwd; echo "$GREETING"; env',
+      cwd: 'sub/dir',
+      env: { GREETING: 'hello' },
+    });
     const [pwd, greeting] = answer.body.result.stdout.split('\n');
     expect(pwd).toMatch(/sub\/dir$/);
     expect(greeting).toBe('hello');
@@ -54,7 +71,11 @@ describe('exec', () => {
 
   it('kills the whole tree at timeoutMs, setsid descendants included, and answers timedOut with 137', async () => {
     const names = uniqueSleeps(3);
-    const answer = await bash({ action: 'exec', command: `(${names[0]} &); setsid ${names[1]} & ${names[2]}`, timeoutMs: 1500 });
+    const answer = await bash({
+      action: 'exec',
+      command: `(${names[0]} &); setsid ${names[1]} & ${names[2]}`,
+      timeoutMs: 1500,
+    });
     expect(answer.body.result).toMatchObject({ timedOut: true, exitCode: 137 });
     // Each sleep would outlive the test by days: only the kill makes them go.
     await eventually(() => hostProcessesNamed(names).length === 0, { what: 'the whole tree to be gone' });
@@ -74,12 +95,21 @@ describe('start, status, logs, write, stop, list', () => {
     const started = await bash({ action: 'start', command: 'for i in $(seq 1 200); do echo "line $i"; done' });
     expect(started.status).toBe(200);
     const { processId } = started.body.result;
-    expect(Object.keys(started.body.result).sort()).toEqual(['command', 'cwd', 'endedAt', 'exitCode', 'pid', 'processId', 'startedAt', 'status']);
+    expect(Object.keys(started.body.result).sort()).toEqual([
+      'command',
+      'cwd',
+      'endedAt',
+      'exitCode',
+      'pid',
+      'processId',
+      'startedAt',
+      'status',
+    ]);
     const ended = await waitForStatus(processId, (status) => status === 'exited');
     expect(ended.exitCode).toBe(0);
     const expected = Array.from({ length: 200 }, (_, i) => `line ${i + 1}\n`).join('');
     let collected = '';
-    for (let offset = 0; ; ) {
+    for (let offset = 0; ;) {
       const page = (await bash({ action: 'logs', processId, offset, limit: 100 })).body.result;
       expect(page.offset).toBe(offset);
       collected += page.data;
@@ -119,7 +149,10 @@ describe('start, status, logs, write, stop, list', () => {
   it('feeds stdin to cat and to read, and eof closes it', async () => {
     const started = (await bash({ action: 'start', command: 'read first; echo "got:$first"; cat' })).body.result;
     await waitForStatus(started.processId, (status) => status === 'running');
-    expect((await bash({ action: 'write', processId: started.processId, input: 'hello\n' })).body.result).toEqual({ processId: started.processId, bytesWritten: 6 });
+    expect((await bash({ action: 'write', processId: started.processId, input: 'hello\n' })).body.result).toEqual({
+      processId: started.processId,
+      bytesWritten: 6,
+    });
     await bash({ action: 'write', processId: started.processId, input: 'rest of it\n', eof: true });
     const ended = await waitForStatus(started.processId, (status) => status === 'exited');
     expect(ended.exitCode).toBe(0);
@@ -128,9 +161,17 @@ describe('start, status, logs, write, stop, list', () => {
   });
 
   it('stops a process that traps TERM: it may clean up, and ends stopped', async () => {
-    const started = (await bash({ action: 'start', command: "trap 'echo bye; exit 0' TERM; echo ready; while true; do sleep 0.1; done" })).body.result;
+    const started = (
+      await bash({
+        action: 'start',
+        command: "trap 'echo bye; exit 0' TERM; echo ready; while true; do sleep 0.1; done",
+      })
+    ).body.result;
     // Once it says ready its trap is set.
-    await eventually(async () => (await bash({ action: 'logs', processId: started.processId })).body.result.data.includes('ready'), { what: 'the process to set its trap' });
+    await eventually(
+      async () => (await bash({ action: 'logs', processId: started.processId })).body.result.data.includes('ready'),
+      { what: 'the process to set its trap' },
+    );
     const stopping = await bash({ action: 'stop', processId: started.processId, graceMs: 3000 });
     expect(stopping.status).toBe(200);
     const ended = await waitForStatus(started.processId, (status) => status === 'stopped');
@@ -150,14 +191,18 @@ describe('start, status, logs, write, stop, list', () => {
   it('refuses arguments that do not belong to the action', async () => {
     expect((await bash({ action: 'exec' })).body.error.code).toBe('invalid_argument');
     expect((await bash({ action: 'list', command: 'ls' })).body.error.code).toBe('invalid_argument');
-    expect((await bash({ action: 'exec', command: 'true', cwd: '../x' })).body.error.code).toBe('path_outside_workspace');
+    expect((await bash({ action: 'exec', command: 'true', cwd: '../x' })).body.error.code).toBe(
+      'path_outside_workspace',
+    );
   });
 });
 
 describe('sync-back and availability', () => {
   it('never overwrites a file changed through the API while the command ran: it is a conflict', async () => {
     await server.call('POST', '/v1/workspaces/sh/tools/write_file', { path: 'shared.txt', content: 'original\n' });
-    const started = (await bash({ action: 'start', command: 'sleep 1; echo "from the command" > shared.txt; echo new > own.txt' })).body.result;
+    const started = (
+      await bash({ action: 'start', command: 'sleep 1; echo "from the command" > shared.txt; echo new > own.txt' })
+    ).body.result;
     await waitForStatus(started.processId, (status) => status === 'running');
     await server.call('POST', '/v1/workspaces/sh/tools/write_file', { path: 'shared.txt', content: 'from the api\n' });
     const ended = await waitForStatus(started.processId, (status) => status === 'exited');
@@ -191,13 +236,16 @@ describe('sync-back and availability', () => {
   });
 
   it("does not sync back what a command wrote in .git/hooks or a submodule's hooks, and names it in the error", async () => {
-    const command = 'mkdir -p .git/hooks .git/modules/x/hooks && echo hook > .git/hooks/pre-commit && echo hook > .git/modules/x/hooks/post-checkout && echo c > .git/modules/x/config && echo kept > kept.txt';
+    const command =
+      'mkdir -p .git/hooks .git/modules/x/hooks && echo hook > .git/hooks/pre-commit && echo hook > .git/modules/x/hooks/post-checkout && echo c > .git/modules/x/config && echo kept > kept.txt';
     const answer = (await bash({ action: 'exec', command })).body.result;
     expect(answer.exitCode).toBe(0);
     expect(answer.error).toContain('.git/hooks/pre-commit');
     expect(answer.error).toContain('.git/modules/x/hooks/post-checkout');
     const list = (await bash({ action: 'list' })).body.result.processes as { processId: string; command: string }[];
-    const status = (await bash({ action: 'status', processId: list.find((entry) => entry.command === command)!.processId })).body.result;
+    const status = (
+      await bash({ action: 'status', processId: list.find((entry) => entry.command === command)!.processId })
+    ).body.result;
     expect(status.error).toContain('.git/modules/x/hooks/post-checkout');
     expect((await read('.git/hooks/pre-commit')).body.error.code).toBe('not_found');
     expect((await read('.git/modules/x/hooks/post-checkout')).body.error.code).toBe('not_found');
@@ -223,9 +271,16 @@ describe('without a runner', () => {
       await lonely.call('PUT', '/v1/workspaces/q');
       const started = await lonely.call('POST', '/v1/workspaces/q/tools/bash', { action: 'start', command: 'true' });
       expect(started.body.result.status).toBe('queued');
-      const exec = await lonely.call('POST', '/v1/workspaces/q/tools/bash', { action: 'exec', command: 'true', timeoutMs: 300 });
+      const exec = await lonely.call('POST', '/v1/workspaces/q/tools/bash', {
+        action: 'exec',
+        command: 'true',
+        timeoutMs: 300,
+      });
       expect({ status: exec.status, code: exec.body.error?.code }).toEqual({ status: 503, code: 'unavailable' });
-      const status = await lonely.call('POST', '/v1/workspaces/q/tools/bash', { action: 'status', processId: started.body.result.processId });
+      const status = await lonely.call('POST', '/v1/workspaces/q/tools/bash', {
+        action: 'status',
+        processId: started.body.result.processId,
+      });
       expect(status.body.result.status).toBe('queued');
     } finally {
       await lonely.stop();

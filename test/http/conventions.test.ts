@@ -19,19 +19,29 @@ function expectError(answer: { status: number; body: any }, status: number, code
 }
 
 async function stillServing(): Promise<void> {
-  const answer = await server.call('POST', '/v1/workspaces/conv/tools/write_file', { path: 'alive.txt', content: 'yes' });
+  const answer = await server.call('POST', '/v1/workspaces/conv/tools/write_file', {
+    path: 'alive.txt',
+    content: 'yes',
+  });
   expect(answer.status).toBe(200);
 }
 
 /** Sends a raw body (optionally chunked, without Content-Length) and returns status and body. */
-function rawPost(path: string, chunks: Buffer[], headers: Record<string, string>): Promise<{ status: number; body: any }> {
+function rawPost(
+  path: string,
+  chunks: Buffer[],
+  headers: Record<string, string>,
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const url = new URL(server.url + path);
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, agent: false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      },
+    );
     // The server may answer 413 and close while we still send: the write then fails (EPIPE or
     // ECONNRESET), but its answer has arrived or is about to; only its absence is a failure.
     req.on('error', (error) => setTimeout(() => reject(error), 1000));
@@ -57,8 +67,18 @@ describe('health and auth', () => {
   it('refuses /v1 without a key, with an unknown key and with a malformed header', async () => {
     expectError(await callApi(server.url, undefined, 'GET', '/v1/workspaces/conv'), 401, 'unauthorized');
     expectError(await callApi(server.url, 'tg_not_a_key', 'GET', '/v1/workspaces/conv'), 401, 'unauthorized');
-    expectError(await callApi(server.url, undefined, 'GET', '/v1/workspaces/conv', undefined, { authorization: `Basic ${server.key}` }), 401, 'unauthorized');
-    expectError(await callApi(server.url, undefined, 'POST', '/v1/workspaces/conv/tools/read_file', { path: 'x' }), 401, 'unauthorized');
+    expectError(
+      await callApi(server.url, undefined, 'GET', '/v1/workspaces/conv', undefined, {
+        authorization: `Basic ${server.key}`,
+      }),
+      401,
+      'unauthorized',
+    );
+    expectError(
+      await callApi(server.url, undefined, 'POST', '/v1/workspaces/conv/tools/read_file', { path: 'x' }),
+      401,
+      'unauthorized',
+    );
   });
 
   it('answers an unknown route with the error body', async () => {
@@ -68,13 +88,22 @@ describe('health and auth', () => {
 
 describe('bad input gets invalid_argument and changes nothing', () => {
   it('malformed JSON', async () => {
-    expectError(await server.call('POST', '/v1/workspaces/conv/tools/write_file', '{"path": "a.txt", "content": '), 400, 'invalid_argument');
+    expectError(
+      await server.call('POST', '/v1/workspaces/conv/tools/write_file', '{"path": "a.txt", "content": '),
+      400,
+      'invalid_argument',
+    );
   });
 
   it('a body that is not application/json', async () => {
-    const answer = await server.call('POST', '/v1/workspaces/conv/tools/write_file', JSON.stringify({ path: 'a.txt', content: 'x' }), {
-      'content-type': 'text/plain',
-    });
+    const answer = await server.call(
+      'POST',
+      '/v1/workspaces/conv/tools/write_file',
+      JSON.stringify({ path: 'a.txt', content: 'x' }),
+      {
+        'content-type': 'text/plain',
+      },
+    );
     expectError(answer, 400, 'invalid_argument');
   });
 
@@ -88,17 +117,37 @@ describe('bad input gets invalid_argument and changes nothing', () => {
     const answer = await server.call('POST', '/v1/workspaces/conv/tools/write_file', { path: 42, content: 'x' });
     expectError(answer, 400, 'invalid_argument');
     expect(answer.body.error.message).toContain('path');
-    expectError(await server.call('POST', '/v1/workspaces/conv/tools/read_file', { path: 'a', startLine: 1.5 }), 400, 'invalid_argument');
-    expectError(await server.call('POST', '/v1/workspaces/conv/tools/read_file', { path: 'a', maxChars: 0 }), 400, 'invalid_argument');
-    expectError(await server.call('POST', '/v1/workspaces/conv/tools/write_file', { path: 'a', content: 'x', mode: 'replace' }), 400, 'invalid_argument');
+    expectError(
+      await server.call('POST', '/v1/workspaces/conv/tools/read_file', { path: 'a', startLine: 1.5 }),
+      400,
+      'invalid_argument',
+    );
+    expectError(
+      await server.call('POST', '/v1/workspaces/conv/tools/read_file', { path: 'a', maxChars: 0 }),
+      400,
+      'invalid_argument',
+    );
+    expectError(
+      await server.call('POST', '/v1/workspaces/conv/tools/write_file', { path: 'a', content: 'x', mode: 'replace' }),
+      400,
+      'invalid_argument',
+    );
   });
 
   it('unknown fields are rejected, naming the field', async () => {
-    const answer = await server.call('POST', '/v1/workspaces/conv/tools/write_file', { path: 'typo.txt', content: 'x', mdoe: 'append' });
+    const answer = await server.call('POST', '/v1/workspaces/conv/tools/write_file', {
+      path: 'typo.txt',
+      content: 'x',
+      mdoe: 'append',
+    });
     expectError(answer, 400, 'invalid_argument');
     expect(answer.body.error.message).toContain('mdoe');
     expectError(await server.call('PUT', '/v1/workspaces/conv', { excluded: ['x'] }), 400, 'invalid_argument');
-    expectError(await server.call('POST', '/v1/workspaces/conv/tools/read_file', { path: 'typo.txt' }), 404, 'not_found');
+    expectError(
+      await server.call('POST', '/v1/workspaces/conv/tools/read_file', { path: 'typo.txt' }),
+      404,
+      'not_found',
+    );
   });
 
   it('an unknown tool is not_found', async () => {
@@ -111,8 +160,16 @@ describe('bad input gets invalid_argument and changes nothing', () => {
 describe('body limit on the bytes received', () => {
   it('an oversized body with Content-Length is 413 and nothing is written', async () => {
     const content = 'x'.repeat(LIMIT);
-    expectError(await server.call('POST', '/v1/workspaces/conv/tools/write_file', { path: 'big.txt', content }), 413, 'payload_too_large');
-    expectError(await server.call('POST', '/v1/workspaces/conv/tools/read_file', { path: 'big.txt' }), 404, 'not_found');
+    expectError(
+      await server.call('POST', '/v1/workspaces/conv/tools/write_file', { path: 'big.txt', content }),
+      413,
+      'payload_too_large',
+    );
+    expectError(
+      await server.call('POST', '/v1/workspaces/conv/tools/read_file', { path: 'big.txt' }),
+      404,
+      'not_found',
+    );
   });
 
   it('an oversized chunked body without Content-Length is 413 and nothing is written', async () => {
@@ -125,7 +182,11 @@ describe('body limit on the bytes received', () => {
       'transfer-encoding': 'chunked',
     });
     expectError(answer, 413, 'payload_too_large');
-    expectError(await server.call('POST', '/v1/workspaces/conv/tools/read_file', { path: 'chunked.txt' }), 404, 'not_found');
+    expectError(
+      await server.call('POST', '/v1/workspaces/conv/tools/read_file', { path: 'chunked.txt' }),
+      404,
+      'not_found',
+    );
   });
 
   it('a chunked body under the limit is accepted', async () => {
@@ -157,10 +218,15 @@ describe('GET /v1/tools', () => {
       const tools = answer.body.tools.map(pick);
       expect(tools.map((tool: any) => tool.name)).toEqual(expect.arrayContaining(['read_file', 'write_file']));
       const write = tools.find((tool: any) => tool.name === 'write_file');
-      expect(write.schema).toMatchObject({ type: 'object', additionalProperties: false, required: ['path', 'content'] });
+      expect(write.schema).toMatchObject({
+        type: 'object',
+        additionalProperties: false,
+        required: ['path', 'content'],
+      });
       expect(write.schema.properties.mode.enum).toEqual(['create', 'overwrite', 'append']);
       if (format === 'openai') expect(write.type).toBe('function');
-      if (format === 'mcp') expect(tools.find((tool: any) => tool.name === 'read_file').annotations.readOnlyHint).toBe(true);
+      if (format === 'mcp')
+        expect(tools.find((tool: any) => tool.name === 'read_file').annotations.readOnlyHint).toBe(true);
     }
     const fallback = await server.call('GET', '/v1/tools');
     expect(fallback.body.tools[0].inputSchema.$schema).toContain('2020-12');

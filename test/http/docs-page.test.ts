@@ -21,11 +21,17 @@ async function tryIt(page: BrowserPage, operation: string, fields: Record<string
     for (const [name, value] of Object.entries(${JSON.stringify(fields)})) op.querySelector('form.try').elements.namedItem(name).value = value;
     op.querySelector('form.try button[type=submit]').click();
   })()`);
-  const shown = () => page.evaluate<Shown>(`(() => ({ status: ${op}.querySelector('.result .status').textContent, body: ${op}.querySelector('.result .body').textContent }))()`);
-  return eventually(async () => {
-    const now = await shown();
-    return now.status !== '' && now;
-  }, { what: `the page to show the answer to ${operation}`, intervalMs: 50 });
+  const shown = () =>
+    page.evaluate<Shown>(
+      `(() => ({ status: ${op}.querySelector('.result .status').textContent, body: ${op}.querySelector('.result .body').textContent }))()`,
+    );
+  return eventually(
+    async () => {
+      const now = await shown();
+      return now.status !== '' && now;
+    },
+    { what: `the page to show the answer to ${operation}`, intervalMs: 50 },
+  );
 }
 
 function setKey(page: BrowserPage, key: string): Promise<void> {
@@ -49,16 +55,26 @@ describe('GET /docs', () => {
     const dom = await dumpDom(`${server.url}/docs`);
     const text = textOf(dom);
     expect(text).not.toContain('Loading openapi.json');
-    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(operations).toContain('POST /v1/workspaces/{ws}/tools/read_file');
     for (const operation of operations) expect(text).toContain(operation);
     // Grouped: each tag is a section holding its operations.
     for (const tag of doc.tags as { name: string }[]) expect(dom).toContain(`<section id="tag-${tag.name}">`);
-    const tools = dom.slice(dom.indexOf('<section id="tag-tools">'), dom.indexOf('</section>', dom.indexOf('<section id="tag-tools">')));
+    const tools = dom.slice(
+      dom.indexOf('<section id="tag-tools">'),
+      dom.indexOf('</section>', dom.indexOf('<section id="tag-tools">')),
+    );
     expect(textOf(tools)).toContain('POST /v1/workspaces/{ws}/tools/apply_patch');
     expect(textOf(tools)).not.toContain('POST /v1/keys');
     // read_file's parameters, its request schema (the tool's own JSON Schema) and its responses.
-    const readFile = textOf(dom.slice(dom.indexOf('data-operation="POST /v1/workspaces/{ws}/tools/read_file"'), dom.indexOf('data-operation="POST /v1/workspaces/{ws}/tools/write_file"')));
+    const readFile = textOf(
+      dom.slice(
+        dom.indexOf('data-operation="POST /v1/workspaces/{ws}/tools/read_file"'),
+        dom.indexOf('data-operation="POST /v1/workspaces/{ws}/tools/write_file"'),
+      ),
+    );
     expect(readFile).toContain('waitMs');
     expect(readFile).toContain('"maxChars": {');
     expect(readFile).toContain('First line to return, 1-based (default 1).');
@@ -69,7 +85,10 @@ describe('GET /docs', () => {
   it('sends a call with the pasted key and shows the status and the body ("try it")', async () => {
     const page = await openPage(`${server.url}/docs`);
     try {
-      await eventually(() => page.evaluate<boolean>(`document.querySelector('[data-operation]') !== null`), { what: 'the page to render its operations', intervalMs: 50 });
+      await eventually(() => page.evaluate<boolean>(`document.querySelector('[data-operation]') !== null`), {
+        what: 'the page to render its operations',
+        intervalMs: 50,
+      });
 
       // Without a key the page shows the contract's 401, as any client would get it.
       const refused = await tryIt(page, 'GET /v1/workspaces/{ws}', { ws: 'from-docs' });
@@ -82,7 +101,10 @@ describe('GET /docs', () => {
       expect(JSON.parse(created.body)).toMatchObject({ id: 'from-docs', files: 0 });
 
       // A tool call with a JSON body typed into the form lands in the workspace.
-      const written = await tryIt(page, 'POST /v1/workspaces/{ws}/tools/write_file', { ws: 'from-docs', body: JSON.stringify({ path: 'notes/hello.txt', content: 'hi from the docs page\n' }) });
+      const written = await tryIt(page, 'POST /v1/workspaces/{ws}/tools/write_file', {
+        ws: 'from-docs',
+        body: JSON.stringify({ path: 'notes/hello.txt', content: 'hi from the docs page\n' }),
+      });
       expect(written.status).toMatch(/^200 /);
       expect(JSON.parse(written.body)).toMatchObject({ result: { resolvedPath: 'notes/hello.txt', created: true } });
       const read = await server.call('POST', '/v1/workspaces/from-docs/tools/read_file', { path: 'notes/hello.txt' });

@@ -7,7 +7,8 @@ const servers: ServerProcess[] = [];
 const dirs: string[] = [];
 
 afterAll(async () => {
-  for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) await server.stop();
+  for (const server of servers)
+    if (server.child.exitCode === null && server.child.signalCode === null) await server.stop();
   for (const dir of dirs) removeDir(dir);
 });
 
@@ -26,7 +27,11 @@ describe('concurrent writes', () => {
 
     const appends = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
-        server.call('POST', '/v1/workspaces/race/tools/write_file', { path: 'shared.log', content: `line ${i}\n`, mode: 'append' }),
+        server.call('POST', '/v1/workspaces/race/tools/write_file', {
+          path: 'shared.log',
+          content: `line ${i}\n`,
+          mode: 'append',
+        }),
       ),
     );
     expect(appends.map((answer) => answer.status)).toEqual(Array(100).fill(200));
@@ -37,12 +42,18 @@ describe('concurrent writes', () => {
     expect(new Set(lines)).toEqual(new Set(Array.from({ length: 100 }, (_, i) => `line ${i}`)));
 
     const writes = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => server.call('POST', '/v1/workspaces/race/tools/write_file', { path: `many/f${i}.txt`, content: `${i}` })),
+      Array.from({ length: 200 }, (_, i) =>
+        server.call('POST', '/v1/workspaces/race/tools/write_file', { path: `many/f${i}.txt`, content: `${i}` }),
+      ),
     );
     // The answers that were not a fresh create, shown whole if any: a status alone does not say why.
     // A failure shows the server's log too (under wrangler dev it says whether the runtime restarted).
     if (writes.some((answer) => answer.status !== 200)) console.error(`server output:\n${server.output()}`);
-    expect(writes.filter((answer) => !(answer.status === 200 && answer.body.result?.created)).map((answer) => ({ status: answer.status, body: answer.body }))).toEqual([]);
+    expect(
+      writes
+        .filter((answer) => !(answer.status === 200 && answer.body.result?.created))
+        .map((answer) => ({ status: answer.status, body: answer.body })),
+    ).toEqual([]);
     const info = await server.call('GET', '/v1/workspaces/race');
     expect(info.body.files).toBe(201);
     const listing = await server.call('GET', '/v1/workspaces/race/files?prefix=many');
@@ -67,7 +78,10 @@ describe('crash safety', () => {
         const path = `w${id}/f${n % 20}.txt`;
         const content = `writer ${id} write ${n}\n`.repeat(1 + (n % 50));
         try {
-          const answer = await callApi(server.url, server.key, 'POST', '/v1/workspaces/crash/tools/write_file', { path, content });
+          const answer = await callApi(server.url, server.key, 'POST', '/v1/workspaces/crash/tools/write_file', {
+            path,
+            content,
+          });
           if (answer.status === 200) {
             acknowledged.set(path, content);
             answered += 1;
@@ -88,7 +102,10 @@ describe('crash safety', () => {
 
     const restarted = await start(dataDir);
     for (const [path, content] of acknowledged) {
-      const answer = await restarted.call('POST', '/v1/workspaces/crash/tools/read_file', { path, maxChars: 1_000_000 });
+      const answer = await restarted.call('POST', '/v1/workspaces/crash/tools/read_file', {
+        path,
+        maxChars: 1_000_000,
+      });
       expect(answer.status).toBe(200);
       const found = answer.body.result.content;
       // The acknowledged write is there, unless the same writer's later, unanswered write to the same file landed.

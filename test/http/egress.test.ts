@@ -12,7 +12,9 @@ import { startNoticeReceiver, type NoticeReceiver } from '../support/notice-rece
 import { testHome, useServer } from '../support/server-process.ts';
 
 // 127.0.0.2 serves the redirect, 127.0.0.3 receives allowed notices; nothing else on loopback is allowed.
-const server = useServer({ env: { TOOLGATE_EGRESS_ALLOW_HOSTS: '127.0.0.2/32, 127.0.0.3', TOOLGATE_IMPORT_TIMEOUT_MS: '5000' } });
+const server = useServer({
+  env: { TOOLGATE_EGRESS_ALLOW_HOSTS: '127.0.0.2/32, 127.0.0.3', TOOLGATE_IMPORT_TIMEOUT_MS: '5000' },
+});
 
 const WS = 'egress';
 /** Every connection made to the loopback port the refused URLs name, on 127.0.0.1 and ::1. */
@@ -45,10 +47,11 @@ async function loopbackName(): Promise<string | undefined> {
 const LOOPBACK_NAME = await loopbackName();
 
 beforeAll(async () => {
-  const counting = () => createTcpServer((socket) => {
-    connections += 1;
-    socket.destroy();
-  });
+  const counting = () =>
+    createTcpServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
   port = ((await listen(counting(), '127.0.0.1')).address() as AddressInfo).port;
   await listen(counting(), '::1', port);
 
@@ -58,7 +61,10 @@ beforeAll(async () => {
     request.resume();
     response.writeHead(302, { location: `http://127.0.0.1:${port}${request.url}` }).end();
   });
-  redirector = { url: `http://127.0.0.2:${((await listen(redirecting, '127.0.0.2')).address() as AddressInfo).port}`, requests };
+  redirector = {
+    url: `http://127.0.0.2:${((await listen(redirecting, '127.0.0.2')).address() as AddressInfo).port}`,
+    requests,
+  };
 
   receiver = await startNoticeReceiver('127.0.0.3');
   listeners.push(receiver.server);
@@ -103,7 +109,10 @@ describe('import refuses addresses the egress rule blocks, before connecting', (
   ])('%s', async (_what, url, host) => {
     const answer = await importFrom(url());
     // The URL as answers show it: WHATWG URL's normal form (127.1 is 127.0.0.1 there).
-    expect(answer, JSON.stringify(answer.body)).toMatchObject({ status: 403, body: { error: { code: 'forbidden', details: { url: new URL(url()).href } } } });
+    expect(answer, JSON.stringify(answer.body)).toMatchObject({
+      status: 403,
+      body: { error: { code: 'forbidden', details: { url: new URL(url()).href } } },
+    });
     expect(answer.body.error.message).toContain(host);
     expect(answer.body.error.message).toContain('TOOLGATE_EGRESS_ALLOW_HOSTS');
     await expectNothingImported();
@@ -112,25 +121,42 @@ describe('import refuses addresses the egress rule blocks, before connecting', (
 
   it('names the URL without its credentials', async () => {
     const answer = await importFrom(`http://alice:s3cret@127.0.0.1:${port}/repo.git`);
-    expect(answer).toMatchObject({ status: 403, body: { error: { code: 'forbidden', details: { url: `http://127.0.0.1:${port}/repo.git` } } } });
+    expect(answer).toMatchObject({
+      status: 403,
+      body: { error: { code: 'forbidden', details: { url: `http://127.0.0.1:${port}/repo.git` } } },
+    });
     expect(JSON.stringify(answer.body)).not.toContain('s3cret');
     expect(connections).toBe(0);
   });
 
   // Skipped on the Worker, which has no DNS step (Cloudflare resolves names on its own network),
   // and on a host whose own name does not resolve to loopback (Debian's /etc/hosts makes it so).
-  it.skipIf(testHome === 'worker' || LOOPBACK_NAME === undefined)(`a name that resolves to loopback (${LOOPBACK_NAME ?? 'none here'})`, async () => {
-    const name = LOOPBACK_NAME!;
-    const answer = await importFrom(`http://${name}:${port}/repo.git`);
-    expect(answer, JSON.stringify(answer.body)).toMatchObject({ status: 403, body: { error: { code: 'forbidden', details: { url: `http://${name}:${port}/repo.git`, address: expect.stringMatching(/^127\.|^::1$/) } } } });
-    expect(answer.body.error.message).toContain(`${name}, which resolves to`);
-    await expectNothingImported();
-    expect(connections).toBe(0);
-  });
+  it.skipIf(testHome === 'worker' || LOOPBACK_NAME === undefined)(
+    `a name that resolves to loopback (${LOOPBACK_NAME ?? 'none here'})`,
+    async () => {
+      const name = LOOPBACK_NAME!;
+      const answer = await importFrom(`http://${name}:${port}/repo.git`);
+      expect(answer, JSON.stringify(answer.body)).toMatchObject({
+        status: 403,
+        body: {
+          error: {
+            code: 'forbidden',
+            details: { url: `http://${name}:${port}/repo.git`, address: expect.stringMatching(/^127\.|^::1$/) },
+          },
+        },
+      });
+      expect(answer.body.error.message).toContain(`${name}, which resolves to`);
+      await expectNothingImported();
+      expect(connections).toBe(0);
+    },
+  );
 
   it('a redirect from an allowed host to loopback: the allowed host is asked, the loopback one never', async () => {
     const answer = await importFrom(`${redirector.url}/repo.git`);
-    expect(answer, JSON.stringify(answer.body)).toMatchObject({ status: 403, body: { error: { code: 'forbidden', details: { url: `${redirector.url}/repo.git`, address: '127.0.0.1' } } } });
+    expect(answer, JSON.stringify(answer.body)).toMatchObject({
+      status: 403,
+      body: { error: { code: 'forbidden', details: { url: `${redirector.url}/repo.git`, address: '127.0.0.1' } } },
+    });
     expect(answer.body.error.message).toContain(`redirects to http://127.0.0.1:${port}/repo.git/info/refs`);
     expect(redirector.requests).toEqual(['GET /repo.git/info/refs?service=git-upload-pack']);
     await expectNothingImported();
@@ -149,14 +175,21 @@ describe('approval notices', () => {
   it('never connect to a loopback notify URL, nor follow an allowed host redirecting there; an allowed host gets its notice', async () => {
     const refused = await pendingWrite(`http://127.0.0.1:${port}/hook`);
     // The refusal is logged once, with no retry: that is the event to wait for.
-    await eventually(() => server.output().includes(`the approval notice ${refused} was not sent: toolgate does not connect to 127.0.0.1`), { what: 'the refusal in the log' });
+    await eventually(
+      () =>
+        server.output().includes(`the approval notice ${refused} was not sent: toolgate does not connect to 127.0.0.1`),
+      { what: 'the refusal in the log' },
+    );
     // The notice to the redirecting host is sent and its redirect answered, not followed.
     const redirected = await pendingWrite(`${redirector.url}/hook`);
     await eventually(() => redirector.requests.includes('POST /hook'), { what: 'the notice at the redirecting host' });
     const allowed = await pendingWrite(`${receiver.url}/hook`);
     await eventually(() => receiver.notices.length > 0, { what: 'the notice at the allowed host' });
     expect(receiver.notices.map((notice) => notice.headers['x-toolgate-delivery'])).toEqual([allowed]);
-    expect(JSON.parse(receiver.notices[0]!.body)).toMatchObject({ type: 'approval.created', approval: { id: allowed } });
+    expect(JSON.parse(receiver.notices[0]!.body)).toMatchObject({
+      type: 'approval.created',
+      approval: { id: allowed },
+    });
     expect(redirected).not.toBe(refused);
     expect(connections).toBe(0);
   });

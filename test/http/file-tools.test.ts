@@ -17,8 +17,21 @@ const read = async (args: ReadFileArgs) => resultOf(await server.client.readFile
 describe('write_file', () => {
   it('creates a file and reports every result field', async () => {
     const result = await write({ path: 'notes/hello.txt', content: 'héllo\n', mode: 'create' });
-    expect(Object.keys(result).sort()).toEqual(['appended', 'bytesWritten', 'created', 'mode', 'resolvedPath', 'version']);
-    expect(result).toMatchObject({ resolvedPath: 'notes/hello.txt', mode: 'create', created: true, appended: false, bytesWritten: 7 });
+    expect(Object.keys(result).sort()).toEqual([
+      'appended',
+      'bytesWritten',
+      'created',
+      'mode',
+      'resolvedPath',
+      'version',
+    ]);
+    expect(result).toMatchObject({
+      resolvedPath: 'notes/hello.txt',
+      mode: 'create',
+      created: true,
+      appended: false,
+      bytesWritten: 7,
+    });
     expect(typeof result.version).toBe('string');
   });
 
@@ -27,7 +40,10 @@ describe('write_file', () => {
     const second = await write({ path: 'over.txt', content: 'two' });
     expect(second).toMatchObject({ mode: 'overwrite', created: false, appended: false, bytesWritten: 3 });
     expect(second.version).not.toBe(first.version);
-    expect(await outcome(write({ path: 'over.txt', content: 'three', mode: 'create' }))).toEqual([409, 'already_exists']);
+    expect(await outcome(write({ path: 'over.txt', content: 'three', mode: 'create' }))).toEqual([
+      409,
+      'already_exists',
+    ]);
     expect((await read({ path: 'over.txt' })).content).toBe('two');
   });
 
@@ -44,8 +60,13 @@ describe('write_file', () => {
     const v2 = (await write({ path: 'cas.txt', content: 'v2', expectedVersion: v1 })).version;
     const stale = await outcome(write({ path: 'cas.txt', content: 'lost', expectedVersion: v1 }));
     expect(stale).toEqual([409, 'conflict']);
-    expect(await outcome(write({ path: 'cas.txt', content: 'lost', mode: 'append', expectedVersion: 'garbage' }))).toEqual([409, 'conflict']);
-    expect(await outcome(write({ path: 'missing-cas.txt', content: 'x', expectedVersion: v2 }))).toEqual([409, 'conflict']);
+    expect(
+      await outcome(write({ path: 'cas.txt', content: 'lost', mode: 'append', expectedVersion: 'garbage' })),
+    ).toEqual([409, 'conflict']);
+    expect(await outcome(write({ path: 'missing-cas.txt', content: 'x', expectedVersion: v2 }))).toEqual([
+      409,
+      'conflict',
+    ]);
     const now = await read({ path: 'cas.txt' });
     expect(now).toMatchObject({ content: 'v2', version: v2 });
   });
@@ -85,7 +106,10 @@ describe('write_file', () => {
       ['sub/.Git/Hooks/post-checkout', 403, 'path_denied'],
     ];
     for (const [path, status, expected] of cases) {
-      expect({ path, answer: await outcome(write({ path, content: 'x' })) }).toEqual({ path, answer: [status, expected] });
+      expect({ path, answer: await outcome(write({ path, content: 'x' })) }).toEqual({
+        path,
+        answer: [status, expected],
+      });
     }
     for (const path of ['.gitignore', '.git/config', '.github/workflows/ci.yml', '.git/hooksx']) {
       expect({ path, status: (await outcome(write({ path, content: 'x' })))[0] }).toEqual({ path, status: 200 });
@@ -96,8 +120,14 @@ describe('write_file', () => {
     const refused = ['.git/modules/x/hooks/post-checkout', 'a/.git/modules/b/hooks', '.GIT/Modules/x/HOOKS/y'];
     const patch = (path: string) => `*** Begin Patch\n*** Add File: ${path}\n+#!/bin/sh\n*** End Patch\n`;
     for (const path of refused) {
-      expect({ path, write: await outcome(write({ path, content: '#!/bin/sh\n' })) }).toEqual({ path, write: [403, 'path_denied'] });
-      expect({ path, patch: await outcome(server.client.applyPatch('files', { patch: patch(path) })) }).toEqual({ path, patch: [403, 'path_denied'] });
+      expect({ path, write: await outcome(write({ path, content: '#!/bin/sh\n' })) }).toEqual({
+        path,
+        write: [403, 'path_denied'],
+      });
+      expect({ path, patch: await outcome(server.client.applyPatch('files', { patch: patch(path) })) }).toEqual({
+        path,
+        patch: [403, 'path_denied'],
+      });
       expect({ path, read: await outcome(read({ path })) }).toEqual({ path, read: [404, 'not_found'] });
     }
     // A hooks directory elsewhere, and a name that merely starts with hooks, stay writable.
@@ -108,9 +138,15 @@ describe('write_file', () => {
   });
 
   it('refuses a file over the configured size, also when an append would make it one', async () => {
-    expect(await outcome(write({ path: 'huge.txt', content: 'x'.repeat(1024 * 1024 + 1) }))).toEqual([413, 'payload_too_large']);
+    expect(await outcome(write({ path: 'huge.txt', content: 'x'.repeat(1024 * 1024 + 1) }))).toEqual([
+      413,
+      'payload_too_large',
+    ]);
     await write({ path: 'grow.txt', content: 'x'.repeat(1024 * 1024 - 1) });
-    expect(await outcome(write({ path: 'grow.txt', content: 'yy', mode: 'append' }))).toEqual([413, 'payload_too_large']);
+    expect(await outcome(write({ path: 'grow.txt', content: 'yy', mode: 'append' }))).toEqual([
+      413,
+      'payload_too_large',
+    ]);
     expect((await read({ path: 'grow.txt', maxChars: 1 })).totalLines).toBe(1);
   });
 
@@ -140,8 +176,16 @@ describe('read_file', () => {
   });
 
   it('reads inclusive 1-based ranges and clamps endLine past the end', async () => {
-    expect(await read({ path: 'lines.txt', startLine: 2, endLine: 3 })).toMatchObject({ content: 'two\nthree\n', startLine: 2, endLine: 3 });
-    expect(await read({ path: 'lines.txt', startLine: 4, endLine: 99 })).toMatchObject({ content: 'four\n', endLine: 4, totalLines: 4 });
+    expect(await read({ path: 'lines.txt', startLine: 2, endLine: 3 })).toMatchObject({
+      content: 'two\nthree\n',
+      startLine: 2,
+      endLine: 3,
+    });
+    expect(await read({ path: 'lines.txt', startLine: 4, endLine: 99 })).toMatchObject({
+      content: 'four\n',
+      endLine: 4,
+      totalLines: 4,
+    });
     expect(await read({ path: 'lines.txt', endLine: 1 })).toMatchObject({ content: 'one\n', startLine: 1, endLine: 1 });
   });
 

@@ -12,7 +12,13 @@ import { useServer } from '../support/server-process.ts';
 
 const FILES = 1000;
 // The git server runs on loopback, which the egress rule refuses unless it is listed.
-const server = useServer({ env: { TOOLGATE_IMPORT_MAX_FILES: '1010', TOOLGATE_IMPORT_MAX_BYTES: '200000', TOOLGATE_EGRESS_ALLOW_HOSTS: '127.0.0.1' } });
+const server = useServer({
+  env: {
+    TOOLGATE_IMPORT_MAX_FILES: '1010',
+    TOOLGATE_IMPORT_MAX_BYTES: '200000',
+    TOOLGATE_EGRESS_ALLOW_HOSTS: '127.0.0.1',
+  },
+});
 const root = mkdtempSync(join(tmpdir(), 'toolgate-git-'));
 let open: GitHttpServer;
 let guarded: GitHttpServer;
@@ -24,7 +30,15 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, {
     cwd,
     encoding: 'utf8',
-    env: { PATH: process.env.PATH, HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: root,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@t',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@t',
+    },
   });
 }
 
@@ -74,7 +88,8 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const importInto = (ws: string, git: Record<string, unknown>) => server.call('POST', `/v1/workspaces/${ws}/import`, { git });
+const importInto = (ws: string, git: Record<string, unknown>) =>
+  server.call('POST', `/v1/workspaces/${ws}/import`, { git });
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('POST /v1/workspaces/{ws}/import', () => {
@@ -89,7 +104,9 @@ describe('POST /v1/workspaces/{ws}/import', () => {
 
     const listing = await server.call('GET', '/v1/workspaces/imported/files?recursive=true');
     // Every file's bytes, and nothing else.
-    expect(Object.fromEntries(await fileHashes(server, 'imported'))).toEqual(Object.fromEntries([...expected].map(([path, content]) => [path, sha256(content)])));
+    expect(Object.fromEntries(await fileHashes(server, 'imported'))).toEqual(
+      Object.fromEntries([...expected].map(([path, content]) => [path, sha256(content)])),
+    );
     const after = await server.call('GET', '/v1/workspaces/imported/files?recursive=true');
     expect(after.body.entries).toEqual(listing.body.entries);
     const links = listing.body.entries.filter((entry: { type: string }) => entry.type === 'symlink');
@@ -105,8 +122,12 @@ describe('POST /v1/workspaces/{ws}/import', () => {
     expect((await read('old.txt')).status).toBe(404);
 
     const checkpoints = (await server.call('GET', '/v1/workspaces/imported/checkpoints')).body.checkpoints;
-    expect(checkpoints).toEqual([{ id: answer.body.checkpoint.id, message: `import ${url}@main`, createdAt: answer.body.checkpoint.createdAt }]);
-    expect((await server.call('GET', `/v1/workspaces/imported/diff?from=${answer.body.checkpoint.id}`)).body.diff).toBe('');
+    expect(checkpoints).toEqual([
+      { id: answer.body.checkpoint.id, message: `import ${url}@main`, createdAt: answer.body.checkpoint.createdAt },
+    ]);
+    expect((await server.call('GET', `/v1/workspaces/imported/diff?from=${answer.body.checkpoint.id}`)).body.diff).toBe(
+      '',
+    );
 
     // Now the workspace is not empty: a second import is refused.
     expect(await importInto('imported', { url })).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
@@ -122,10 +143,16 @@ describe('POST /v1/workspaces/{ws}/import', () => {
   it('refuses a repository over a limit with 413 naming it, and leaves the workspace empty', async () => {
     await server.call('PUT', '/v1/workspaces/limited');
     const many = await importInto('limited', { url: `${open.url}/many.git` });
-    expect(many).toMatchObject({ status: 413, body: { error: { code: 'payload_too_large', details: { limit: 'TOOLGATE_IMPORT_MAX_FILES' } } } });
+    expect(many).toMatchObject({
+      status: 413,
+      body: { error: { code: 'payload_too_large', details: { limit: 'TOOLGATE_IMPORT_MAX_FILES' } } },
+    });
     expect(many.body.error.message).toContain('TOOLGATE_IMPORT_MAX_FILES');
     const big = await importInto('limited', { url: `${open.url}/big.git` });
-    expect(big).toMatchObject({ status: 413, body: { error: { code: 'payload_too_large', details: { limit: 'TOOLGATE_IMPORT_MAX_BYTES' } } } });
+    expect(big).toMatchObject({
+      status: 413,
+      body: { error: { code: 'payload_too_large', details: { limit: 'TOOLGATE_IMPORT_MAX_BYTES' } } },
+    });
     expect((await server.call('GET', '/v1/workspaces/limited/files?recursive=true')).body.entries).toEqual([]);
     expect((await server.call('GET', '/v1/workspaces/limited/checkpoints')).body.checkpoints).toEqual([]);
   });
@@ -134,7 +161,10 @@ describe('POST /v1/workspaces/{ws}/import', () => {
     await server.call('PUT', '/v1/workspaces/private');
     const url = `${guarded.url}/project.git`;
     const refused = await importInto('private', { url });
-    expect(refused).toMatchObject({ status: 403, body: { error: { code: 'forbidden', details: { url, remoteStatus: 401 } } } });
+    expect(refused).toMatchObject({
+      status: 403,
+      body: { error: { code: 'forbidden', details: { url, remoteStatus: 401 } } },
+    });
     expect(refused.body.error.message).toContain(url);
     const wrong = await importInto('private', { url: url.replace('http://', 'http://alice:wrong@') });
     expect(wrong.status).toBe(403);
@@ -142,17 +172,37 @@ describe('POST /v1/workspaces/{ws}/import', () => {
     const allowed = await importInto('private', { url: url.replace('http://', 'http://alice:s3cret@') });
     expect(allowed.status, JSON.stringify(allowed.body)).toBe(201);
     expect(allowed.body.url).toBe(url);
-    expect(JSON.stringify((await server.call('GET', '/v1/workspaces/private/checkpoints')).body)).not.toContain('s3cret');
+    expect(JSON.stringify((await server.call('GET', '/v1/workspaces/private/checkpoints')).body)).not.toContain(
+      's3cret',
+    );
   });
 
   it('refuses other URL schemes, a missing repository or ref, and an unknown workspace', async () => {
     await server.call('PUT', '/v1/workspaces/odd');
-    expect(await importInto('odd', { url: 'file:///etc' })).toMatchObject({ status: 400, body: { error: { code: 'invalid_argument' } } });
-    expect(await importInto('odd', { url: 'ssh://git@127.0.0.1/x.git' })).toMatchObject({ status: 400, body: { error: { code: 'invalid_argument' } } });
-    expect(await importInto('odd', { url: `${open.url}/absent.git` })).toMatchObject({ status: 400, body: { error: { code: 'invalid_argument' } } });
-    expect(await importInto('odd', { url: `${open.url}/project.git`, ref: 'no-such-branch' })).toMatchObject({ status: 400, body: { error: { code: 'invalid_argument' } } });
-    expect(await importInto('odd', { url: `${open.url}/project.git`, extra: true })).toMatchObject({ status: 400, body: { error: { code: 'invalid_argument' } } });
-    expect(await importInto('never-made', { url: `${open.url}/project.git` })).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(await importInto('odd', { url: 'file:///etc' })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_argument' } },
+    });
+    expect(await importInto('odd', { url: 'ssh://git@127.0.0.1/x.git' })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_argument' } },
+    });
+    expect(await importInto('odd', { url: `${open.url}/absent.git` })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_argument' } },
+    });
+    expect(await importInto('odd', { url: `${open.url}/project.git`, ref: 'no-such-branch' })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_argument' } },
+    });
+    expect(await importInto('odd', { url: `${open.url}/project.git`, extra: true })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_argument' } },
+    });
+    expect(await importInto('never-made', { url: `${open.url}/project.git` })).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found' } },
+    });
     expect((await server.call('GET', '/v1/workspaces/odd/files?recursive=true')).body.entries).toEqual([]);
   });
 });

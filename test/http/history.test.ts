@@ -10,7 +10,8 @@ const server = useServer();
 const ws = 'hist';
 
 const call = (method: string, path: string, body?: unknown) => server.call(method, `/v1/workspaces/${ws}${path}`, body);
-const tool = (name: string, args: unknown, workspace = ws) => server.call('POST', `/v1/workspaces/${workspace}/tools/${name}`, args);
+const tool = (name: string, args: unknown, workspace = ws) =>
+  server.call('POST', `/v1/workspaces/${workspace}/tools/${name}`, args);
 
 async function bash(command: string): Promise<string> {
   const answer = await tool('bash', { action: 'exec', command });
@@ -123,21 +124,41 @@ describe('checkpoints, diff and restore', () => {
     expect(await read('a.txt')).toBe('one\ntwo\n');
     expect(await read('del.txt')).toBe('gone\n');
     expect(await read('link')).toBe('one\ntwo\n');
-    expect(await bash('od -An -tx1 bin.dat; readlink link; test ! -e added.txt && echo no-added')).toBe(' 00 01 02 ff\na.txt\nno-added\n');
+    expect(await bash('od -An -tx1 bin.dat; readlink link; test ! -e added.txt && echo no-added')).toBe(
+      ' 00 01 02 ff\na.txt\nno-added\n',
+    );
     expect((await call('GET', `/diff?from=${first}`)).body.diff).toBe('');
   });
 
   it('answers not_found for an unknown checkpoint or workspace, invalid_argument for a malformed id', async () => {
     const unknown = 'f'.repeat(40);
-    expect(await call('GET', `/diff?from=${unknown}`)).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
-    expect(await call('POST', '/restore', { checkpoint: unknown })).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
-    expect(await call('GET', '/diff?from=HEAD')).toMatchObject({ status: 400, body: { error: { code: 'invalid_argument' } } });
+    expect(await call('GET', `/diff?from=${unknown}`)).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found' } },
+    });
+    expect(await call('POST', '/restore', { checkpoint: unknown })).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found' } },
+    });
+    expect(await call('GET', '/diff?from=HEAD')).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_argument' } },
+    });
     expect(await call('GET', '/diff')).toMatchObject({ status: 400, body: { error: { code: 'invalid_argument' } } });
-    expect(await call('POST', '/restore', { checkpoint: first, extra: 1 })).toMatchObject({ status: 400, body: { error: { code: 'invalid_argument' } } });
-    expect(await server.call('POST', '/v1/workspaces/never-made/checkpoints')).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(await call('POST', '/restore', { checkpoint: first, extra: 1 })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_argument' } },
+    });
+    expect(await server.call('POST', '/v1/workspaces/never-made/checkpoints')).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found' } },
+    });
     // A checkpoint of one workspace is unknown in another.
     await server.call('PUT', '/v1/workspaces/hist-other');
-    expect(await server.call('GET', `/v1/workspaces/hist-other/diff?from=${first}`)).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(await server.call('GET', `/v1/workspaces/hist-other/diff?from=${first}`)).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found' } },
+    });
   });
 
   it('lets agent keys checkpoint, list and diff; restore needs writes without approval', async () => {
@@ -146,11 +167,17 @@ describe('checkpoints, diff and restore', () => {
     expect(made.status).toBe(201);
     expect((await agent.call('GET', `/v1/workspaces/${ws}/checkpoints`)).status).toBe(200);
     expect((await agent.call('GET', `/v1/workspaces/${ws}/diff?from=${first}`)).status).toBe(200);
-    expect(await agent.call('POST', `/v1/workspaces/${ws}/restore`, { checkpoint: first })).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
+    expect(await agent.call('POST', `/v1/workspaces/${ws}/restore`, { checkpoint: first })).toMatchObject({
+      status: 403,
+      body: { error: { code: 'forbidden' } },
+    });
     const trusted = await createKey(server, { role: 'agent', workspaces: [ws], approvalMode: 'auto' });
     expect((await trusted.call('POST', `/v1/workspaces/${ws}/restore`, { checkpoint: made.body.id })).status).toBe(200);
     const outsider = await createKey(server, { role: 'agent', workspaces: ['elsewhere'] });
-    expect(await outsider.call('GET', `/v1/workspaces/${ws}/checkpoints`)).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(await outsider.call('GET', `/v1/workspaces/${ws}/checkpoints`)).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found' } },
+    });
   });
 });
 
@@ -161,13 +188,18 @@ describe('automatic checkpoint after apply_patch', () => {
     expect((await server.call('PUT', '/v1/workspaces/auto', { autoCheckpoint: true })).status).toBe(201);
     expect((await tool('apply_patch', { patch: patch('one.txt') }, 'auto')).status).toBe(200);
     expect((await tool('apply_patch', { patch: patch('dry.txt'), dryRun: true }, 'auto')).status).toBe(200);
-    expect((await tool('apply_patch', { patch: '*** Begin Patch\n*** Delete File: missing.txt\n*** End Patch\n' }, 'auto')).status).toBe(404);
+    expect(
+      (await tool('apply_patch', { patch: '*** Begin Patch\n*** Delete File: missing.txt\n*** End Patch\n' }, 'auto'))
+        .status,
+    ).toBe(404);
     expect((await tool('write_file', { path: 'w.txt', content: 'w' }, 'auto')).status).toBe(200);
     const listed = (await server.call('GET', '/v1/workspaces/auto/checkpoints')).body.checkpoints;
     expect(listed.map((row: { message: string }) => row.message)).toEqual(['apply_patch\n\nA one.txt']);
     // It holds exactly the state right after the patch: only w.txt came later.
     const diff = (await server.call('GET', `/v1/workspaces/auto/diff?from=${listed[0].id}`)).body.diff;
-    expect(diff).toBe('diff --git a/w.txt b/w.txt\nnew file mode 100644\n--- /dev/null\n+++ b/w.txt\n@@ -0,0 +1,1 @@\n+w\n\\ No newline at end of file\n');
+    expect(diff).toBe(
+      'diff --git a/w.txt b/w.txt\nnew file mode 100644\n--- /dev/null\n+++ b/w.txt\n@@ -0,0 +1,1 @@\n+w\n\\ No newline at end of file\n',
+    );
   });
 
   it('is off unless set, and a later PUT turns it off without touching the other settings', async () => {
@@ -177,7 +209,9 @@ describe('automatic checkpoint after apply_patch', () => {
     expect((await server.call('PUT', '/v1/workspaces/manual', { autoCheckpoint: true })).status).toBe(200);
     await tool('apply_patch', { patch: patch('b.txt') }, 'manual');
     expect((await server.call('GET', '/v1/workspaces/manual/checkpoints')).body.checkpoints).toHaveLength(1);
-    expect((await tool('write_file', { path: 'target/x', content: 'x' }, 'manual')).body.error.code).toBe('path_denied');
+    expect((await tool('write_file', { path: 'target/x', content: 'x' }, 'manual')).body.error.code).toBe(
+      'path_denied',
+    );
     expect((await server.call('PUT', '/v1/workspaces/manual', { autoCheckpoint: false })).status).toBe(200);
     await tool('apply_patch', { patch: patch('c.txt') }, 'manual');
     expect((await server.call('GET', '/v1/workspaces/manual/checkpoints')).body.checkpoints).toHaveLength(1);

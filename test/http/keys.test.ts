@@ -23,7 +23,13 @@ describe('POST /v1/keys', () => {
     expect(answer.status).toBe(201);
     const body = answer.body;
     secrets.push(body.secret);
-    expect(body).toMatchObject({ name: 'ci agent', role: 'agent', workspaces: ['alpha'], tools: null, approvalMode: 'safe' });
+    expect(body).toMatchObject({
+      name: 'ci agent',
+      role: 'agent',
+      workspaces: ['alpha'],
+      tools: null,
+      approvalMode: 'safe',
+    });
     expect(body.id).toMatch(/^key_/);
     expect(body.secret).toMatch(/^tg_[A-Za-z0-9_-]{43}$/);
     expect(Date.parse(body.createdAt)).not.toBeNaN();
@@ -33,7 +39,9 @@ describe('POST /v1/keys', () => {
     expect(JSON.stringify(listed.body)).not.toContain(body.secret);
     expect(mine.secret).toBeUndefined();
     // The stored data (SQLite of either home) holds the SHA-256 of the secret, never the secret.
-    const files = readdirSync(server.dataDir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile() && entry.name !== 'admin-key' && !entry.name.endsWith('.env'));
+    const files = readdirSync(server.dataDir, { recursive: true, withFileTypes: true }).filter(
+      (entry) => entry.isFile() && entry.name !== 'admin-key' && !entry.name.endsWith('.env'),
+    );
     const stored = files.map((entry) => readFileSync(join(entry.parentPath, entry.name)).toString('latin1')).join('');
     expect(stored).not.toContain(body.secret);
     expect(stored).toContain(createHash('sha256').update(body.secret).digest('hex'));
@@ -43,7 +51,12 @@ describe('POST /v1/keys', () => {
     const approver = await key({ role: 'approver', workspaces: ['*'] });
     const listed = await server.call('GET', '/v1/keys');
     expect(listed.body.keys.find((entry: { id: string }) => entry.id === approver.id).approvalMode).toBe('auto');
-    const manual = await server.call('POST', '/v1/keys', { name: 'm', role: 'agent', workspaces: ['*'], approvalMode: 'manual' });
+    const manual = await server.call('POST', '/v1/keys', {
+      name: 'm',
+      role: 'agent',
+      workspaces: ['*'],
+      approvalMode: 'manual',
+    });
     secrets.push(manual.body.secret);
     expect(manual.body.approvalMode).toBe('manual');
   });
@@ -55,7 +68,15 @@ describe('POST /v1/keys', () => {
       [{ name: 'x', role: 'agent', workspaces: ['Not Valid'] }, /workspaces/],
       [{ name: 'x', role: 'agent', workspaces: ['*'], tools: ['read_flie'] }, /read_flie/],
       [{ name: 'x', role: 'agent', workspaces: ['*'], tools: ['bash:run'] }, /bash:run/],
-      [{ name: 'x', role: 'agent', workspaces: ['*'], rules: [{ tool: 'read_file', action: 'exec', decision: 'allow' }] }, /only bash has actions/],
+      [
+        {
+          name: 'x',
+          role: 'agent',
+          workspaces: ['*'],
+          rules: [{ tool: 'read_file', action: 'exec', decision: 'allow' }],
+        },
+        /only bash has actions/,
+      ],
       [{ name: 'x', role: 'agent', workspaces: ['*'], quota: { period: 'day' } }, /calls or processSeconds/],
       [{ name: 'x', role: 'agent', workspaces: ['*'], quota: { calls: 5, period: 'week' } }, /period/],
       [{ name: 'x', role: 'agent', workspaces: ['*'], notifyUrl: 'ftp://example.invalid/' }, /notifyUrl/],
@@ -64,7 +85,11 @@ describe('POST /v1/keys', () => {
     ];
     for (const [body, message] of bad) {
       const answer = await server.call('POST', '/v1/keys', body);
-      expect({ body, status: answer.status, code: answer.body.error?.code }).toEqual({ body, status: 400, code: 'invalid_argument' });
+      expect({ body, status: answer.status, code: answer.body.error?.code }).toEqual({
+        body,
+        status: 400,
+        code: 'invalid_argument',
+      });
       expect(answer.body.error.message).toMatch(message);
     }
   });
@@ -73,7 +98,11 @@ describe('POST /v1/keys', () => {
     for (const role of ['agent', 'approver', 'runner']) {
       const other = await key({ role, workspaces: ['*'] });
       const answer = await other.call('POST', '/v1/keys', { name: 'x', role: 'admin', workspaces: ['*'] });
-      expect({ role, status: answer.status, code: answer.body.error.code }).toEqual({ role, status: 403, code: 'forbidden' });
+      expect({ role, status: answer.status, code: answer.body.error.code }).toEqual({
+        role,
+        status: 403,
+        code: 'forbidden',
+      });
       expect((await other.call('DELETE', `/v1/keys/${other.id}`)).status).toBe(403);
     }
   });
@@ -160,8 +189,13 @@ describe('scope: three keys × three workspaces × four tools', () => {
           const answer = await keys[index]!.call('POST', `/v1/workspaces/${ws}/tools/${tool}`, argumentsFor(tool));
           seen.push(`${index} ${ws} ${tool}: ${answer.status} ${answer.body.error?.code ?? 'ok'}`);
           const visible = scope.workspaces.includes('*') || scope.workspaces.includes(ws);
-          const allowed = scope.tools === undefined || scope.tools.includes(tool) || (tool === 'bash' && scope.tools.includes('bash:exec'));
-          expected.push(`${index} ${ws} ${tool}: ${!visible ? '404 not_found' : !allowed ? '403 tool_not_allowed' : '200 ok'}`);
+          const allowed =
+            scope.tools === undefined ||
+            scope.tools.includes(tool) ||
+            (tool === 'bash' && scope.tools.includes('bash:exec'));
+          expected.push(
+            `${index} ${ws} ${tool}: ${!visible ? '404 not_found' : !allowed ? '403 tool_not_allowed' : '200 ok'}`,
+          );
         }
         // Outside the scope the workspace itself answers as absent.
         const info = await keys[index]!.call('GET', `/v1/workspaces/${ws}`);
@@ -174,7 +208,10 @@ describe('scope: three keys × three workspaces × four tools', () => {
 
   it('allows single bash actions by name: bash:exec does not allow start', async () => {
     const execOnly = await key({ role: 'agent', approvalMode: 'auto', workspaces: ['scope-a'], tools: ['bash:exec'] });
-    const start = await execOnly.call('POST', '/v1/workspaces/scope-a/tools/bash', { action: 'start', command: 'true' });
+    const start = await execOnly.call('POST', '/v1/workspaces/scope-a/tools/bash', {
+      action: 'start',
+      command: 'true',
+    });
     expect(start.status).toBe(403);
     expect(start.body.error).toMatchObject({ code: 'tool_not_allowed', details: { tool: 'bash', action: 'start' } });
     const list = await execOnly.call('POST', '/v1/workspaces/scope-a/tools/bash', { action: 'list' });
@@ -188,7 +225,8 @@ describe('secrets in logs', () => {
     await callApi(server.url, 'tg_not_a_real_key_but_secret_looking', 'GET', '/v1/keys');
     await callApi(server.url, undefined, 'GET', '/v1/keys', undefined, { authorization: 'Basic dXNlcjpwYXNz' });
     const output = server.output();
-    for (const secret of [...secrets, 'tg_not_a_real_key_but_secret_looking', 'dXNlcjpwYXNz']) expect(output).not.toContain(secret);
+    for (const secret of [...secrets, 'tg_not_a_real_key_but_secret_looking', 'dXNlcjpwYXNz'])
+      expect(output).not.toContain(secret);
     expect(output.toLowerCase()).not.toContain('bearer');
     expect(output.toLowerCase()).not.toContain('authorization');
   });

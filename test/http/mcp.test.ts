@@ -51,7 +51,8 @@ const waitForPending = (path: string): Promise<string> =>
   eventually(
     async () => {
       const answer = await approver.call('GET', '/v1/approvals?status=pending');
-      return (answer.body.approvals as any[]).find((candidate) => candidate.arguments?.path === path)?.id as string | undefined;
+      return (answer.body.approvals as any[]).find((candidate) => candidate.arguments?.path === path)?.id as
+        string | undefined;
     },
     { what: `a pending approval for ${path}`, intervalMs: 50 },
   );
@@ -64,8 +65,15 @@ describe('tools/list', () => {
     expect(http.status).toBe(200);
     expect(listed.tools.map((tool) => tool.name).sort()).toEqual(['apply_patch', 'bash', 'read_file', 'write_file']);
     expect(listed.tools).toEqual(http.body.tools);
-    const hints = Object.fromEntries(listed.tools.map((tool) => [tool.name, [tool.annotations?.readOnlyHint, tool.annotations?.destructiveHint]]));
-    expect(hints).toEqual({ read_file: [true, false], write_file: [false, true], apply_patch: [false, true], bash: [false, true] });
+    const hints = Object.fromEntries(
+      listed.tools.map((tool) => [tool.name, [tool.annotations?.readOnlyHint, tool.annotations?.destructiveHint]]),
+    );
+    expect(hints).toEqual({
+      read_file: [true, false],
+      write_file: [false, true],
+      apply_patch: [false, true],
+      bash: [false, true],
+    });
     expect(client.getServerVersion()?.name).toBe('toolgate');
   });
 });
@@ -73,20 +81,36 @@ describe('tools/list', () => {
 describe('tools/call', () => {
   it('round-trips write_file then read_file', async () => {
     const client = await connect(agent.secret);
-    const written = await client.callTool({ name: 'write_file', arguments: { path: 'notes/hello.txt', content: 'héllo\n' } });
+    const written = await client.callTool({
+      name: 'write_file',
+      arguments: { path: 'notes/hello.txt', content: 'héllo\n' },
+    });
     expect(written.isError).toBeFalsy();
-    expect(written.structuredContent).toMatchObject({ resolvedPath: 'notes/hello.txt', created: true, bytesWritten: 7 });
+    expect(written.structuredContent).toMatchObject({
+      resolvedPath: 'notes/hello.txt',
+      created: true,
+      bytesWritten: 7,
+    });
     expect(JSON.parse(textOf(written))).toEqual(written.structuredContent);
     const read = await client.callTool({ name: 'read_file', arguments: { path: 'notes/hello.txt' } });
     expect(read.isError).toBeFalsy();
-    expect(read.structuredContent).toMatchObject({ path: 'notes/hello.txt', content: 'héllo\n', totalLines: 1, truncated: false });
-    expect((await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'notes/hello.txt' })).body.result.content).toBe('héllo\n');
+    expect(read.structuredContent).toMatchObject({
+      path: 'notes/hello.txt',
+      content: 'héllo\n',
+      totalLines: 1,
+      truncated: false,
+    });
+    expect(
+      (await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'notes/hello.txt' })).body.result
+        .content,
+    ).toBe('héllo\n');
   });
 
   it('applies a patch in the Codex envelope', async () => {
     const client = await connect(agent.secret);
     await client.callTool({ name: 'write_file', arguments: { path: 'greet.txt', content: 'hello\n' } });
-    const patch = '*** Begin Patch\n*** Update File: greet.txt\n@@\n-hello\n+hello, world\n*** Add File: added.txt\n+new\n*** End Patch\n';
+    const patch =
+      '*** Begin Patch\n*** Update File: greet.txt\n@@\n-hello\n+hello, world\n*** Add File: added.txt\n+new\n*** End Patch\n';
     const patched = await client.callTool({ name: 'apply_patch', arguments: { patch } });
     expect(patched.isError).toBeFalsy();
     expect(patched.structuredContent).toMatchObject({ summary: 'A added.txt\nM greet.txt' });
@@ -123,12 +147,21 @@ describe('tools/call', () => {
 
   it('treats a workspace outside the key as absent: its endpoint answers 404 not_found, as every route of it does', async () => {
     expect((await server.call('PUT', '/v1/workspaces/mcp-private')).status).toBe(201);
-    const refused = await new Client({ name: 'toolgate-test', version: '1.0.0' }).connect(transportFor(agent.secret, '/v1/workspaces/mcp-private/mcp')).then(
-      () => 'connected',
-      (error: Error) => error.message,
-    );
+    const refused = await new Client({ name: 'toolgate-test', version: '1.0.0' })
+      .connect(transportFor(agent.secret, '/v1/workspaces/mcp-private/mcp'))
+      .then(
+        () => 'connected',
+        (error: Error) => error.message,
+      );
     expect(refused).toMatch(/"code":"not_found"/);
-    const answer = await callApi(server.url, agent.secret, 'POST', '/v1/workspaces/mcp-private/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { accept: 'application/json, text/event-stream' });
+    const answer = await callApi(
+      server.url,
+      agent.secret,
+      'POST',
+      '/v1/workspaces/mcp-private/mcp',
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { accept: 'application/json, text/event-stream' },
+    );
     expect({ status: answer.status, code: answer.body.error?.code }).toEqual({ status: 404, code: 'not_found' });
     expect(answer.body.error.message).toMatch(/^Workspace mcp-private does not exist/);
   });
@@ -148,7 +181,9 @@ describe('HTTP', () => {
 
   it('refuses runner keys with 403 and a bad waitMs with 400', async () => {
     const runner = await createKey(server, { role: 'runner', workspaces: ['*'] });
-    const forbidden = await new Client({ name: 'toolgate-test', version: '1.0.0' }).connect(transportFor(runner.secret)).catch((error: unknown) => error);
+    const forbidden = await new Client({ name: 'toolgate-test', version: '1.0.0' })
+      .connect(transportFor(runner.secret))
+      .catch((error: unknown) => error);
     expect((forbidden as StreamableHTTPError).code).toBe(403);
     const badWait = await new Client({ name: 'toolgate-test', version: '1.0.0' })
       .connect(transportFor(agent.secret, `/v1/workspaces/${WS}/mcp?waitMs=soon`))
@@ -158,7 +193,9 @@ describe('HTTP', () => {
 
   it('answers GET and DELETE with 405: the server is stateless, with no stream or session', async () => {
     for (const method of ['GET', 'DELETE']) {
-      const answer = await callApi(server.url, agent.secret, method, `/v1/workspaces/${WS}/mcp`, undefined, { accept: 'text/event-stream' });
+      const answer = await callApi(server.url, agent.secret, method, `/v1/workspaces/${WS}/mcp`, undefined, {
+        accept: 'text/event-stream',
+      });
       expect(answer.status).toBe(405);
       expect(answer.headers.get('allow')).toBe('POST');
       expect(answer.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
@@ -178,26 +215,37 @@ describe('approvals', () => {
     const id = (held.structuredContent as any).approval.id as string;
     expect(id).toMatch(/^apr_/);
     expect(text).toContain(id);
-    expect(held.structuredContent).toMatchObject({ approval: { status: 'pending', tool: 'write_file', workspace: WS } });
-    expect((await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'held.txt' })).body.error.code).toBe('not_found');
+    expect(held.structuredContent).toMatchObject({
+      approval: { status: 'pending', tool: 'write_file', workspace: WS },
+    });
+    expect(
+      (await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'held.txt' })).body.error.code,
+    ).toBe('not_found');
   });
 
   it('with ?waitMs, waits for the decision: a rejection reads [approval-rejected], an approval gives the result', async () => {
     const client = await connect(safeAgent.secret, `/v1/workspaces/${WS}/mcp?waitMs=30000`);
     const rejecting = client.callTool({ name: 'write_file', arguments: { path: 'rejected.txt', content: 'no' } });
     const rejectId = await waitForPending('rejected.txt');
-    expect((await approver.call('POST', `/v1/approvals/${rejectId}/decision`, { decision: 'reject', reason: 'not today' })).status).toBe(200);
+    expect(
+      (await approver.call('POST', `/v1/approvals/${rejectId}/decision`, { decision: 'reject', reason: 'not today' }))
+        .status,
+    ).toBe(200);
     const rejected = await rejecting;
     expect(rejected.isError).toBe(true);
     expect(textOf(rejected)).toMatch(/^\[approval-rejected\] not today/);
 
     const approving = client.callTool({ name: 'write_file', arguments: { path: 'approved.txt', content: 'yes' } });
     const approveId = await waitForPending('approved.txt');
-    expect((await approver.call('POST', `/v1/approvals/${approveId}/decision`, { decision: 'approve' })).status).toBe(200);
+    expect((await approver.call('POST', `/v1/approvals/${approveId}/decision`, { decision: 'approve' })).status).toBe(
+      200,
+    );
     const approved = await approving;
     expect(approved.isError).toBeFalsy();
     expect(approved.structuredContent).toMatchObject({ resolvedPath: 'approved.txt', created: true });
-    expect((await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'rejected.txt' })).body.error.code).toBe('not_found');
+    expect(
+      (await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'rejected.txt' })).body.error.code,
+    ).toBe('not_found');
   });
 });
 
@@ -221,7 +269,8 @@ describe('usage', () => {
     const rows = Object.fromEntries((answer.body.rows as any[]).map((row) => [row.group, row]));
     expect(Object.keys(rows).sort()).toEqual(['apply_patch', 'bash:exec', 'bash:list', 'read_file', 'write_file']);
     expect(rows.read_file).toMatchObject({ calls: 2, errors: 1 });
-    for (const group of ['write_file', 'apply_patch', 'bash:exec', 'bash:list']) expect(rows[group]).toMatchObject({ calls: 1, errors: 0 });
+    for (const group of ['write_file', 'apply_patch', 'bash:exec', 'bash:list'])
+      expect(rows[group]).toMatchObject({ calls: 1, errors: 0 });
     expect(rows.write_file.bytesIn).toBe(Buffer.byteLength(JSON.stringify(writeArgs), 'utf8'));
   });
 });

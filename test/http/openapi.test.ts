@@ -7,7 +7,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { errorStatus } from '../../src/core/errors.ts';
 import * as answers from '../../src/contract/http-answers.ts';
-import { checkpointInput, decisionInput, hookInput, importInput, keyInput, restoreInput, workspaceSettings } from '../../src/contract/http-requests.ts';
+import {
+  checkpointInput,
+  decisionInput,
+  hookInput,
+  importInput,
+  keyInput,
+  restoreInput,
+  workspaceSettings,
+} from '../../src/contract/http-requests.ts';
 import { toolResultSchemas } from '../../src/contract/tool-answers.ts';
 import { hookDeliveryInput } from '../../src/contract/http-requests.ts';
 import {
@@ -39,7 +47,9 @@ beforeAll(async () => {
 
 /** Every operation of the document as [method, path, operation]. */
 function operations(): [string, string, any][] {
-  return Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) => Object.entries(item).map(([method, op]): [string, string, any] => [method, path, op]));
+  return Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]): [string, string, any] => [method, path, op]),
+  );
 }
 
 function requestSchema(method: string, path: string, type = 'application/json'): unknown {
@@ -92,11 +102,17 @@ describe('GET /openapi.json', () => {
 
     const documented = operations().map(([method, path]) => ({ method: method.toUpperCase(), path }));
     // A route parameter stands for any one segment: /v1/workspaces/:ws/tools/:tool covers each tool's own path.
-    const pattern = (routePath: string) => new RegExp(`^${routePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:\w+/g, '[^/]+')}$`);
-    const covers = (route: { method: string; path: string }, op: { method: string; path: string }) => (route.method === 'ALL' || route.method === op.method) && pattern(route.path).test(op.path);
-    const undocumented = routes.filter((route) => !documented.some((op) => covers(route, op))).map((route) => `${route.method} ${route.path}`);
+    const pattern = (routePath: string) =>
+      new RegExp(`^${routePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:\w+/g, '[^/]+')}$`);
+    const covers = (route: { method: string; path: string }, op: { method: string; path: string }) =>
+      (route.method === 'ALL' || route.method === op.method) && pattern(route.path).test(op.path);
+    const undocumented = routes
+      .filter((route) => !documented.some((op) => covers(route, op)))
+      .map((route) => `${route.method} ${route.path}`);
     expect(undocumented).toEqual([]);
-    const unserved = documented.filter((op) => !routes.some((route) => covers(route, op))).map((op) => `${op.method} ${op.path}`);
+    const unserved = documented
+      .filter((op) => !routes.some((route) => covers(route, op)))
+      .map((op) => `${op.method} ${op.path}`);
     expect(unserved).toEqual([]);
     expect(documented).toContainEqual({ method: 'POST', path: '/v1/workspaces/{ws}/mcp' });
   });
@@ -106,23 +122,42 @@ describe('GET /openapi.json', () => {
     expect(listed.body.tools.map((tool: { name: string }) => tool.name)).toEqual(builtinTools.map((tool) => tool.name));
     for (const tool of builtinTools) {
       expect(requestSchema('post', `/v1/workspaces/{ws}/tools/${tool.name}`)).toEqual(inputJsonSchema(tool));
-      expect(listed.body.tools.find((entry: { name: string }) => entry.name === tool.name).inputSchema).toEqual(inputJsonSchema(tool));
+      expect(listed.body.tools.find((entry: { name: string }) => entry.name === tool.name).inputSchema).toEqual(
+        inputJsonSchema(tool),
+      );
     }
   });
 
   it("documents each other request body as exactly z.toJSONSchema of the route's zod schema", () => {
-    for (const [method, path, schema] of routeBodies) expect({ method, path, schema: requestSchema(method, path) }).toEqual({ method, path, schema: asRequest(schema) });
+    for (const [method, path, schema] of routeBodies)
+      expect({ method, path, schema: requestSchema(method, path) }).toEqual({
+        method,
+        path,
+        schema: asRequest(schema),
+      });
     // The runner's text/plain output form takes its fields in the query, from the route's query schema.
-    const query = doc.paths['/v1/runner/workspaces/{ws}/processes/{id}/output'].post.parameters.filter((parameter: { in: string }) => parameter.in === 'query');
-    expect(Object.fromEntries(query.map((parameter: { name: string; schema: unknown }) => [parameter.name, parameter.schema]))).toEqual((asRequest(outputQuery) as any).properties);
+    const query = doc.paths['/v1/runner/workspaces/{ws}/processes/{id}/output'].post.parameters.filter(
+      (parameter: { in: string }) => parameter.in === 'query',
+    );
+    expect(
+      Object.fromEntries(
+        query.map((parameter: { name: string; schema: unknown }) => [parameter.name, parameter.schema]),
+      ),
+    ).toEqual((asRequest(outputQuery) as any).properties);
     // The runner's uploads are raw bytes, their fields in the query, from the routes' query schemas.
     const uploads: [string, string, z.ZodType][] = [
       ['put', '/v1/runner/workspaces/{ws}/processes/{id}/blobs/{hash}', blobPieceQuery],
       ['post', '/v1/runner/workspaces/{ws}/processes/{id}/blobs', blobUploadQuery],
     ];
     for (const [method, path, schema] of uploads) {
-      const parameters = doc.paths[path][method].parameters.filter((parameter: { in: string }) => parameter.in === 'query');
-      expect(Object.fromEntries(parameters.map((parameter: { name: string; schema: unknown }) => [parameter.name, parameter.schema]))).toEqual((asRequest(schema) as any).properties);
+      const parameters = doc.paths[path][method].parameters.filter(
+        (parameter: { in: string }) => parameter.in === 'query',
+      );
+      expect(
+        Object.fromEntries(
+          parameters.map((parameter: { name: string; schema: unknown }) => [parameter.name, parameter.schema]),
+        ),
+      ).toEqual((asRequest(schema) as any).properties);
       expect(Object.keys(doc.paths[path][method].requestBody.content)).toEqual(['application/octet-stream']);
     }
     // No body is documented from anything else: a new route with a body needs its schema here.
@@ -132,7 +167,9 @@ describe('GET /openapi.json', () => {
       ...builtinTools.map((tool) => `post /v1/workspaces/{ws}/tools/${tool.name}`),
       'post /v1/workspaces/{ws}/mcp',
     ]);
-    const withBodies = operations().filter(([, , op]) => op.requestBody).map(([method, path]) => `${method} ${path}`);
+    const withBodies = operations()
+      .filter(([, , op]) => op.requestBody)
+      .map(([method, path]) => `${method} ${path}`);
     expect(withBodies.filter((operation) => !checked.has(operation))).toEqual([]);
   });
 
@@ -147,9 +184,17 @@ describe('GET /openapi.json', () => {
       expect({ where, has500: op.responses['500'] !== undefined }).toEqual({ where, has500: true });
       if (where === 'post /v1/hooks/{hookId}') {
         // A webhook delivery is authenticated by its signature alone: no key, and 401 for a bad signature.
-        expect({ where, has401: op.responses['401'] !== undefined, security: op.security }).toEqual({ where, has401: true, security: [] });
+        expect({ where, has401: op.responses['401'] !== undefined, security: op.security }).toEqual({
+          where,
+          has401: true,
+          security: [],
+        });
       } else if (path.startsWith('/v1/')) {
-        expect({ where, has401: op.responses['401'] !== undefined, security: op.security }).toEqual({ where, has401: true, security: undefined });
+        expect({ where, has401: op.responses['401'] !== undefined, security: op.security }).toEqual({
+          where,
+          has401: true,
+          security: undefined,
+        });
       } else {
         expect({ where, security: op.security }).toEqual({ where, security: [] });
       }
@@ -160,7 +205,9 @@ describe('GET /openapi.json', () => {
     }
     // A tool call documents what docs/api.md lists for it, e.g. read_file's binary_file (415) and approvals (202).
     const readFile = doc.paths['/v1/workspaces/{ws}/tools/read_file'].post.responses;
-    expect(Object.keys(readFile)).toEqual(expect.arrayContaining(['200', '202', '400', '401', '402', '403', '404', '413', '415', '429', '500', '503']));
+    expect(Object.keys(readFile)).toEqual(
+      expect.arrayContaining(['200', '202', '400', '401', '402', '403', '404', '413', '415', '429', '500', '503']),
+    );
     expect(readFile['429'].headers['Retry-After']).toBeDefined();
   });
 
@@ -171,27 +218,58 @@ describe('GET /openapi.json', () => {
     };
     const created = await server.call('PUT', '/v1/workspaces/docs-check');
     fits(answers.workspaceInfoSchema, created.body);
-    fits(toolResultSchemas.write_file!, (await server.call('POST', '/v1/workspaces/docs-check/tools/write_file', { path: 'a/b.txt', content: 'one\n' })).body.result);
-    fits(toolResultSchemas.read_file!, (await server.call('POST', '/v1/workspaces/docs-check/tools/read_file', { path: 'a/b.txt' })).body.result);
-    const patch = '*** Begin Patch\n*** Update File: a/b.txt\n@@\n-one\n+two\n*** Add File: c.txt\n+three\n*** End Patch\n';
-    fits(toolResultSchemas.apply_patch!, (await server.call('POST', '/v1/workspaces/docs-check/tools/apply_patch', { patch })).body.result);
-    const exec = await server.call('POST', '/v1/workspaces/docs-check/tools/bash', { action: 'exec', command: 'echo hi' });
+    fits(
+      toolResultSchemas.write_file!,
+      (await server.call('POST', '/v1/workspaces/docs-check/tools/write_file', { path: 'a/b.txt', content: 'one\n' }))
+        .body.result,
+    );
+    fits(
+      toolResultSchemas.read_file!,
+      (await server.call('POST', '/v1/workspaces/docs-check/tools/read_file', { path: 'a/b.txt' })).body.result,
+    );
+    const patch =
+      '*** Begin Patch\n*** Update File: a/b.txt\n@@\n-one\n+two\n*** Add File: c.txt\n+three\n*** End Patch\n';
+    fits(
+      toolResultSchemas.apply_patch!,
+      (await server.call('POST', '/v1/workspaces/docs-check/tools/apply_patch', { patch })).body.result,
+    );
+    const exec = await server.call('POST', '/v1/workspaces/docs-check/tools/bash', {
+      action: 'exec',
+      command: 'echo hi',
+    });
     expect(exec.status, JSON.stringify(exec.body)).toBe(200);
     fits(toolResultSchemas.bash!, exec.body.result);
-    fits(toolResultSchemas.bash!, (await server.call('POST', '/v1/workspaces/docs-check/tools/bash', { action: 'list' })).body.result);
+    fits(
+      toolResultSchemas.bash!,
+      (await server.call('POST', '/v1/workspaces/docs-check/tools/bash', { action: 'list' })).body.result,
+    );
     fits(answers.workspaceInfoSchema, (await server.call('GET', '/v1/workspaces/docs-check')).body);
     fits(answers.fileListSchema, (await server.call('GET', '/v1/workspaces/docs-check/files?recursive=true')).body);
     fits(answers.toolListSchema, (await server.call('GET', '/v1/tools?format=openai')).body);
-    const key = await server.call('POST', '/v1/keys', { name: 'docs', role: 'agent', workspaces: ['docs-check'], approvalMode: 'manual', quota: { calls: 10, period: 'day' } });
+    const key = await server.call('POST', '/v1/keys', {
+      name: 'docs',
+      role: 'agent',
+      workspaces: ['docs-check'],
+      approvalMode: 'manual',
+      quota: { calls: 10, period: 'day' },
+    });
     fits(answers.keyCreatedSchema, key.body);
     fits(answers.keyListSchema, (await server.call('GET', '/v1/keys')).body);
-    const pending = await callApi(server.url, key.body.secret, 'POST', '/v1/workspaces/docs-check/tools/read_file', { path: 'c.txt' });
+    const pending = await callApi(server.url, key.body.secret, 'POST', '/v1/workspaces/docs-check/tools/read_file', {
+      path: 'c.txt',
+    });
     expect(pending.status).toBe(202);
     fits(answers.approvalPendingSchema, pending.body);
-    fits(answers.approvalSchema, (await server.call('POST', `/v1/approvals/${pending.body.approval.id}/decision`, { decision: 'approve' })).body);
+    fits(
+      answers.approvalSchema,
+      (await server.call('POST', `/v1/approvals/${pending.body.approval.id}/decision`, { decision: 'approve' })).body,
+    );
     fits(answers.approvalListSchema, (await server.call('GET', '/v1/approvals')).body);
     fits(answers.usageSchema, (await server.call('GET', '/v1/usage?groupBy=workspace')).body);
-    fits(answers.errorBodySchema, (await server.call('POST', '/v1/workspaces/docs-check/tools/read_file', { path: '../x' })).body);
+    fits(
+      answers.errorBodySchema,
+      (await server.call('POST', '/v1/workspaces/docs-check/tools/read_file', { path: '../x' })).body,
+    );
     fits(answers.healthSchema, (await callApi(server.url, undefined, 'GET', '/healthz')).body);
   });
 });

@@ -27,9 +27,19 @@ beforeAll(async () => {
   await server.call('PUT', '/v1/workspaces/bl');
   // Files go in as a runner commits them (binary included): lease a job, sync its writes, report its exit.
   await server.call('POST', '/v1/workspaces/bl/tools/bash', { action: 'start', command: 'true' });
-  const { processId, token } = (await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 })).body.job;
-  const changes = Object.entries(contents).map(([path, bytes]) => ({ op: 'write', path, contentBase64: Buffer.from(bytes).toString('base64'), baseVersion: null }));
-  const synced = await callApi(server.url, runnerKey, 'POST', `/v1/runner/workspaces/bl/processes/${processId}/sync`, { token, changes });
+  const { processId, token } = (
+    await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 })
+  ).body.job;
+  const changes = Object.entries(contents).map(([path, bytes]) => ({
+    op: 'write',
+    path,
+    contentBase64: Buffer.from(bytes).toString('base64'),
+    baseVersion: null,
+  }));
+  const synced = await callApi(server.url, runnerKey, 'POST', `/v1/runner/workspaces/bl/processes/${processId}/sync`, {
+    token,
+    changes,
+  });
   expect(synced.body.committed.sort()).toEqual(Object.keys(contents).sort());
 });
 
@@ -40,7 +50,11 @@ async function rawBatch(ids: string[]): Promise<{ status: number; type: string |
     headers: { authorization: `Bearer ${runnerKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ hashes: ids }),
   });
-  return { status: response.status, type: response.headers.get('content-type'), body: new Uint8Array(await response.arrayBuffer()) };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    body: new Uint8Array(await response.arrayBuffer()),
+  };
 }
 
 describe('the blob batch route', () => {
@@ -51,7 +65,7 @@ describe('the blob batch route', () => {
     expect(type).toMatch(/^application\/octet-stream/);
     const frames: { id: string; bytes: Uint8Array }[] = [];
     const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
-    for (let offset = 0; offset < body.byteLength; ) {
+    for (let offset = 0; offset < body.byteLength;) {
       const id = new TextDecoder().decode(body.subarray(offset, offset + 64));
       const length = Number(view.getBigUint64(offset + 64));
       frames.push({ id, bytes: body.subarray(offset + 72, offset + 72 + length) });
@@ -64,21 +78,34 @@ describe('the blob batch route', () => {
   it('reads back byte for byte through RunnerClient, binary and empty blobs included', async () => {
     const blobs = await new RunnerClient(server.url, runnerKey).blobs('bl', [...hashes, hashes[0]!]);
     expect([...blobs.keys()].sort()).toEqual([...hashes].sort());
-    for (const bytes of Object.values(contents)) expect(Buffer.from(blobs.get(sha256(bytes))!).equals(Buffer.from(bytes))).toBe(true);
+    for (const bytes of Object.values(contents))
+      expect(Buffer.from(blobs.get(sha256(bytes))!).equals(Buffer.from(bytes))).toBe(true);
   });
 
   it('refuses more than 1,000 ids, none, or one that is not a blob id, as invalid_argument', async () => {
-    for (const ids of [Array.from({ length: 1001 }, () => hashes[0]!), [], ['../../etc/passwd'], [hashes[0]!.toUpperCase()]]) {
+    for (const ids of [
+      Array.from({ length: 1001 }, () => hashes[0]!),
+      [],
+      ['../../etc/passwd'],
+      [hashes[0]!.toUpperCase()],
+    ]) {
       const answer = await callApi(server.url, runnerKey, 'POST', '/v1/runner/workspaces/bl/blobs', { hashes: ids });
-      expect({ status: answer.status, code: answer.body.error?.code }).toEqual({ status: 400, code: 'invalid_argument' });
+      expect({ status: answer.status, code: answer.body.error?.code }).toEqual({
+        status: 400,
+        code: 'invalid_argument',
+      });
       expect(answer.body.error.message).toMatch(/hashes/);
     }
-    const atLimit = await callApi(server.url, runnerKey, 'POST', '/v1/runner/workspaces/bl/blobs', { hashes: Array.from({ length: 1000 }, () => hashes[1]!) });
+    const atLimit = await callApi(server.url, runnerKey, 'POST', '/v1/runner/workspaces/bl/blobs', {
+      hashes: Array.from({ length: 1000 }, () => hashes[1]!),
+    });
     expect(atLimit.status).toBe(200);
   });
 
   it('answers an error status, not a short answer, when a blob asked for is missing', async () => {
-    const answer = await callApi(server.url, runnerKey, 'POST', '/v1/runner/workspaces/bl/blobs', { hashes: [hashes[0]!, 'f'.repeat(64)] });
+    const answer = await callApi(server.url, runnerKey, 'POST', '/v1/runner/workspaces/bl/blobs', {
+      hashes: [hashes[0]!, 'f'.repeat(64)],
+    });
     expect(answer.status).toBeGreaterThanOrEqual(400);
     expect(answer.body.error?.code).toBeDefined();
   });
@@ -94,7 +121,9 @@ describe('RunnerClient.blobs', () => {
   async function peerAnswering(body: Uint8Array, type = 'application/octet-stream'): Promise<RunnerClient> {
     const peer = createServer((request, response) => {
       request.resume();
-      request.on('end', () => response.writeHead(200, { 'content-type': type, 'content-length': body.byteLength }).end(body));
+      request.on('end', () =>
+        response.writeHead(200, { 'content-type': type, 'content-length': body.byteLength }).end(body),
+      );
     });
     peers.push(peer);
     await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
@@ -118,6 +147,8 @@ describe('RunnerClient.blobs', () => {
       await expect((await peerAnswering(answer)).blobs('bl', ids), what).rejects.toThrow(error);
     }
     const json = new TextEncoder().encode(JSON.stringify({ blobs: { [hashes[0]!]: 'AA==' } }));
-    await expect((await peerAnswering(json, 'application/json')).blobs('bl', [hashes[0]!])).rejects.toThrow(/not a binary blob batch/);
+    await expect((await peerAnswering(json, 'application/json')).blobs('bl', [hashes[0]!])).rejects.toThrow(
+      /not a binary blob batch/,
+    );
   });
 });

@@ -27,7 +27,8 @@ function snapshot(dir: string, prefix = ''): Record<string, string> {
       found[key] = `dir ${stat.mode.toString(8)}`;
       Object.assign(found, snapshot(path, `${key}/`));
     } else {
-      found[key] = `${stat.isFile() ? 'file' : 'other'} ${stat.mode.toString(8)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`;
+      found[key] =
+        `${stat.isFile() ? 'file' : 'other'} ${stat.mode.toString(8)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`;
     }
   }
   return found;
@@ -48,7 +49,10 @@ async function leaked(): Promise<string[]> {
   const found: string[] = [];
   for (const entry of listing.body.entries as { path: string; type: string }[]) {
     if (entry.type !== 'file') continue;
-    const read = await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: entry.path, maxChars: 1_000_000 });
+    const read = await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, {
+      path: entry.path,
+      maxChars: 1_000_000,
+    });
     if (read.status === 200 && (read.body.result.content as string).includes(SECRET)) found.push(entry.path);
   }
   return found;
@@ -92,17 +96,30 @@ describe('a command that swaps entries of its copy for links to a host file', ()
         // An exec reads and writes beside it (materialise, overlay, scan, sync), and the API
         // changes what materialise must put where the swapper plays. An exec may fail when the
         // swapper takes away a directory its copy is being written into; it must never leak.
-        const exec = await bash({ action: 'exec', command: `cat f d/x 2>/dev/null | head -c 100 >/dev/null; echo ${round} > round.txt; mkdir -p out && echo ${round} > out/r${round % 3}`, timeoutMs: 60_000 });
+        const exec = await bash({
+          action: 'exec',
+          command: `cat f d/x 2>/dev/null | head -c 100 >/dev/null; echo ${round} > round.txt; mkdir -p out && echo ${round} > out/r${round % 3}`,
+          timeoutMs: 60_000,
+        });
         if (exec.status === 200) served += 1;
         // What the sync just committed: no file may hold the canary's bytes, even for a moment.
         leaks.push(...(await leaked()));
-        await server.call('POST', `/v1/workspaces/${WS}/tools/write_file`, { path: `d/api-${round % 2}.txt`, content: `api ${round}\n` });
+        await server.call('POST', `/v1/workspaces/${WS}/tools/write_file`, {
+          path: `d/api-${round % 2}.txt`,
+          content: `api ${round}\n`,
+        });
         await server.call('POST', `/v1/workspaces/${WS}/tools/write_file`, { path: 'x', content: `api x ${round}\n` });
       }
     } finally {
       await bash({ action: 'stop', processId: started.processId, graceMs: 0 });
     }
-    await eventually(async () => ['stopped', 'exited'].includes((await ok(bash({ action: 'status', processId: started.processId }))).result.status), { what: 'the swapping process to end', intervalMs: 100 });
+    await eventually(
+      async () =>
+        ['stopped', 'exited'].includes(
+          (await ok(bash({ action: 'status', processId: started.processId }))).result.status,
+        ),
+      { what: 'the swapping process to end', intervalMs: 100 },
+    );
     expect(served).toBeGreaterThan(3);
 
     // The canary's folder: the same entries with the same bytes and modes.

@@ -40,10 +40,19 @@ describe('runner failure', () => {
     cleanups.push(() => removeDir(target.dataDir));
     await target.call('PUT', '/v1/workspaces/fo');
     const first = await runner(target);
-    const started = (await target.call('POST', '/v1/workspaces/fo/tools/bash', { action: 'start', command: 'sleep 120' })).body.result;
-    await eventually(async () => (await statusOf(target, 'fo', started.processId)).status === 'running', { what: 'the job to run', intervalMs: 100 });
+    const started = (
+      await target.call('POST', '/v1/workspaces/fo/tools/bash', { action: 'start', command: 'sleep 120' })
+    ).body.result;
+    await eventually(async () => (await statusOf(target, 'fo', started.processId)).status === 'running', {
+      what: 'the job to run',
+      intervalMs: 100,
+    });
     await first.kill('SIGKILL');
-    await eventually(async () => (await statusOf(target, 'fo', started.processId)).status === 'lost', { what: 'the job to be lost', timeoutMs: 45_000, intervalMs: 250 });
+    await eventually(async () => (await statusOf(target, 'fo', started.processId)).status === 'lost', {
+      what: 'the job to be lost',
+      timeoutMs: 45_000,
+      intervalMs: 250,
+    });
     await runner(target);
     const exec = await target.call('POST', '/v1/workspaces/fo/tools/bash', { action: 'exec', command: 'echo served' });
     expect(exec.body.result).toMatchObject({ exitCode: 0, stdout: 'served\n' });
@@ -53,21 +62,46 @@ describe('runner failure', () => {
     const target = await server({ TOOLGATE_LEASE_MS: '1000' });
     cleanups.push(() => removeDir(target.dataDir));
     await target.call('PUT', '/v1/workspaces/st');
-    const started = (await target.call('POST', '/v1/workspaces/st/tools/bash', { action: 'start', command: 'true' })).body.result;
+    const started = (await target.call('POST', '/v1/workspaces/st/tools/bash', { action: 'start', command: 'true' }))
+      .body.result;
     // Play a runner that leases the job, starts it, then goes silent.
     const runnerKey = (await createRunnerKey(target)).secret;
     const lease = await callApi(target.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'silent', waitMs: 0 });
     expect(lease.body.job.processId).toBe(started.processId);
     const { token } = lease.body.job;
-    expect((await callApi(target.url, runnerKey, 'POST', `/v1/runner/workspaces/st/processes/${started.processId}/started`, { token, pid: 1 })).status).toBe(200);
-    await eventually(async () => (await statusOf(target, 'st', started.processId)).status === 'lost', { what: 'the job to be lost', timeoutMs: 45_000, intervalMs: 250 });
+    expect(
+      (
+        await callApi(
+          target.url,
+          runnerKey,
+          'POST',
+          `/v1/runner/workspaces/st/processes/${started.processId}/started`,
+          { token, pid: 1 },
+        )
+      ).status,
+    ).toBe(200);
+    await eventually(async () => (await statusOf(target, 'st', started.processId)).status === 'lost', {
+      what: 'the job to be lost',
+      timeoutMs: 45_000,
+      intervalMs: 250,
+    });
     for (const [route, body] of [
       ['output', { token, data: 'late' }],
       ['heartbeat', { token }],
       ['exit', { token, exitCode: 0, status: 'exited' }],
     ] as const) {
-      const answer = await callApi(target.url, runnerKey, 'POST', `/v1/runner/workspaces/st/processes/${started.processId}/${route}`, body);
-      expect({ route, status: answer.status, code: answer.body.error?.code }).toEqual({ route, status: 409, code: 'conflict' });
+      const answer = await callApi(
+        target.url,
+        runnerKey,
+        'POST',
+        `/v1/runner/workspaces/st/processes/${started.processId}/${route}`,
+        body,
+      );
+      expect({ route, status: answer.status, code: answer.body.error?.code }).toEqual({
+        route,
+        status: 409,
+        code: 'conflict',
+      });
     }
     expect((await statusOf(target, 'st', started.processId)).status).toBe('lost');
   });
@@ -82,9 +116,15 @@ describe('server restart', () => {
     await first.call('PUT', '/v1/workspaces/rs');
     await runner(first);
     const started = (
-      await first.call('POST', '/v1/workspaces/rs/tools/bash', { action: 'start', command: 'for i in $(seq 1 30); do echo "tick $i"; sleep 0.1; done' })
+      await first.call('POST', '/v1/workspaces/rs/tools/bash', {
+        action: 'start',
+        command: 'for i in $(seq 1 30); do echo "tick $i"; sleep 0.1; done',
+      })
     ).body.result;
-    await eventually(async () => (await statusOf(first, 'rs', started.processId)).status === 'running', { what: 'the process to run', intervalMs: 100 });
+    await eventually(async () => (await statusOf(first, 'rs', started.processId)).status === 'running', {
+      what: 'the process to run',
+      intervalMs: 100,
+    });
     await first.stop();
     const second = await server({ PORT: port }, dataDir);
     expect(['running', 'exited']).toContain((await statusOf(second, 'rs', started.processId)).status);
@@ -96,7 +136,9 @@ describe('server restart', () => {
       { what: 'the process to end', intervalMs: 100 },
     );
     expect(record).toMatchObject({ status: 'exited', exitCode: 0 });
-    const logs = (await second.call('POST', '/v1/workspaces/rs/tools/bash', { action: 'logs', processId: started.processId })).body.result;
+    const logs = (
+      await second.call('POST', '/v1/workspaces/rs/tools/bash', { action: 'logs', processId: started.processId })
+    ).body.result;
     expect(logs.data).toBe(Array.from({ length: 30 }, (_, i) => `tick ${i + 1}\n`).join(''));
   });
 });

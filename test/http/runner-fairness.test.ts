@@ -14,7 +14,9 @@ async function bash(server: ServerProcess, ws: string, args: Record<string, unkn
 }
 
 async function statuses(server: ServerProcess, ws: string): Promise<string[]> {
-  return ((await bash(server, ws, { action: 'list' })).processes as { status: string }[]).map((process) => process.status);
+  return ((await bash(server, ws, { action: 'list' })).processes as { status: string }[]).map(
+    (process) => process.status,
+  );
 }
 
 describe('the in-process runner', () => {
@@ -23,8 +25,12 @@ describe('the in-process runner', () => {
   it("runs at most a workspace's share of its started processes, and another workspace's exec goes first", async () => {
     for (const ws of ['busy', 'other']) expect((await server.call('PUT', `/v1/workspaces/${ws}`)).status).toBe(201);
     const started = [];
-    for (let i = 0; i < 10; i += 1) started.push((await bash(server, 'busy', { action: 'start', command: 'sleep 300' })).processId as string);
-    await eventually(async () => (await statuses(server, 'busy')).filter((status) => status === 'running').length === 3, { what: 'three of them to run', intervalMs: 100 });
+    for (let i = 0; i < 10; i += 1)
+      started.push((await bash(server, 'busy', { action: 'start', command: 'sleep 300' })).processId as string);
+    await eventually(
+      async () => (await statuses(server, 'busy')).filter((status) => status === 'running').length === 3,
+      { what: 'three of them to run', intervalMs: 100 },
+    );
     // An exec no runner picks up within its timeoutMs answers 503: answered, it was picked up in time.
     const exec = await bash(server, 'other', { action: 'exec', command: 'echo ok', timeoutMs: 2000 });
     expect(exec).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
@@ -33,7 +39,12 @@ describe('the in-process runner', () => {
     expect(now.filter((status) => status === 'queued')).toHaveLength(7);
     // A slot of the workspace frees: the next of its processes runs.
     await bash(server, 'busy', { action: 'stop', processId: started[0], graceMs: 0 });
-    await eventually(async () => (await statuses(server, 'busy')).filter((status) => status === 'running').length === 3 && (await statuses(server, 'busy')).filter((status) => status === 'queued').length === 6, { what: 'the fourth to run', intervalMs: 100 });
+    await eventually(
+      async () =>
+        (await statuses(server, 'busy')).filter((status) => status === 'running').length === 3 &&
+        (await statuses(server, 'busy')).filter((status) => status === 'queued').length === 6,
+      { what: 'the fourth to run', intervalMs: 100 },
+    );
     for (const processId of started) await bash(server, 'busy', { action: 'stop', processId, graceMs: 0 });
   });
 });
@@ -48,17 +59,24 @@ describe('a runner with two slots', () => {
   });
 
   it('keeps its last slot for exec: a second started process waits while an exec runs', async () => {
-    for (const ws of ['first', 'second', 'third']) expect((await server.call('PUT', `/v1/workspaces/${ws}`)).status).toBe(201);
+    for (const ws of ['first', 'second', 'third'])
+      expect((await server.call('PUT', `/v1/workspaces/${ws}`)).status).toBe(201);
     runner = await startRunner(server.url, (await createRunnerKey(server)).secret, dataDir);
     const first = (await bash(server, 'first', { action: 'start', command: 'sleep 300' })).processId;
-    await eventually(async () => (await statuses(server, 'first'))[0] === 'running', { what: 'the first started process to run', intervalMs: 100 });
+    await eventually(async () => (await statuses(server, 'first'))[0] === 'running', {
+      what: 'the first started process to run',
+      intervalMs: 100,
+    });
     const second = (await bash(server, 'second', { action: 'start', command: 'sleep 300' })).processId;
     const exec = await bash(server, 'third', { action: 'exec', command: 'echo served', timeoutMs: 5000 });
     expect(exec).toMatchObject({ exitCode: 0, stdout: 'served\n' });
     expect(await statuses(server, 'second')).toEqual(['queued']);
     // Once the first ends, its slot takes the second.
     await bash(server, 'first', { action: 'stop', processId: first, graceMs: 0 });
-    await eventually(async () => (await statuses(server, 'second'))[0] === 'running', { what: 'the second started process to run', intervalMs: 100 });
+    await eventually(async () => (await statuses(server, 'second'))[0] === 'running', {
+      what: 'the second started process to run',
+      intervalMs: 100,
+    });
     await bash(server, 'second', { action: 'stop', processId: second, graceMs: 0 });
   });
 });

@@ -18,7 +18,10 @@ describe('a key of role runner', () => {
     await server.call('PUT', '/v1/workspaces/runner-key');
     const key = await createKey(server, { role: 'runner', workspaces: ['*'] });
     runner = await startRunner(server.url, key.secret, runnerDir);
-    const answer = await server.call('POST', '/v1/workspaces/runner-key/tools/bash', { action: 'exec', command: 'echo served > by-runner.txt; echo ok' });
+    const answer = await server.call('POST', '/v1/workspaces/runner-key/tools/bash', {
+      action: 'exec',
+      command: 'echo served > by-runner.txt; echo ok',
+    });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.body.result).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
     const read = await server.call('POST', '/v1/workspaces/runner-key/tools/read_file', { path: 'by-runner.txt' });
@@ -29,7 +32,11 @@ describe('a key of role runner', () => {
     for (const role of ['agent', 'approver']) {
       const key = await createKey(server, { role, workspaces: ['*'] });
       const answer = await key.call('POST', '/v1/runner/lease', { runnerId: 'intruder', waitMs: 0 });
-      expect({ role, status: answer.status, code: answer.body.error.code }).toEqual({ role, status: 403, code: 'forbidden' });
+      expect({ role, status: answer.status, code: answer.body.error.code }).toEqual({
+        role,
+        status: 403,
+        code: 'forbidden',
+      });
     }
   });
 });

@@ -25,8 +25,12 @@ function poll(runnerId: string, waitMs: number, key = runnerKey): Poll {
     signal: abort.signal,
   }).then(async (response) => {
     const text = await response.text();
-    if (response.status !== 200 && response.status !== 204) throw new Error(`lease answered ${response.status}: ${text}`);
-    return { status: response.status, processId: text === '' ? undefined : (JSON.parse(text) as { job: { processId: string } }).job.processId };
+    if (response.status !== 200 && response.status !== 204)
+      throw new Error(`lease answered ${response.status}: ${text}`);
+    return {
+      status: response.status,
+      processId: text === '' ? undefined : (JSON.parse(text) as { job: { processId: string } }).job.processId,
+    };
   });
   // An aborted poll's rejection is expected; it is awaited where it matters.
   answer.catch(() => undefined);
@@ -66,32 +70,38 @@ describe('lease long-polls', () => {
     // A request with no job to wake it answers 204 at the end of its wait.
     expect((await poll('idle', 200).answer).status).toBe(204);
     // Leased but not yet started: the processes are still queued.
-    const status = await server.call('POST', '/v1/workspaces/lease-1/tools/bash', { action: 'status', processId: handed[0] });
+    const status = await server.call('POST', '/v1/workspaces/lease-1/tools/bash', {
+      action: 'status',
+      processId: handed[0],
+    });
     expect(status.body.result.status).toBe('queued');
   }, 20_000);
 
   // Not on the Cloudflare home: under wrangler dev a runner's hang-up does not reach the lease
   // request waiting in the Worker, so the next waiter is not handed the job and answers 204 at the
   // end of its wait.
-  it.skipIf(testHome === 'worker')('a job woken for a request whose runner hung up goes to the next waiting request', async () => {
-    await server.call('PUT', '/v1/workspaces/lease-gone');
-    // A key of this workspace alone: the jobs the other test leased and left, requeued once their
-    // leases lapse, are not this one's.
-    const scoped = (await createRunnerKey(server, ['lease-gone'])).secret;
-    const gone = poll('gone', 20_000, scoped);
-    await roundTrip();
-    const next = poll('next', 20_000, scoped);
-    await roundTrip();
-    // The oldest waiter hangs up: the server learns it only when the job wakes it.
-    gone.abort.abort();
-    await expect(gone.answer).rejects.toThrow();
-    // The server notices the closed connection when its event loop next turns; a job queued
-    // before that would be handed to the closed request (and come back only when its lease expires).
-    await roundTrip();
-    const processId = await start('lease-gone');
-    expect(await next.answer).toEqual({ status: 200, processId });
-    // Nothing is left queued for a runner that will never run it.
-    const again = await callApi(server.url, scoped, 'POST', '/v1/runner/lease', { runnerId: 'late', waitMs: 0 });
-    expect(again.status).toBe(204);
-  });
+  it.skipIf(testHome === 'worker')(
+    'a job woken for a request whose runner hung up goes to the next waiting request',
+    async () => {
+      await server.call('PUT', '/v1/workspaces/lease-gone');
+      // A key of this workspace alone: the jobs the other test leased and left, requeued once their
+      // leases lapse, are not this one's.
+      const scoped = (await createRunnerKey(server, ['lease-gone'])).secret;
+      const gone = poll('gone', 20_000, scoped);
+      await roundTrip();
+      const next = poll('next', 20_000, scoped);
+      await roundTrip();
+      // The oldest waiter hangs up: the server learns it only when the job wakes it.
+      gone.abort.abort();
+      await expect(gone.answer).rejects.toThrow();
+      // The server notices the closed connection when its event loop next turns; a job queued
+      // before that would be handed to the closed request (and come back only when its lease expires).
+      await roundTrip();
+      const processId = await start('lease-gone');
+      expect(await next.answer).toEqual({ status: 200, processId });
+      // Nothing is left queued for a runner that will never run it.
+      const again = await callApi(server.url, scoped, 'POST', '/v1/runner/lease', { runnerId: 'late', waitMs: 0 });
+      expect(again.status).toBe(204);
+    },
+  );
 });

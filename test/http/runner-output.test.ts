@@ -6,7 +6,14 @@ import { callApi, useServer } from '../support/server-process.ts';
 
 const RING = 1024;
 // Each test leases processes of one workspace and leaves them running: no cap on them here.
-const server = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: String(RING), TOOLGATE_MAX_BODY_BYTES: '65536', TOOLGATE_WORKSPACE_MAX_PROCESSES: '100' } });
+const server = useServer({
+  env: {
+    TOOLGATE_RUNNER: 'off',
+    TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: String(RING),
+    TOOLGATE_MAX_BODY_BYTES: '65536',
+    TOOLGATE_WORKSPACE_MAX_PROCESSES: '100',
+  },
+});
 
 let runnerKey = '';
 beforeAll(async () => {
@@ -20,12 +27,24 @@ async function leasedProcess(): Promise<{ processId: string; token: number }> {
   const lease = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 });
   const { processId, token } = lease.body.job;
   expect(processId).toBe(started.body.result.processId);
-  expect((await callApi(server.url, runnerKey, 'POST', `/v1/runner/workspaces/out/processes/${processId}/started`, { token, pid: 1 })).status).toBe(200);
+  expect(
+    (
+      await callApi(server.url, runnerKey, 'POST', `/v1/runner/workspaces/out/processes/${processId}/started`, {
+        token,
+        pid: 1,
+      })
+    ).status,
+  ).toBe(200);
   return { processId, token };
 }
 
 /** Posts an output body as it is, with `query` after the `?`. */
-async function postOutput(processId: string, query: string, body: string | Uint8Array | ReadableStream<Uint8Array>, contentType = 'text/plain; charset=utf-8') {
+async function postOutput(
+  processId: string,
+  query: string,
+  body: string | Uint8Array | ReadableStream<Uint8Array>,
+  contentType = 'text/plain; charset=utf-8',
+) {
   const init: RequestInit & { duplex?: 'half' } = {
     method: 'POST',
     headers: { authorization: `Bearer ${runnerKey}`, 'content-type': contentType },
@@ -38,7 +57,12 @@ async function postOutput(processId: string, query: string, body: string | Uint8
 }
 
 async function logs(processId: string, offset?: number, limit = 100_000): Promise<any> {
-  const answer = await server.call('POST', '/v1/workspaces/out/tools/bash', { action: 'logs', processId, ...(offset === undefined ? {} : { offset }), limit });
+  const answer = await server.call('POST', '/v1/workspaces/out/tools/bash', {
+    action: 'logs',
+    processId,
+    ...(offset === undefined ? {} : { offset }),
+    limit,
+  });
   return answer.body.result;
 }
 
@@ -52,11 +76,23 @@ describe('output as a text body', () => {
       await client.output({ workspace: 'out', processId }, token, batch, offset);
       offset += batch.length;
     }
-    const json = await callApi(server.url, runnerKey, 'POST', `/v1/runner/workspaces/out/processes/${processId}/output`, { token, data: ' json', offset });
+    const json = await callApi(
+      server.url,
+      runnerKey,
+      'POST',
+      `/v1/runner/workspaces/out/processes/${processId}/output`,
+      { token, data: ' json', offset },
+    );
     expect(json.body).toEqual({ end: offset + 5 });
     // A lone surrogate does not survive storage: it becomes one U+FFFD, so every offset stays true.
     const full = `héllo 😀\na\uFFFDb𝄞\r\n\0end json`;
-    expect(await logs(processId, 0)).toMatchObject({ data: full, offset: 0, nextOffset: full.length, startOffset: 0, truncated: false });
+    expect(await logs(processId, 0)).toMatchObject({
+      data: full,
+      offset: 0,
+      nextOffset: full.length,
+      startOffset: 0,
+      truncated: false,
+    });
     expect((await logs(processId, 6, 2)).data).toBe('😀');
   });
 
@@ -64,9 +100,16 @@ describe('output as a text body', () => {
     const { processId, token } = await leasedProcess();
     expect(await postOutput(processId, `token=${token}&offset=0`, 'hello ')).toEqual({ status: 200, body: { end: 6 } });
     expect(await postOutput(processId, `token=${token}&offset=0`, 'hello ')).toEqual({ status: 200, body: { end: 6 } });
-    expect(await postOutput(processId, `token=${token}&offset=3`, 'lo world')).toEqual({ status: 200, body: { end: 11 } });
+    expect(await postOutput(processId, `token=${token}&offset=3`, 'lo world')).toEqual({
+      status: 200,
+      body: { end: 11 },
+    });
     const gap = await postOutput(processId, `token=${token}&offset=20`, '!');
-    expect({ status: gap.status, code: gap.body.error.code, end: gap.body.error.details.end }).toEqual({ status: 409, code: 'conflict', end: 11 });
+    expect({ status: gap.status, code: gap.body.error.code, end: gap.body.error.details.end }).toEqual({
+      status: 409,
+      code: 'conflict',
+      end: 11,
+    });
     // Without an offset the text goes at the end.
     expect(await postOutput(processId, `token=${token}`, '!')).toEqual({ status: 200, body: { end: 12 } });
     expect((await logs(processId)).data).toBe('hello world!');
@@ -82,7 +125,13 @@ describe('output as a text body', () => {
     await client.output({ workspace: 'out', processId }, token, tail, 4, 5000);
     await client.output({ workspace: 'out', processId }, token, '.', 5004 + RING);
     const page = await logs(processId, 0);
-    expect(page).toMatchObject({ offset: 5004, startOffset: 5004, nextOffset: 5005 + RING, truncated: true, data: `${tail}.` });
+    expect(page).toMatchObject({
+      offset: 5004,
+      startOffset: 5004,
+      nextOffset: 5005 + RING,
+      truncated: true,
+      data: `${tail}.`,
+    });
     const short = await postOutput(processId, `token=${token}&offset=${5005 + RING}&skipped=10`, 'too short');
     expect({ status: short.status, code: short.body.error.code }).toEqual({ status: 400, code: 'invalid_argument' });
   });
@@ -91,7 +140,9 @@ describe('output as a text body', () => {
     const { processId, token } = await leasedProcess();
     const stale = await postOutput(processId, `token=${token + 1}&offset=0`, 'late');
     expect({ status: stale.status, code: stale.body.error.code }).toEqual({ status: 409, code: 'conflict' });
-    await expect(new RunnerClient(server.url, runnerKey).output({ workspace: 'out', processId }, token + 1, 'late', 0)).rejects.toBeInstanceOf(StaleLeaseError);
+    await expect(
+      new RunnerClient(server.url, runnerKey).output({ workspace: 'out', processId }, token + 1, 'late', 0),
+    ).rejects.toBeInstanceOf(StaleLeaseError);
     expect((await logs(processId)).nextOffset).toBe(0);
   });
 
@@ -105,7 +156,11 @@ describe('output as a text body', () => {
       [`token=${token}&offset=0&extra=1`, 'x'],
     ] as const) {
       const answer = await postOutput(processId, query, body);
-      expect({ query, status: answer.status, code: answer.body.error.code }).toEqual({ query, status: 400, code: 'invalid_argument' });
+      expect({ query, status: answer.status, code: answer.body.error.code }).toEqual({
+        query,
+        status: 400,
+        code: 'invalid_argument',
+      });
     }
     // Another charset is not taken for text: the body must then be JSON.
     const latin1 = await postOutput(processId, `token=${token}&offset=0`, 'x', 'text/plain; charset=iso-8859-1');
@@ -120,13 +175,20 @@ describe('output as a text body', () => {
     const stream = (size: number, piece = 16_384) =>
       new ReadableStream<Uint8Array>({
         start(controller) {
-          for (let sent = 0; sent < size; sent += piece) controller.enqueue(new TextEncoder().encode('y'.repeat(Math.min(piece, size - sent))));
+          for (let sent = 0; sent < size; sent += piece)
+            controller.enqueue(new TextEncoder().encode('y'.repeat(Math.min(piece, size - sent))));
           controller.close();
         },
       });
     const streamedTooBig = await postOutput(processId, `token=${token}&offset=0`, stream(70_000));
-    expect({ status: streamedTooBig.status, code: streamedTooBig.body.error.code }).toEqual({ status: 413, code: 'payload_too_large' });
-    expect(await postOutput(processId, `token=${token}&offset=0`, stream(40_000))).toEqual({ status: 200, body: { end: 40_000 } });
+    expect({ status: streamedTooBig.status, code: streamedTooBig.body.error.code }).toEqual({
+      status: 413,
+      code: 'payload_too_large',
+    });
+    expect(await postOutput(processId, `token=${token}&offset=0`, stream(40_000))).toEqual({
+      status: 200,
+      body: { end: 40_000 },
+    });
     const page = await logs(processId, 0);
     expect(page).toMatchObject({ nextOffset: 40_000, truncated: true });
     expect(page.data).toBe('y'.repeat(page.data.length));

@@ -36,7 +36,10 @@ describe('a file a command leaves', () => {
     await server.call('PUT', '/v1/workspaces/big');
     const key = await createRunnerKey(server, ['big']);
     const first = await runnerFor(key);
-    const made = await server.call('POST', '/v1/workspaces/big/tools/bash', { action: 'exec', command: 'head -c 12000000 /dev/urandom > big.txt && sha256sum big.txt' });
+    const made = await server.call('POST', '/v1/workspaces/big/tools/bash', {
+      action: 'exec',
+      command: 'head -c 12000000 /dev/urandom > big.txt && sha256sum big.txt',
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     expect(made.body.result).toMatchObject({ exitCode: 0 });
     expect(made.body.result.conflicts).toBeUndefined();
@@ -48,18 +51,26 @@ describe('a file a command leaves', () => {
     await runnerFor(key);
     // Under wrangler dev the killed runner's waiting lease request may still be handed the job, which
     // then goes to the new runner once that lease runs out: the exec waits long enough for that.
-    const read = await server.call('POST', '/v1/workspaces/big/tools/bash', { action: 'exec', command: 'sha256sum big.txt', timeoutMs: 80_000 });
+    const read = await server.call('POST', '/v1/workspaces/big/tools/bash', {
+      action: 'exec',
+      command: 'sha256sum big.txt',
+      timeoutMs: 80_000,
+    });
     expect(read.body.result).toMatchObject({ exitCode: 0, stdout: made.body.result.stdout });
   });
 
   it('over TOOLGATE_MAX_FILE_BYTES is not kept, is named in conflicts, and the rest and later commands sync', async () => {
     await limited.call('PUT', '/v1/workspaces/capped');
-    const bash = (command: string) => limited.call('POST', '/v1/workspaces/capped/tools/bash', { action: 'exec', command });
-    const over = await bash('head -c 2000000 /dev/urandom > big.bin && head -c 900000 /dev/zero | tr "\\0" x > under.txt && echo kept > small.txt');
+    const bash = (command: string) =>
+      limited.call('POST', '/v1/workspaces/capped/tools/bash', { action: 'exec', command });
+    const over = await bash(
+      'head -c 2000000 /dev/urandom > big.bin && head -c 900000 /dev/zero | tr "\\0" x > under.txt && echo kept > small.txt',
+    );
     expect(over.status, JSON.stringify(over.body)).toBe(200);
     expect(over.body.result).toMatchObject({ exitCode: 0, conflicts: ['big.bin'] });
     expect(over.body.result.error).toContain('TOOLGATE_MAX_FILE_BYTES');
-    const read = (path: string) => limited.call('POST', '/v1/workspaces/capped/tools/read_file', { path, maxChars: MiB });
+    const read = (path: string) =>
+      limited.call('POST', '/v1/workspaces/capped/tools/read_file', { path, maxChars: MiB });
     expect((await read('small.txt')).body.result.content).toBe('kept\n');
     expect((await read('under.txt')).body.result.content).toBe('x'.repeat(900_000));
     expect((await read('big.bin')).status).toBe(404);
@@ -83,16 +94,38 @@ describe('PUT and POST /v1/runner/workspaces/{ws}/processes/{id}/blobs', () => {
     job = (await holder.call('POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 })).body.job;
   });
 
-  const send = async (key: TestKey, method: string, path: string, body: Uint8Array | string, type = 'application/octet-stream'): Promise<ApiAnswer> => {
-    const response = await fetch(server.url + path, { method, headers: { authorization: `Bearer ${key.secret}`, 'content-type': type }, body });
+  const send = async (
+    key: TestKey,
+    method: string,
+    path: string,
+    body: Uint8Array | string,
+    type = 'application/octet-stream',
+  ): Promise<ApiAnswer> => {
+    const response = await fetch(server.url + path, {
+      method,
+      headers: { authorization: `Bearer ${key.secret}`, 'content-type': type },
+      body,
+    });
     return { status: response.status, headers: response.headers, body: await response.json() };
   };
-  const piece = (hash: string, size: number, offset: number, bytes: Uint8Array | string, token = job.token, key = holder) =>
-    send(key, 'PUT', `${base()}/blobs/${hash}?token=${token}&offset=${offset}&size=${size}`, bytes);
+  const piece = (
+    hash: string,
+    size: number,
+    offset: number,
+    bytes: Uint8Array | string,
+    token = job.token,
+    key = holder,
+  ) => send(key, 'PUT', `${base()}/blobs/${hash}?token=${token}&offset=${offset}&size=${size}`, bytes);
   const sync = (changes: unknown[]) => holder.call('POST', `${base()}/sync`, { token: job.token, changes });
   const read = (path: string) => server.call('POST', `/v1/workspaces/${ws}/tools/read_file`, { path });
   const frames = (...blobs: string[]) =>
-    Buffer.concat(blobs.flatMap((text) => [Buffer.from(sha256(text)), Buffer.from([0, 0, 0, 0, 0, 0, 0, 0].map((_, i) => (i === 7 ? text.length : 0))), Buffer.from(text)]));
+    Buffer.concat(
+      blobs.flatMap((text) => [
+        Buffer.from(sha256(text)),
+        Buffer.from([0, 0, 0, 0, 0, 0, 0, 0].map((_, i) => (i === 7 ? text.length : 0))),
+        Buffer.from(text),
+      ]),
+    );
 
   it('takes a blob in pieces, in order, a repeated piece changing nothing, and a sync names it', async () => {
     const content = 'a line of the file\n'.repeat(160);
@@ -103,7 +136,10 @@ describe('PUT and POST /v1/runner/workspaces/{ws}/processes/{id}/blobs', () => {
     const skipping = await piece(hash, size, 2000, content.slice(2000, 2500));
     expect(skipping.status).toBe(400);
     expect(skipping.body.error.details).toMatchObject({ received: 1000 });
-    expect((await piece(hash, size, 1000, content.slice(1000, 2000))).body).toEqual({ received: 2000, complete: false });
+    expect((await piece(hash, size, 1000, content.slice(1000, 2000))).body).toEqual({
+      received: 2000,
+      complete: false,
+    });
     expect((await piece(hash, size, 2000, content.slice(2000))).body).toEqual({ received: size, complete: true });
     // The last piece again (its answer lost): the blob is there.
     expect((await piece(hash, size, 2000, content.slice(2000))).body).toEqual({ received: size, complete: true });
@@ -132,7 +168,17 @@ describe('PUT and POST /v1/runner/workspaces/{ws}/processes/{id}/blobs', () => {
     expect(whole.body.error.code).toBe('invalid_argument');
     expect((await piece(claimed, 20, 0, 'other data')).body).toEqual({ received: 10, complete: false });
     expect((await piece(claimed, 20, 10, 'more data.')).status).toBe(400);
-    const batch = await send(holder, 'POST', `${base()}/blobs?token=${job.token}`, Buffer.concat([frames('good\n'), Buffer.from(claimed), Buffer.from([0, 0, 0, 0, 0, 0, 0, 3]), Buffer.from('bad')]));
+    const batch = await send(
+      holder,
+      'POST',
+      `${base()}/blobs?token=${job.token}`,
+      Buffer.concat([
+        frames('good\n'),
+        Buffer.from(claimed),
+        Buffer.from([0, 0, 0, 0, 0, 0, 0, 3]),
+        Buffer.from('bad'),
+      ]),
+    );
     expect(batch.status).toBe(400);
     const synced = await sync([
       { op: 'write', path: 'claimed.txt', blob: claimed, size: 10, baseVersion: null },
@@ -141,7 +187,11 @@ describe('PUT and POST /v1/runner/workspaces/{ws}/processes/{id}/blobs', () => {
       { op: 'write', path: 'fine.txt', contentBase64: Buffer.from('fine\n').toString('base64'), baseVersion: null },
     ]);
     expect(synced.body.committed).toEqual(['fine.txt']);
-    expect(synced.body.skipped.map((entry: { path: string }) => entry.path)).toEqual(['claimed.txt', 'claimed-too.txt', 'good.txt']);
+    expect(synced.body.skipped.map((entry: { path: string }) => entry.path)).toEqual([
+      'claimed.txt',
+      'claimed-too.txt',
+      'good.txt',
+    ]);
     expect(synced.body.skipped[0].reason).toContain('not uploaded');
   });
 
@@ -164,12 +214,31 @@ describe('PUT and POST /v1/runner/workspaces/{ws}/processes/{id}/blobs', () => {
 
   it('refuses a malformed upload: the wrong content type, a piece past the size, a bad id, a body that is not frames', async () => {
     const hash = sha256('abc');
-    const expectInvalid = (answer: ApiAnswer) => expect({ status: answer.status, code: answer.body.error?.code }).toEqual({ status: 400, code: 'invalid_argument' });
-    expectInvalid(await send(holder, 'PUT', `${base()}/blobs/${hash}?token=${job.token}&offset=0&size=3`, 'abc', 'application/json'));
+    const expectInvalid = (answer: ApiAnswer) =>
+      expect({ status: answer.status, code: answer.body.error?.code }).toEqual({
+        status: 400,
+        code: 'invalid_argument',
+      });
+    expectInvalid(
+      await send(
+        holder,
+        'PUT',
+        `${base()}/blobs/${hash}?token=${job.token}&offset=0&size=3`,
+        'abc',
+        'application/json',
+      ),
+    );
     expectInvalid(await piece(hash, 3, 2, 'abc'));
     expectInvalid(await piece('not-a-hash', 3, 0, 'abc'));
     expectInvalid(await send(holder, 'PUT', `${base()}/blobs/${hash}?token=${job.token}&offset=0`, 'abc'));
     expectInvalid(await send(holder, 'POST', `${base()}/blobs?token=${job.token}`, 'these are not frames'));
-    expectInvalid(await send(holder, 'POST', `${base()}/blobs?token=${job.token}`, Buffer.concat([Buffer.from(hash), Buffer.from([0, 0, 0, 0, 0, 0, 0, 9]), Buffer.from('abc')])));
+    expectInvalid(
+      await send(
+        holder,
+        'POST',
+        `${base()}/blobs?token=${job.token}`,
+        Buffer.concat([Buffer.from(hash), Buffer.from([0, 0, 0, 0, 0, 0, 0, 9]), Buffer.from('abc')]),
+      ),
+    );
   });
 });

@@ -37,7 +37,10 @@ describe('the Node home with S3 blobs', () => {
     let server: ServerProcess = await startServer({ dataDir, env: s3Env() });
     expect(server.output()).toContain('blobs in S3');
     await server.call('PUT', '/v1/workspaces/s3ws');
-    const written = await server.call('POST', '/v1/workspaces/s3ws/tools/write_file', { path: 'src/main.ts', content: 'export {};\n' });
+    const written = await server.call('POST', '/v1/workspaces/s3ws/tools/write_file', {
+      path: 'src/main.ts',
+      content: 'export {};\n',
+    });
     expect(written.status).toBe(200);
     expect((await bucketKeys()).some((key) => key.includes('/blobs/'))).toBe(true);
     expect(readdirSync(dataDir)).not.toContain('blobs');

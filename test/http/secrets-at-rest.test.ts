@@ -3,7 +3,14 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, makeDataDir, removeDir, startServer, testHome, type ServerProcess } from '../support/server-process.ts';
+import {
+  callApi,
+  makeDataDir,
+  removeDir,
+  startServer,
+  testHome,
+  type ServerProcess,
+} from '../support/server-process.ts';
 
 const scratch = makeDataDir();
 const umask = process.umask();
@@ -37,9 +44,15 @@ async function stop(server: ServerProcess): Promise<void> {
 /** Writes a file and runs a command, so the blob store and the runner's copy have something in them. */
 async function use(server: ServerProcess, key: string, content: string): Promise<void> {
   expect((await callApi(server.url, key, 'PUT', '/v1/workspaces/private')).status).toBeLessThan(300);
-  const written = await callApi(server.url, key, 'POST', '/v1/workspaces/private/tools/write_file', { path: 'secret.txt', content });
+  const written = await callApi(server.url, key, 'POST', '/v1/workspaces/private/tools/write_file', {
+    path: 'secret.txt',
+    content,
+  });
   expect(written.status, JSON.stringify(written.body)).toBe(200);
-  const ran = await callApi(server.url, key, 'POST', '/v1/workspaces/private/tools/bash', { action: 'exec', command: 'cat secret.txt' });
+  const ran = await callApi(server.url, key, 'POST', '/v1/workspaces/private/tools/bash', {
+    action: 'exec',
+    command: 'cat secret.txt',
+  });
   expect(ran.body.result, JSON.stringify(ran.body)).toMatchObject({ exitCode: 0, stdout: content });
 }
 
@@ -64,7 +77,9 @@ function expectPrivate(dataDir: string): void {
   } else {
     Object.assign(wanted, { 'worker.env': '600', wrangler: '700' });
   }
-  const actual = Object.fromEntries(Object.keys(wanted).map((name) => [name, existsSync(join(dataDir, name)) ? modeOf(join(dataDir, name)) : 'absent']));
+  const actual = Object.fromEntries(
+    Object.keys(wanted).map((name) => [name, existsSync(join(dataDir, name)) ? modeOf(join(dataDir, name)) : 'absent']),
+  );
   expect(actual).toEqual(wanted);
   if (testHome === 'node') {
     // Tenants' content: every directory of the blob store 0700, every object 0600.

@@ -23,20 +23,43 @@ afterAll(() => {
 /** Runs `npm start` with only TOOLGATE_DATA set (so no test data lands in the checkout). */
 async function npmStart(): Promise<{ output: () => string; stop: () => Promise<void> }> {
   // Another server already answering there would make this test talk to it instead.
-  if (await fetch('http://127.0.0.1:8787/healthz').then(() => true, () => false)) {
+  if (
+    await fetch('http://127.0.0.1:8787/healthz').then(
+      () => true,
+      () => false,
+    )
+  ) {
     throw new Error('127.0.0.1:8787 is already in use by another process; stop it and run the test again.');
   }
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TOOLGATE_DATA: dataDir };
-  const child = spawn('npm', ['start', '--silent'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    TOOLGATE_DATA: dataDir,
+  };
+  const child = spawn('npm', ['start', '--silent'], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   running.add(child.pid!);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const healthy = await eventually(async () => child.exitCode !== null ? 'exited' : (await fetch('http://127.0.0.1:8787/healthz').then((response) => response.ok, () => false)) && 'serving', {
-    what: 'npm start to serve on 127.0.0.1:8787',
-    intervalMs: 100,
-  }).catch(() => 'silent');
+  const healthy = await eventually(
+    async () =>
+      child.exitCode !== null
+        ? 'exited'
+        : (await fetch('http://127.0.0.1:8787/healthz').then(
+            (response) => response.ok,
+            () => false,
+          )) && 'serving',
+    {
+      what: 'npm start to serve on 127.0.0.1:8787',
+      intervalMs: 100,
+    },
+  ).catch(() => 'silent');
   if (healthy !== 'serving') throw new Error(`npm start did not serve on 127.0.0.1:8787:\n${output}`);
   return {
     output: () => output,
@@ -56,7 +79,10 @@ describe('npm start with no configuration', () => {
     expect(first.output()).toContain(secret);
     const base = 'http://127.0.0.1:8787';
     expect((await callApi(base, secret, 'PUT', '/v1/workspaces/keep')).status).toBe(201);
-    const written = await callApi(base, secret, 'POST', '/v1/workspaces/keep/tools/write_file', { path: 'a.txt', content: 'kept\n' });
+    const written = await callApi(base, secret, 'POST', '/v1/workspaces/keep/tools/write_file', {
+      path: 'a.txt',
+      content: 'kept\n',
+    });
     expect(written.status).toBe(200);
     await first.stop();
 

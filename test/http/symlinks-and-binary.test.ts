@@ -5,35 +5,46 @@ import { inProcessApp } from '../support/in-process.ts';
 let api: Awaited<ReturnType<typeof inProcessApp>>;
 const bytes = (text: string) => new TextEncoder().encode(text);
 const code = (answer: { status: number; body: any }) => [answer.status, answer.body?.error?.code];
-const read = (args: Record<string, unknown>, ws = 'links') => api.call('POST', `/v1/workspaces/${ws}/tools/read_file`, args);
-const write = (args: Record<string, unknown>, ws = 'links') => api.call('POST', `/v1/workspaces/${ws}/tools/write_file`, args);
+const read = (args: Record<string, unknown>, ws = 'links') =>
+  api.call('POST', `/v1/workspaces/${ws}/tools/read_file`, args);
+const write = (args: Record<string, unknown>, ws = 'links') =>
+  api.call('POST', `/v1/workspaces/${ws}/tools/write_file`, args);
 
 beforeAll(async () => {
   api = await inProcessApp([{ path: '.skills', workspace: 'skills' }]);
   api.workspaces.create('links');
   api.workspaces.create('skills');
   await api.workspaces.open('skills').commit([{ op: 'write', path: 'review/SKILL.md', content: bytes('# Review\n') }]);
-  const chain = Array.from({ length: 9 }, (_, i) => ({ op: 'symlink' as const, path: `chain${i}`, target: `chain${i + 1}` }));
-  await api.workspaces.open('links').commit([
-    { op: 'write', path: 'real/file.txt', content: bytes('real content\n') },
-    { op: 'write', path: 'binary.bin', content: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x00]) },
-    { op: 'write', path: 'bom.txt', content: new Uint8Array([0xef, 0xbb, 0xbf, 0x68, 0x69]) },
-    { op: 'symlink', path: 'link.txt', target: 'real/file.txt' },
-    { op: 'symlink', path: 'dirlink', target: '/real' },
-    { op: 'symlink', path: 'a/b/up', target: '../..' },
-    { op: 'symlink', path: 'escape', target: '../../etc' },
-    { op: 'symlink', path: 'nested/deeper/out', target: '../../../outside' },
-    { op: 'symlink', path: 'loop1', target: 'loop2' },
-    { op: 'symlink', path: 'loop2', target: 'loop1' },
-    { op: 'symlink', path: 'keys', target: '.ssh' },
-    ...chain,
-    { op: 'write', path: 'chain9', content: bytes('end of chain\n') },
-  ]);
+  const chain = Array.from({ length: 9 }, (_, i) => ({
+    op: 'symlink' as const,
+    path: `chain${i}`,
+    target: `chain${i + 1}`,
+  }));
+  await api.workspaces
+    .open('links')
+    .commit([
+      { op: 'write', path: 'real/file.txt', content: bytes('real content\n') },
+      { op: 'write', path: 'binary.bin', content: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x00]) },
+      { op: 'write', path: 'bom.txt', content: new Uint8Array([0xef, 0xbb, 0xbf, 0x68, 0x69]) },
+      { op: 'symlink', path: 'link.txt', target: 'real/file.txt' },
+      { op: 'symlink', path: 'dirlink', target: '/real' },
+      { op: 'symlink', path: 'a/b/up', target: '../..' },
+      { op: 'symlink', path: 'escape', target: '../../etc' },
+      { op: 'symlink', path: 'nested/deeper/out', target: '../../../outside' },
+      { op: 'symlink', path: 'loop1', target: 'loop2' },
+      { op: 'symlink', path: 'loop2', target: 'loop1' },
+      { op: 'symlink', path: 'keys', target: '.ssh' },
+      ...chain,
+      { op: 'write', path: 'chain9', content: bytes('end of chain\n') },
+    ]);
 });
 
 describe('symlinks', () => {
   it('reads through file and directory links, reporting the path as asked', async () => {
-    expect((await read({ path: 'link.txt' })).body.result).toMatchObject({ path: 'link.txt', content: 'real content\n' });
+    expect((await read({ path: 'link.txt' })).body.result).toMatchObject({
+      path: 'link.txt',
+      content: 'real content\n',
+    });
     expect((await read({ path: 'dirlink/file.txt' })).body.result.content).toBe('real content\n');
     expect((await read({ path: 'a/b/up/real/file.txt' })).body.result.content).toBe('real content\n');
   });
@@ -63,7 +74,10 @@ describe('symlinks', () => {
 
   it('lists symlinks with their targets', async () => {
     const listing = await api.call('GET', '/v1/workspaces/links/files');
-    expect(listing.body.entries.find((entry: any) => entry.path === 'link.txt')).toMatchObject({ type: 'symlink', target: 'real/file.txt' });
+    expect(listing.body.entries.find((entry: any) => entry.path === 'link.txt')).toMatchObject({
+      type: 'symlink',
+      target: 'real/file.txt',
+    });
     const viaLink = await api.call('GET', '/v1/workspaces/links/files?prefix=dirlink');
     expect(viaLink.body.entries.map((entry: any) => entry.path)).toContain('real/file.txt');
   });

@@ -23,11 +23,13 @@ async function ok(answer: Promise<ApiAnswer>, status = 200): Promise<any> {
 }
 
 async function start(target: ServerProcess, ws: string, command = 'true'): Promise<string> {
-  return (await ok(target.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command }))).result.processId;
+  return (await ok(target.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command }))).result
+    .processId;
 }
 
 async function statusOf(target: ServerProcess, ws: string, processId: string): Promise<string> {
-  return (await ok(target.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'status', processId }))).result.status;
+  return (await ok(target.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'status', processId }))).result
+    .status;
 }
 
 /** What a runner key may read of a workspace: 200 with a lease, else the refusal. */
@@ -40,13 +42,18 @@ async function reads(key: TestKey, ws: string): Promise<number[]> {
   ];
 }
 
-async function leaseAs(key: TestKey, runnerId: string, waitMs = 0): Promise<{ processId: string; token: number; workspace: string } | undefined> {
+async function leaseAs(
+  key: TestKey,
+  runnerId: string,
+  waitMs = 0,
+): Promise<{ processId: string; token: number; workspace: string } | undefined> {
   const answer = await key.call('POST', '/v1/runner/lease', { runnerId, waitMs });
   expect([200, 204], JSON.stringify(answer.body)).toContain(answer.status);
   return answer.status === 200 ? answer.body.job : undefined;
 }
 
-const report = (key: TestKey, ws: string, processId: string, route: string, body: unknown) => key.call('POST', `/v1/runner/workspaces/${ws}/processes/${processId}/${route}`, body);
+const report = (key: TestKey, ws: string, processId: string, route: string, body: unknown) =>
+  key.call('POST', `/v1/runner/workspaces/${ws}/processes/${processId}/${route}`, body);
 
 describe('a runner key scoped to one tenant', () => {
   let runnerA: TestKey;
@@ -94,11 +101,21 @@ describe('a runner key scoped to one tenant', () => {
       ['started', { token: job.token, pid: 1 }],
       ['output', { token: job.token, data: 'forged\n' }],
       ['heartbeat', { token: job.token }],
-      ['sync', { token: job.token, changes: [{ op: 'write', path: 'forged.txt', contentBase64: 'Zm9yZ2Vk', baseVersion: null }] }],
+      [
+        'sync',
+        {
+          token: job.token,
+          changes: [{ op: 'write', path: 'forged.txt', contentBase64: 'Zm9yZ2Vk', baseVersion: null }],
+        },
+      ],
       ['exit', { token: job.token, exitCode: 0, status: 'exited' }],
     ] as const) {
       const answer = await report(runnerA2, A, processId, route, body);
-      expect({ route, status: answer.status, code: answer.body.error?.code }).toEqual({ route, status: 403, code: 'forbidden' });
+      expect({ route, status: answer.status, code: answer.body.error?.code }).toEqual({
+        route,
+        status: 403,
+        code: 'forbidden',
+      });
     }
     expect(await statusOf(server, A, processId)).toBe('queued');
     expect((await server.call('POST', `/v1/workspaces/${A}/tools/read_file`, { path: 'forged.txt' })).status).toBe(404);
@@ -112,9 +129,15 @@ describe('a runner key scoped to one tenant', () => {
     let runner: RunnerProcess | undefined;
     try {
       runner = await startRunner(server.url, runnerA.secret, dataDir);
-      const served = await ok(server.call('POST', `/v1/workspaces/${A}/tools/bash`, { action: 'exec', command: 'cat a.txt' }));
+      const served = await ok(
+        server.call('POST', `/v1/workspaces/${A}/tools/bash`, { action: 'exec', command: 'cat a.txt' }),
+      );
       expect(served.result).toMatchObject({ exitCode: 0, stdout: 'a' });
-      const waiting = await server.call('POST', `/v1/workspaces/${B}/tools/bash`, { action: 'exec', command: 'echo never', timeoutMs: 2000 });
+      const waiting = await server.call('POST', `/v1/workspaces/${B}/tools/bash`, {
+        action: 'exec',
+        command: 'echo never',
+        timeoutMs: 2000,
+      });
       expect({ status: waiting.status, code: waiting.body.error?.code }).toEqual({ status: 503, code: 'unavailable' });
     } finally {
       await runner?.kill();
@@ -144,10 +167,23 @@ describe('a runner reading a workspace slowly', () => {
       if (new URL(request.url).pathname.endsWith('/blobs')) await sleep(2500);
       return fetch(request);
     };
-    const runner = new Runner({ url: shortLeases.url, key: key.secret, dataDir, concurrency: 1, overlay: false, transport });
+    const runner = new Runner({
+      url: shortLeases.url,
+      key: key.secret,
+      dataDir,
+      concurrency: 1,
+      overlay: false,
+      transport,
+    });
     runner.start();
     try {
-      const exec = await ok(shortLeases.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'exec', command: 'cat a.txt', timeoutMs: 30_000 }));
+      const exec = await ok(
+        shortLeases.call('POST', `/v1/workspaces/${ws}/tools/bash`, {
+          action: 'exec',
+          command: 'cat a.txt',
+          timeoutMs: 30_000,
+        }),
+      );
       expect(exec.result).toMatchObject({ exitCode: 0, stdout: 'slow' });
     } finally {
       await runner.stop();
@@ -170,7 +206,10 @@ describe('after a lease ends by loss or by a newer lease', () => {
     const processId = await start(shortLeases, A, 'sleep 60');
     const job = (await leaseAs(runnerA, 'goes-silent'))!;
     await ok(report(runnerA, A, processId, 'started', { token: job.token, pid: 1 }));
-    await eventually(async () => (await statusOf(shortLeases, A, processId)) === 'lost', { what: 'the silent runner’s job to be marked lost', intervalMs: 100 });
+    await eventually(async () => (await statusOf(shortLeases, A, processId)) === 'lost', {
+      what: 'the silent runner’s job to be marked lost',
+      intervalMs: 100,
+    });
     expect(await reads(runnerA, A)).toEqual([403, 403, 403]);
     const late = await report(runnerA, A, processId, 'heartbeat', { token: job.token });
     expect({ status: late.status, code: late.body.error?.code }).toEqual({ status: 409, code: 'conflict' });
@@ -193,4 +232,3 @@ describe('after a lease ends by loss or by a newer lease', () => {
     await ok(report(runnerA2, A, processId, 'exit', { token: fresh.token, exitCode: 0, status: 'exited' }));
   });
 });
-

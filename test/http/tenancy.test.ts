@@ -61,7 +61,13 @@ const noneOf = (text: string) => (answer: ApiAnswer, role: Role) => {
 };
 
 const cases: RouteCase[] = [
-  { method: 'PUT', route: '/v1/workspaces/{ws}', request: (t) => ({ path: `/v1/workspaces/${t.ws}` }), inScope: userOnly(200), outOfScope: absent },
+  {
+    method: 'PUT',
+    route: '/v1/workspaces/{ws}',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}` }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
   {
     method: 'PUT',
     route: '/v1/workspaces/{ws}',
@@ -69,45 +75,130 @@ const cases: RouteCase[] = [
     inScope: adminOnly(200),
     outOfScope: absent,
   },
-  { method: 'GET', route: '/v1/workspaces/{ws}', request: (t) => ({ path: `/v1/workspaces/${t.ws}` }), inScope: userOnly(200), outOfScope: absent },
-  { method: 'GET', route: '/v1/workspaces/{ws}/files', request: (t) => ({ path: `/v1/workspaces/${t.ws}/files?recursive=true` }), inScope: userOnly(200), outOfScope: absent },
-  { method: 'POST', route: '/v1/workspaces/{ws}/checkpoints', request: (t) => ({ path: `/v1/workspaces/${t.ws}/checkpoints`, body: { message: 'matrix' } }), inScope: userOnly(201), outOfScope: absent },
-  { method: 'GET', route: '/v1/workspaces/{ws}/checkpoints', request: (t) => ({ path: `/v1/workspaces/${t.ws}/checkpoints` }), inScope: userOnly(200), outOfScope: absent },
-  { method: 'GET', route: '/v1/workspaces/{ws}/diff', request: (t) => ({ path: `/v1/workspaces/${t.ws}/diff?from=${t.checkpoint}` }), inScope: userOnly(200), outOfScope: absent },
-  { method: 'POST', route: '/v1/workspaces/{ws}/restore', request: (t) => ({ path: `/v1/workspaces/${t.ws}/restore`, body: { checkpoint: t.checkpoint } }), inScope: userOnly(200), outOfScope: absent },
+  {
+    method: 'GET',
+    route: '/v1/workspaces/{ws}',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}` }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
+  {
+    method: 'GET',
+    route: '/v1/workspaces/{ws}/files',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/files?recursive=true` }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
+  {
+    method: 'POST',
+    route: '/v1/workspaces/{ws}/checkpoints',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/checkpoints`, body: { message: 'matrix' } }),
+    inScope: userOnly(201),
+    outOfScope: absent,
+  },
+  {
+    method: 'GET',
+    route: '/v1/workspaces/{ws}/checkpoints',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/checkpoints` }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
+  {
+    method: 'GET',
+    route: '/v1/workspaces/{ws}/diff',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/diff?from=${t.checkpoint}` }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
+  {
+    method: 'POST',
+    route: '/v1/workspaces/{ws}/restore',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/restore`, body: { checkpoint: t.checkpoint } }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
   // A scheme no import takes: in scope the route answers the argument error, so the key got past its scope.
-  { method: 'POST', route: '/v1/workspaces/{ws}/import', request: (t) => ({ path: `/v1/workspaces/${t.ws}/import`, body: { git: { url: 'ftp://example.invalid/r.git' } } }), inScope: userOnly(400), outOfScope: absent },
-  { method: 'POST', route: '/v1/workspaces/{ws}/tools/read_file', request: (t) => ({ path: `/v1/workspaces/${t.ws}/tools/read_file`, body: { path: 'a.txt' } }), inScope: userOnly(200), outOfScope: absent },
+  {
+    method: 'POST',
+    route: '/v1/workspaces/{ws}/import',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/import`, body: { git: { url: 'ftp://example.invalid/r.git' } } }),
+    inScope: userOnly(400),
+    outOfScope: absent,
+  },
+  {
+    method: 'POST',
+    route: '/v1/workspaces/{ws}/tools/read_file',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/tools/read_file`, body: { path: 'a.txt' } }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
   {
     method: 'POST',
     route: '/v1/workspaces/{ws}/tools/write_file',
-    request: (t, role) => ({ path: `/v1/workspaces/${t.ws}/tools/write_file`, body: { path: `by-${role}.txt`, content: 'x' } }),
+    request: (t, role) => ({
+      path: `/v1/workspaces/${t.ws}/tools/write_file`,
+      body: { path: `by-${role}.txt`, content: 'x' },
+    }),
     inScope: userOnly(200),
     outOfScope: absent,
   },
   {
     method: 'POST',
     route: '/v1/workspaces/{ws}/tools/apply_patch',
-    request: (t, role) => ({ path: `/v1/workspaces/${t.ws}/tools/apply_patch`, body: { patch: `*** Begin Patch\n*** Add File: patched-${role}.txt\n+x\n*** End Patch\n` } }),
+    request: (t, role) => ({
+      path: `/v1/workspaces/${t.ws}/tools/apply_patch`,
+      body: { patch: `*** Begin Patch\n*** Add File: patched-${role}.txt\n+x\n*** End Patch\n` },
+    }),
     inScope: userOnly(200),
     outOfScope: absent,
   },
-  { method: 'POST', route: '/v1/workspaces/{ws}/tools/bash', request: (t) => ({ path: `/v1/workspaces/${t.ws}/tools/bash`, body: { action: 'status', processId: t.processId } }), inScope: userOnly(200), outOfScope: absent },
+  {
+    method: 'POST',
+    route: '/v1/workspaces/{ws}/tools/bash',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/tools/bash`, body: { action: 'status', processId: t.processId } }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
   {
     method: 'POST',
     route: '/v1/workspaces/{ws}/mcp',
-    request: (t) => ({ path: `/v1/workspaces/${t.ws}/mcp`, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } }),
+    request: (t) => ({
+      path: `/v1/workspaces/${t.ws}/mcp`,
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      headers: { accept: 'application/json, text/event-stream' },
+    }),
     inScope: userOnly(200),
     outOfScope: absent,
   },
-  { method: 'GET', route: '/v1/tools', request: () => ({ path: '/v1/tools' }), inScope: { agent: 200, approver: 200, admin: 200, runner: 200 }, outOfScope: (answer) => expect(answer.status).toBe(200) },
-  { method: 'GET', route: '/v1/approvals', request: () => ({ path: '/v1/approvals' }), inScope: userOnly(200), outOfScope: noneOf(B) },
+  {
+    method: 'GET',
+    route: '/v1/tools',
+    request: () => ({ path: '/v1/tools' }),
+    inScope: { agent: 200, approver: 200, admin: 200, runner: 200 },
+    outOfScope: (answer) => expect(answer.status).toBe(200),
+  },
+  {
+    method: 'GET',
+    route: '/v1/approvals',
+    request: () => ({ path: '/v1/approvals' }),
+    inScope: userOnly(200),
+    outOfScope: noneOf(B),
+  },
   // An agent key sees only its own approvals; these were asked for by another agent key of the tenant.
-  { method: 'GET', route: '/v1/approvals/{id}', request: (t) => ({ path: `/v1/approvals/${t.approvals[2]}` }), inScope: { agent: 404, approver: 200, admin: 200, runner: 403 }, outOfScope: absent },
+  {
+    method: 'GET',
+    route: '/v1/approvals/{id}',
+    request: (t) => ({ path: `/v1/approvals/${t.approvals[2]}` }),
+    inScope: { agent: 404, approver: 200, admin: 200, runner: 403 },
+    outOfScope: absent,
+  },
   {
     method: 'POST',
     route: '/v1/approvals/{id}/decision',
-    request: (t, role) => ({ path: `/v1/approvals/${t.approvals[role === 'admin' ? 1 : 0]}/decision`, body: { decision: 'reject', reason: 'matrix' } }),
+    request: (t, role) => ({
+      path: `/v1/approvals/${t.approvals[role === 'admin' ? 1 : 0]}/decision`,
+      body: { decision: 'reject', reason: 'matrix' },
+    }),
     inScope: { agent: 403, approver: 200, admin: 200, runner: 403 },
     outOfScope: { agent: 403, approver: 404, admin: 404, runner: 403 },
   },
@@ -118,26 +209,93 @@ const cases: RouteCase[] = [
     inScope: adminOnly(201),
     outOfScope: adminOnly(403),
   },
-  { method: 'GET', route: '/v1/keys', request: () => ({ path: '/v1/keys' }), inScope: { agent: 200, approver: 200, admin: 200, runner: 200 }, outOfScope: noneOf(B) },
-  { method: 'DELETE', route: '/v1/keys/{id}', request: (t) => ({ path: `/v1/keys/${t.spareKey}` }), inScope: adminOnly(204), outOfScope: adminOnly(404) },
-  { method: 'GET', route: '/v1/usage', request: () => ({ path: '/v1/usage?groupBy=workspace' }), inScope: userOnly(200), outOfScope: noneOf(B) },
-  { method: 'PUT', route: '/v1/hooks/{hookId}', request: (t) => ({ path: `/v1/hooks/${t.hook}`, body: { secret: 'a hook secret of sixteen+', workspace: A } }), inScope: adminOnly(200), outOfScope: adminOnly(404) },
-  { method: 'PUT', route: '/v1/hooks/{hookId}', request: (t) => ({ path: '/v1/hooks/new-hook', body: { secret: 'a hook secret of sixteen+', workspace: t.ws } }), inScope: adminOnly(201), outOfScope: adminOnly(404) },
-  { method: 'GET', route: '/v1/hooks/{hookId}', request: (t) => ({ path: `/v1/hooks/${t.hook}` }), inScope: adminOnly(200), outOfScope: adminOnly(404) },
-  { method: 'DELETE', route: '/v1/hooks/{hookId}', request: (t) => ({ path: `/v1/hooks/${t.hook}` }), inScope: adminOnly(204), outOfScope: adminOnly(404) },
-  { method: 'GET', route: '/v1/hooks', request: () => ({ path: '/v1/hooks' }), inScope: adminOnly(200), outOfScope: (answer, role) => (role === 'admin' ? noneOf(B)(answer, role) : expect(answer.status).toBe(403)) },
-  { method: 'GET', route: '/v1/runner/workspaces/{ws}/manifest', request: (t) => ({ path: `/v1/runner/workspaces/${t.ws}/manifest` }), inScope: runnerOnly(200), outOfScope: absentToRunner },
-  { method: 'GET', route: '/v1/runner/workspaces/{ws}/blobs/{hash}', request: (t) => ({ path: `/v1/runner/workspaces/${t.ws}/blobs/${blob}` }), inScope: runnerOnly(200), outOfScope: absentToRunner },
-  { method: 'POST', route: '/v1/runner/workspaces/{ws}/blobs', request: (t) => ({ path: `/v1/runner/workspaces/${t.ws}/blobs`, body: { hashes: [blob] } }), inScope: runnerOnly(200), outOfScope: absentToRunner },
-  ...(['started', 'output', 'heartbeat', 'sync'] as const).map(
-    (report): RouteCase => ({
-      method: 'POST',
-      route: `/v1/runner/workspaces/{ws}/processes/{id}/${report}`,
-      request: (t) => ({ path: `/v1/runner/workspaces/${t.ws}/processes/${t.processId}/${report}`, body: reportBody(report, t.token) }),
-      inScope: runnerOnly(200),
-      outOfScope: absentToRunner,
+  {
+    method: 'GET',
+    route: '/v1/keys',
+    request: () => ({ path: '/v1/keys' }),
+    inScope: { agent: 200, approver: 200, admin: 200, runner: 200 },
+    outOfScope: noneOf(B),
+  },
+  {
+    method: 'DELETE',
+    route: '/v1/keys/{id}',
+    request: (t) => ({ path: `/v1/keys/${t.spareKey}` }),
+    inScope: adminOnly(204),
+    outOfScope: adminOnly(404),
+  },
+  {
+    method: 'GET',
+    route: '/v1/usage',
+    request: () => ({ path: '/v1/usage?groupBy=workspace' }),
+    inScope: userOnly(200),
+    outOfScope: noneOf(B),
+  },
+  {
+    method: 'PUT',
+    route: '/v1/hooks/{hookId}',
+    request: (t) => ({ path: `/v1/hooks/${t.hook}`, body: { secret: 'a hook secret of sixteen+', workspace: A } }),
+    inScope: adminOnly(200),
+    outOfScope: adminOnly(404),
+  },
+  {
+    method: 'PUT',
+    route: '/v1/hooks/{hookId}',
+    request: (t) => ({ path: '/v1/hooks/new-hook', body: { secret: 'a hook secret of sixteen+', workspace: t.ws } }),
+    inScope: adminOnly(201),
+    outOfScope: adminOnly(404),
+  },
+  {
+    method: 'GET',
+    route: '/v1/hooks/{hookId}',
+    request: (t) => ({ path: `/v1/hooks/${t.hook}` }),
+    inScope: adminOnly(200),
+    outOfScope: adminOnly(404),
+  },
+  {
+    method: 'DELETE',
+    route: '/v1/hooks/{hookId}',
+    request: (t) => ({ path: `/v1/hooks/${t.hook}` }),
+    inScope: adminOnly(204),
+    outOfScope: adminOnly(404),
+  },
+  {
+    method: 'GET',
+    route: '/v1/hooks',
+    request: () => ({ path: '/v1/hooks' }),
+    inScope: adminOnly(200),
+    outOfScope: (answer, role) => (role === 'admin' ? noneOf(B)(answer, role) : expect(answer.status).toBe(403)),
+  },
+  {
+    method: 'GET',
+    route: '/v1/runner/workspaces/{ws}/manifest',
+    request: (t) => ({ path: `/v1/runner/workspaces/${t.ws}/manifest` }),
+    inScope: runnerOnly(200),
+    outOfScope: absentToRunner,
+  },
+  {
+    method: 'GET',
+    route: '/v1/runner/workspaces/{ws}/blobs/{hash}',
+    request: (t) => ({ path: `/v1/runner/workspaces/${t.ws}/blobs/${blob}` }),
+    inScope: runnerOnly(200),
+    outOfScope: absentToRunner,
+  },
+  {
+    method: 'POST',
+    route: '/v1/runner/workspaces/{ws}/blobs',
+    request: (t) => ({ path: `/v1/runner/workspaces/${t.ws}/blobs`, body: { hashes: [blob] } }),
+    inScope: runnerOnly(200),
+    outOfScope: absentToRunner,
+  },
+  ...(['started', 'output', 'heartbeat', 'sync'] as const).map((report): RouteCase => ({
+    method: 'POST',
+    route: `/v1/runner/workspaces/{ws}/processes/{id}/${report}`,
+    request: (t) => ({
+      path: `/v1/runner/workspaces/${t.ws}/processes/${t.processId}/${report}`,
+      body: reportBody(report, t.token),
     }),
-  ),
+    inScope: runnerOnly(200),
+    outOfScope: absentToRunner,
+  })),
   {
     method: 'PUT',
     route: '/v1/runner/workspaces/{ws}/processes/{id}/blobs/{hash}',
@@ -162,16 +320,31 @@ const cases: RouteCase[] = [
     outOfScope: absentToRunner,
   },
   // The lease: B's job waits all along, and no key of A is ever handed it (nor is A's, leased already).
-  { method: 'POST', route: '/v1/runner/lease', request: () => ({ path: '/v1/runner/lease', body: { runnerId: 'matrix', waitMs: 0 } }), inScope: runnerOnly(204), outOfScope: runnerOnly(204) },
+  {
+    method: 'POST',
+    route: '/v1/runner/lease',
+    request: () => ({ path: '/v1/runner/lease', body: { runnerId: 'matrix', waitMs: 0 } }),
+    inScope: runnerOnly(204),
+    outOfScope: runnerOnly(204),
+  },
   // Last: the exit ends A's lease, and a deletion ends A2.
   {
     method: 'POST',
     route: '/v1/runner/workspaces/{ws}/processes/{id}/exit',
-    request: (t) => ({ path: `/v1/runner/workspaces/${t.ws}/processes/${t.processId}/exit`, body: reportBody('exit', t.token) }),
+    request: (t) => ({
+      path: `/v1/runner/workspaces/${t.ws}/processes/${t.processId}/exit`,
+      body: reportBody('exit', t.token),
+    }),
     inScope: runnerOnly(200),
     outOfScope: absentToRunner,
   },
-  { method: 'DELETE', route: '/v1/workspaces/{ws}', request: (t) => ({ path: `/v1/workspaces/${t.ws === A ? A2 : t.ws}` }), inScope: adminOnly(204), outOfScope: absent },
+  {
+    method: 'DELETE',
+    route: '/v1/workspaces/{ws}',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws === A ? A2 : t.ws}` }),
+    inScope: adminOnly(204),
+    outOfScope: absent,
+  },
 ];
 
 /** Routes no key reaches: public ones, and webhook deliveries, which their signature authenticates (hooks.test.ts). */
@@ -181,7 +354,13 @@ function reportBody(report: string, token: number): unknown {
   if (report === 'started') return { token, pid: 1 };
   if (report === 'output') return { token, data: 'out\n', offset: 0 };
   if (report === 'heartbeat') return { token };
-  if (report === 'sync') return { token, changes: [{ op: 'write', path: 'synced.txt', contentBase64: Buffer.from('synced').toString('base64'), baseVersion: null }] };
+  if (report === 'sync')
+    return {
+      token,
+      changes: [
+        { op: 'write', path: 'synced.txt', contentBase64: Buffer.from('synced').toString('base64'), baseVersion: null },
+      ],
+    };
   return { token, exitCode: 0, status: 'exited' };
 }
 
@@ -196,10 +375,20 @@ async function makeTenant(ws: string): Promise<Tenant> {
   await ok(server.call('PUT', `/v1/workspaces/${ws}`), 201);
   await ok(server.call('POST', `/v1/workspaces/${ws}/tools/write_file`, { path: 'a.txt', content: CONTENT }));
   const checkpoint = (await ok(server.call('POST', `/v1/workspaces/${ws}/checkpoints`, {}), 201)).id;
-  const processId = (await ok(server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' }))).result.processId;
-  const asker = await createKey(server, { name: `asker of ${ws}`, role: 'agent', workspaces: [ws], approvalMode: 'manual' });
+  const processId = (
+    await ok(server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' }))
+  ).result.processId;
+  const asker = await createKey(server, {
+    name: `asker of ${ws}`,
+    role: 'agent',
+    workspaces: [ws],
+    approvalMode: 'manual',
+  });
   const approvals: string[] = [];
-  for (let i = 0; i < 3; i += 1) approvals.push((await ok(asker.call('POST', `/v1/workspaces/${ws}/tools/read_file`, { path: 'a.txt' }), 202)).approval.id);
+  for (let i = 0; i < 3; i += 1)
+    approvals.push(
+      (await ok(asker.call('POST', `/v1/workspaces/${ws}/tools/read_file`, { path: 'a.txt' }), 202)).approval.id,
+    );
   const hook = `hook-${ws}`;
   await ok(server.call('PUT', `/v1/hooks/${hook}`, { secret: 'a hook secret of sixteen+', workspace: ws }), 201);
   const spareKey = (await createKey(server, { name: `spare of ${ws}`, role: 'agent', workspaces: [ws] })).id;
@@ -209,9 +398,18 @@ async function makeTenant(ws: string): Promise<Tenant> {
 /** Everything of tenant B another tenant could change, as B's own admin sees it. */
 async function fingerprint(): Promise<unknown> {
   const get = async (path: string) => (await server.call('GET', path)).body;
-  const keyList = (await get('/v1/keys')).keys.filter((key: { workspaces: string[] }) => key.workspaces.includes(B)).map((key: { id: string }) => key.id);
+  const keyList = (await get('/v1/keys')).keys
+    .filter((key: { workspaces: string[] }) => key.workspaces.includes(B))
+    .map((key: { id: string }) => key.id);
   // Calls of A's keys on B (the fingerprint's own calls are the bootstrap admin's).
-  const usage = await Promise.all(roles.map(async (role) => (await get(`/v1/usage?groupBy=workspace&keyId=${keys[role].id}`)).rows.find((row: { group: string }) => row.group === B) ?? null));
+  const usage = await Promise.all(
+    roles.map(
+      async (role) =>
+        (await get(`/v1/usage?groupBy=workspace&keyId=${keys[role].id}`)).rows.find(
+          (row: { group: string }) => row.group === B,
+        ) ?? null,
+    ),
+  );
   return {
     info: await get(`/v1/workspaces/${B}`),
     files: await get(`/v1/workspaces/${B}/files?recursive=true`),
@@ -229,7 +427,12 @@ beforeAll(async () => {
   tenantA = await makeTenant(A);
   await ok(server.call('PUT', `/v1/workspaces/${A2}`), 201);
   for (const role of ['agent', 'approver', 'admin'] as const) {
-    keys[role] = await createKey(server, { name: `${role} of A`, role, workspaces: [A, A2], ...(role === 'agent' ? { approvalMode: 'auto' } : {}) });
+    keys[role] = await createKey(server, {
+      name: `${role} of A`,
+      role,
+      workspaces: [A, A2],
+      ...(role === 'agent' ? { approvalMode: 'auto' } : {}),
+    });
   }
   keys.runner = await createRunnerKey(server, [A, A2]);
   // A's runner key leases A's job (B's older job is never handed to it) and holds that lease.
@@ -241,7 +444,9 @@ beforeAll(async () => {
 describe('a key scoped to one tenant', () => {
   it('has a case for every route the server documents', async () => {
     const doc = (await callApi(server.url, undefined, 'GET', '/openapi.json')).body;
-    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     const covered = new Set([...cases.map((c) => `${c.method} ${c.route}`), ...keyless]);
     expect(documented.filter((route) => !covered.has(route))).toEqual([]);
   });
@@ -269,16 +474,24 @@ describe('a key scoped to one tenant', () => {
         }
         if (answer.status === 404) {
           // Absent, exactly: the contract's error body, and not a word about scope.
-          if (answer.body?.error?.code !== 'not_found' || /scope|outside|forbidden|allowed/i.test(answer.body.error.message)) wrong.push(`${where} (a 404 must read as absent)`);
+          if (
+            answer.body?.error?.code !== 'not_found' ||
+            /scope|outside|forbidden|allowed/i.test(answer.body.error.message)
+          )
+            wrong.push(`${where} (a 404 must read as absent)`);
         } else if (answer.status === 403) {
-          if (answer.body?.error?.code !== 'forbidden' || !/role|scope|admin/i.test(answer.body.error.message)) wrong.push(`${where} (a 403 must name what the key lacks)`);
+          if (answer.body?.error?.code !== 'forbidden' || !/role|scope|admin/i.test(answer.body.error.message))
+            wrong.push(`${where} (a 403 must name what the key lacks)`);
         }
       }
     }
     expect(wrong).toEqual([]);
     expect(await fingerprint()).toEqual(before);
     // B's job still waits for a runner of its own.
-    const status = await server.call('POST', `/v1/workspaces/${B}/tools/bash`, { action: 'status', processId: tenantB.processId });
+    const status = await server.call('POST', `/v1/workspaces/${B}/tools/bash`, {
+      action: 'status',
+      processId: tenantB.processId,
+    });
     expect(status.body.result.status).toBe('queued');
   });
 
@@ -288,7 +501,10 @@ describe('a key scoped to one tenant', () => {
       for (const role of roles) {
         const { path, body, headers } = routeCase.request(tenantA, role);
         const answer = await keys[role].call(routeCase.method, path, body, headers);
-        if (answer.status !== routeCase.inScope[role]) wrong.push(`${role} ${routeCase.method} ${path}: ${answer.status} (expected ${routeCase.inScope[role]}) ${String(JSON.stringify(answer.body)).slice(0, 300)}`);
+        if (answer.status !== routeCase.inScope[role])
+          wrong.push(
+            `${role} ${routeCase.method} ${path}: ${answer.status} (expected ${routeCase.inScope[role]}) ${String(JSON.stringify(answer.body)).slice(0, 300)}`,
+          );
       }
     }
     expect(wrong).toEqual([]);

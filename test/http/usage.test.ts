@@ -23,14 +23,27 @@ async function metered(key: TestKey, ws: string, tool: string, args: unknown, qu
     body,
   });
   const text = await response.text();
-  return { status: response.status, body: JSON.parse(text), bytesIn: byteLength(body), bytesOut: byteLength(text), headers: response.headers };
+  return {
+    status: response.status,
+    body: JSON.parse(text),
+    bytesIn: byteLength(body),
+    bytesOut: byteLength(text),
+    headers: response.headers,
+  };
 }
 
 /** The key's usage, asked of the server running now (a restart changes its port). */
 async function usage(key: Pick<TestKey, 'secret'>, query: string) {
   const answer = await callApi(server.url, key.secret, 'GET', `/v1/usage?${query}`);
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-  return answer.body.rows as { group: string; calls: number; errors: number; bytesIn: number; bytesOut: number; processSeconds: number }[];
+  return answer.body.rows as {
+    group: string;
+    calls: number;
+    errors: number;
+    bytesIn: number;
+    bytesOut: number;
+    processSeconds: number;
+  }[];
 }
 
 const admin = () => ({ secret: server.key });
@@ -88,7 +101,9 @@ describe('1,000 mixed calls', () => {
           break;
         }
         case 6: {
-          const answer = await metered(key, ws, 'apply_patch', { patch: `*** Begin Patch\n*** Add File: p${i}.txt\n+p\n*** End Patch\n` });
+          const answer = await metered(key, ws, 'apply_patch', {
+            patch: `*** Begin Patch\n*** Add File: p${i}.txt\n+p\n*** End Patch\n`,
+          });
           expect(answer.status).toBe(202);
           pending.push(answer.body.approval.id);
           // Its bytes out are those of the final answer, checked by count below without bytesOut.
@@ -103,12 +118,16 @@ describe('1,000 mixed calls', () => {
       }
     });
     let next = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < work.length) await work[next++]!();
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < work.length) await work[next++]!();
+      }),
+    );
     // Half the patches are approved (and run), half rejected (an error).
     for (const [index, id] of pending.entries()) {
-      const answer = await approver.call('POST', `/v1/approvals/${id}/decision`, { decision: index % 2 === 0 ? 'approve' : 'reject' });
+      const answer = await approver.call('POST', `/v1/approvals/${id}/decision`, {
+        decision: index % 2 === 0 ? 'approve' : 'reject',
+      });
       expect(answer.status).toBe(200);
       if (index % 2 === 1) expected.get('apply_patch')!.errors += 1;
     }
@@ -118,12 +137,21 @@ describe('1,000 mixed calls', () => {
       expect([...got.keys()].sort()).toEqual([...expected.keys()].sort());
       for (const [group, row] of expected) {
         const actual = got.get(group)!;
-        expect({ group, calls: actual.calls, errors: actual.errors, bytesIn: actual.bytesIn }).toEqual({ group, calls: row.calls, errors: row.errors, bytesIn: row.bytesIn });
-        if (group !== 'apply_patch') expect({ group, bytesOut: actual.bytesOut }).toEqual({ group, bytesOut: row.bytesOut });
+        expect({ group, calls: actual.calls, errors: actual.errors, bytesIn: actual.bytesIn }).toEqual({
+          group,
+          calls: row.calls,
+          errors: row.errors,
+          bytesIn: row.bytesIn,
+        });
+        if (group !== 'apply_patch')
+          expect({ group, bytesOut: actual.bytesOut }).toEqual({ group, bytesOut: row.bytesOut });
       }
       expect(rows.reduce((sum, row) => sum + row.calls, 0)).toBe(1000);
       const perWorkspace = await usage(key, 'groupBy=workspace');
-      expect(Object.fromEntries(perWorkspace.map((row) => [row.group, row.calls]))).toEqual({ 'meter-a': 666, 'meter-b': 334 });
+      expect(Object.fromEntries(perWorkspace.map((row) => [row.group, row.calls]))).toEqual({
+        'meter-a': 666,
+        'meter-b': 334,
+      });
     };
     await check();
     await server.stop();
@@ -142,7 +170,9 @@ describe('GET /v1/usage', () => {
     expect((await usage(one, 'groupBy=tool')).map((row) => row.group)).toEqual(['bash:exec']);
     const [exec] = await usage(one, 'groupBy=tool');
     expect(exec!.processSeconds).toBeGreaterThan(0.2);
-    expect((await usage(two, 'groupBy=tool')).map((row) => [row.group, row.calls, row.errors])).toEqual([['read_file', 1, 1]]);
+    expect((await usage(two, 'groupBy=tool')).map((row) => [row.group, row.calls, row.errors])).toEqual([
+      ['read_file', 1, 1],
+    ]);
     const byKey = await usage(admin(), 'groupBy=key');
     expect(byKey.find((row) => row.group === one.id)?.calls).toBe(1);
     expect(byKey.find((row) => row.group === two.id)?.calls).toBe(1);
@@ -155,10 +185,14 @@ describe('GET /v1/usage', () => {
     const sent = performance.now();
     const started = await metered(key, 'meter-c', 'bash', { action: 'start', command: 'sleep 0.5' });
     expect(started.status).toBe(200);
-    const seconds = await eventually(async () => (await usage(key, 'groupBy=tool')).find((row) => row.group === 'bash:start')?.processSeconds || undefined, {
-      what: 'the run time to be counted',
-      intervalMs: 100,
-    });
+    const seconds = await eventually(
+      async () =>
+        (await usage(key, 'groupBy=tool')).find((row) => row.group === 'bash:start')?.processSeconds || undefined,
+      {
+        what: 'the run time to be counted',
+        intervalMs: 100,
+      },
+    );
     const observed = (performance.now() - sent) / 1000;
     // Run time is measured between the runner's started and exit reports, so it is close to, not exactly, 0.5 s;
     // and it can be no longer than the test saw pass from the start call to the record, however slow the host.
@@ -181,8 +215,15 @@ describe('GET /v1/usage', () => {
 describe('quotas', () => {
   it('admit exactly N calls under 50 concurrent callers; the rest are quota_exceeded (402) and do nothing', async () => {
     await server.call('PUT', '/v1/workspaces/quota');
-    const key = await createKey(server, { role: 'agent', workspaces: ['quota'], approvalMode: 'auto', quota: { calls: 10, period: 'day' } });
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => metered(key, 'quota', 'write_file', { path: `q${i}.txt`, content: 'q' })));
+    const key = await createKey(server, {
+      role: 'agent',
+      workspaces: ['quota'],
+      approvalMode: 'auto',
+      quota: { calls: 10, period: 'day' },
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => metered(key, 'quota', 'write_file', { path: `q${i}.txt`, content: 'q' })),
+    );
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(10);
     const refused = answers.filter((answer) => answer.status === 402);
     expect(refused).toHaveLength(40);
@@ -195,7 +236,12 @@ describe('quotas', () => {
   });
 
   it('of process seconds stop bash exec and start once spent, and leave reads alone', async () => {
-    const key = await createKey(server, { role: 'agent', workspaces: ['quota'], approvalMode: 'auto', quota: { processSeconds: 0.2, period: 'month' } });
+    const key = await createKey(server, {
+      role: 'agent',
+      workspaces: ['quota'],
+      approvalMode: 'auto',
+      quota: { processSeconds: 0.2, period: 'month' },
+    });
     expect((await metered(key, 'quota', 'bash', { action: 'exec', command: 'sleep 0.3' })).status).toBe(200);
     const over = await metered(key, 'quota', 'bash', { action: 'exec', command: 'echo no > over.txt' });
     expect(over.status).toBe(402);
@@ -209,7 +255,12 @@ describe('quotas', () => {
 describe('rate limit', () => {
   it('answers 429 rate_limited with Retry-After past the key limit, and meters the refused call', async () => {
     await server.call('PUT', '/v1/workspaces/rate');
-    const key = await createKey(server, { role: 'agent', workspaces: ['rate'], approvalMode: 'auto', rateLimitPerMinute: 3 });
+    const key = await createKey(server, {
+      role: 'agent',
+      workspaces: ['rate'],
+      approvalMode: 'auto',
+      rateLimitPerMinute: 3,
+    });
     const statuses: number[] = [];
     let limited: Awaited<ReturnType<typeof metered>> | undefined;
     for (let i = 0; i < 4; i += 1) {
@@ -236,11 +287,18 @@ describe('a restart', () => {
     const listed = await callApi(server.url, key.secret, 'GET', '/v1/approvals?status=pending');
     expect(listed.body.approvals.map((approval: { id: string }) => approval.id)).toEqual([pending.body.approval.id]);
     expect((await usage(key, 'groupBy=tool'))[0]).toMatchObject({ calls: 1, errors: 0 });
-    const decided = await server.call('POST', `/v1/approvals/${pending.body.approval.id}/decision`, { decision: 'approve' });
+    const decided = await server.call('POST', `/v1/approvals/${pending.body.approval.id}/decision`, {
+      decision: 'approve',
+    });
     expect(decided.body).toMatchObject({ status: 'approved', result: { created: true } });
     const read = await server.call('POST', '/v1/workspaces/restart/tools/read_file', { path: 'later.txt' });
     expect(read.body.result.content).toBe('later');
-    expect((await usage(key, 'groupBy=tool'))[0]).toMatchObject({ group: 'write_file', calls: 1, errors: 0, bytesIn: pending.bytesIn });
+    expect((await usage(key, 'groupBy=tool'))[0]).toMatchObject({
+      group: 'write_file',
+      calls: 1,
+      errors: 0,
+      bytesIn: pending.bytesIn,
+    });
   });
 });
 
@@ -250,7 +308,10 @@ describe('a crash', () => {
     const key = await createKey(server, { role: 'agent', workspaces: ['crash'], approvalMode: 'auto' });
     let answered = 0;
     const writes = Array.from({ length: 300 }, (_, i) =>
-      callApi(server.url, key.secret, 'POST', '/v1/workspaces/crash/tools/write_file', { path: `c${i}.txt`, content: 'x'.repeat(1000) }).then(
+      callApi(server.url, key.secret, 'POST', '/v1/workspaces/crash/tools/write_file', {
+        path: `c${i}.txt`,
+        content: 'x'.repeat(1000),
+      }).then(
         () => (answered += 1),
         () => undefined,
       ),

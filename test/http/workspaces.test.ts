@@ -23,15 +23,25 @@ describe('PUT /v1/workspaces/{ws}', () => {
     }
     for (const id of ['A', '-a', '_a', 'a.b', `a${'b'.repeat(63)}`, 'a%20b', 'caf%C3%A9']) {
       const answer = await server.call('PUT', `/v1/workspaces/${id}`);
-      expect({ id, status: answer.status, code: answer.body.error.code }).toEqual({ id, status: 400, code: 'invalid_argument' });
+      expect({ id, status: answer.status, code: answer.body.error.code }).toEqual({
+        id,
+        status: 400,
+        code: 'invalid_argument',
+      });
     }
   });
 
   it('takes excludedPaths, which then refuse writes by whole segments', async () => {
-    expect((await server.call('PUT', '/v1/workspaces/excl', { excludedPaths: ['target', 'build/out'] })).status).toBe(201);
+    expect((await server.call('PUT', '/v1/workspaces/excl', { excludedPaths: ['target', 'build/out'] })).status).toBe(
+      201,
+    );
     for (const path of ['target', 'target/x.txt', 'build/out/y', '/target/deep/z']) {
       const answer = await write('excl', path, 'x');
-      expect({ path, status: answer.status, code: answer.body.error?.code }).toEqual({ path, status: 403, code: 'path_denied' });
+      expect({ path, status: answer.status, code: answer.body.error?.code }).toEqual({
+        path,
+        status: 403,
+        code: 'path_denied',
+      });
     }
     for (const path of ['targetx/a.txt', 'build/output.txt', 'src/target.txt']) {
       expect((await write('excl', path, 'x')).status).toBe(200);
@@ -81,7 +91,8 @@ describe('DELETE /v1/workspaces/{ws}', () => {
 describe('GET /v1/workspaces/{ws}/files', () => {
   beforeAll(async () => {
     await server.call('PUT', '/v1/workspaces/tree');
-    for (const path of ['README.md', 'src/index.ts', 'src/lib/util.ts', 'src/lib/deep/x.ts', 'srcfile.txt']) await write('tree', path, path);
+    for (const path of ['README.md', 'src/index.ts', 'src/lib/util.ts', 'src/lib/deep/x.ts', 'srcfile.txt'])
+      await write('tree', path, path);
   });
 
   it('lists direct children of the root by default, directories included', async () => {
@@ -101,15 +112,25 @@ describe('GET /v1/workspaces/{ws}/files', () => {
     const direct = await server.call('GET', '/v1/workspaces/tree/files?prefix=src');
     expect(direct.body.entries.map((entry: any) => entry.path)).toEqual(['src/index.ts', 'src/lib']);
     const deep = await server.call('GET', '/v1/workspaces/tree/files?prefix=src/&recursive=true');
-    expect(deep.body.entries.map((entry: any) => entry.path)).toEqual(['src/index.ts', 'src/lib', 'src/lib/deep', 'src/lib/deep/x.ts', 'src/lib/util.ts']);
+    expect(deep.body.entries.map((entry: any) => entry.path)).toEqual([
+      'src/index.ts',
+      'src/lib',
+      'src/lib/deep',
+      'src/lib/deep/x.ts',
+      'src/lib/util.ts',
+    ]);
     const all = await server.call('GET', '/v1/workspaces/tree/files?recursive=true');
     expect(all.body.entries).toHaveLength(8);
   });
 
   it('reports a missing prefix, a file prefix, a bad flag and an escaping prefix', async () => {
     expect((await server.call('GET', '/v1/workspaces/tree/files?prefix=nope')).body.error.code).toBe('not_found');
-    expect((await server.call('GET', '/v1/workspaces/tree/files?prefix=README.md')).body.error.code).toBe('invalid_argument');
-    expect((await server.call('GET', '/v1/workspaces/tree/files?recursive=yes')).body.error.code).toBe('invalid_argument');
+    expect((await server.call('GET', '/v1/workspaces/tree/files?prefix=README.md')).body.error.code).toBe(
+      'invalid_argument',
+    );
+    expect((await server.call('GET', '/v1/workspaces/tree/files?recursive=yes')).body.error.code).toBe(
+      'invalid_argument',
+    );
     const escape = await server.call('GET', '/v1/workspaces/tree/files?prefix=../other');
     expect(escape).toMatchObject({ status: 403, body: { error: { code: 'path_outside_workspace' } } });
   });

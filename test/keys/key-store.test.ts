@@ -32,7 +32,14 @@ describe('creating a key', () => {
     const keys = new KeyStore(SqliteDatabase.memory());
     const agent = await keys.create({ name: 'ci agent', role: 'agent', workspaces: ['ws'] });
     expect(agent.secret).toMatch(/^tg_[A-Za-z0-9_-]{43}$/);
-    expect(agent.key).toMatchObject({ name: 'ci agent', role: 'agent', workspaces: ['ws'], approvalMode: 'safe', tools: undefined, quota: undefined });
+    expect(agent.key).toMatchObject({
+      name: 'ci agent',
+      role: 'agent',
+      workspaces: ['ws'],
+      approvalMode: 'safe',
+      tools: undefined,
+      quota: undefined,
+    });
     expect(await keys.authenticate(agent.secret)).toEqual(agent.key);
     const approver = await keys.create({ name: 'lead', role: 'approver', workspaces: ['ws'] });
     expect(approver.key.approvalMode).toBe('auto');
@@ -42,7 +49,12 @@ describe('creating a key', () => {
 
   it('gives a notice-signing secret only to a key with a notify URL', async () => {
     const keys = new KeyStore(SqliteDatabase.memory());
-    const notified = await keys.create({ name: 'n', role: 'agent', workspaces: ['ws'], notifyUrl: 'https://hooks.example/approve' });
+    const notified = await keys.create({
+      name: 'n',
+      role: 'agent',
+      workspaces: ['ws'],
+      notifyUrl: 'https://hooks.example/approve',
+    });
     expect(notified.notifySecret).toMatch(/^tgn_/);
     expect(keys.notifySecret(notified.key.id)).toBe(notified.notifySecret);
     const silent = await keys.create({ name: 's', role: 'agent', workspaces: ['ws'] });
@@ -63,7 +75,12 @@ describe('secrets at rest', () => {
   it('stores only the SHA-256 of a secret, and a restarted store still knows the key by it', async () => {
     const file = databaseFile();
     const db = SqliteDatabase.open(file);
-    const created = await new KeyStore(db).create({ name: 'a', role: 'agent', workspaces: ['ws'], notifyUrl: 'https://hooks.example/n' });
+    const created = await new KeyStore(db).create({
+      name: 'a',
+      role: 'agent',
+      workspaces: ['ws'],
+      notifyUrl: 'https://hooks.example/n',
+    });
     const stored = storedValues(db);
     expect(stored.some((value) => value.includes(created.secret))).toBe(false);
     expect(stored).toContain(createHash('sha256').update(created.secret).digest('hex'));
@@ -79,7 +96,12 @@ describe('secrets at rest', () => {
 
   it('never shows a secret or its hash in the public form of a key', async () => {
     const keys = new KeyStore(SqliteDatabase.memory());
-    const created = await keys.create({ name: 'a', role: 'agent', workspaces: ['ws'], notifyUrl: 'https://hooks.example/n' });
+    const created = await keys.create({
+      name: 'a',
+      role: 'agent',
+      workspaces: ['ws'],
+      notifyUrl: 'https://hooks.example/n',
+    });
     const shown = JSON.stringify(publicKey(created.key));
     const hash = createHash('sha256').update(created.secret).digest('hex');
     for (const secret of [created.secret, hash, created.notifySecret!]) expect(shown).not.toContain(secret);
@@ -136,7 +158,10 @@ describe('revoking', () => {
     })();
     expect(refusal).toBeInstanceOf(ToolError);
     expect((refusal as ToolError).code).toBe('forbidden');
-    expect(await keys.authenticate('tg_first_bootstrap_secret_0123456789')).toMatchObject({ id: BOOTSTRAP_KEY_ID, role: 'admin' });
+    expect(await keys.authenticate('tg_first_bootstrap_secret_0123456789')).toMatchObject({
+      id: BOOTSTRAP_KEY_ID,
+      role: 'admin',
+    });
     await keys.ensureBootstrapAdmin('tg_second_bootstrap_secret_0123456789');
     expect(await keys.authenticate('tg_first_bootstrap_secret_0123456789')).toBeUndefined();
     expect(await keys.authenticate('tg_second_bootstrap_secret_0123456789')).toMatchObject({ id: BOOTSTRAP_KEY_ID });

@@ -12,7 +12,15 @@ const MONDAY = Date.UTC(2026, 2, 2);
 function meterAt(start = MONDAY + 9 * 3_600_000) {
   const clock = { ms: start };
   const meter = new UsageMeter(SqliteDatabase.memory(), () => clock.ms);
-  const call = (tool: string, more: Partial<CallIdentity> = {}): CallIdentity => ({ keyId: 'key_a', workspace: 'ws', tool, action: undefined, bytesIn: 10, startedAt: clock.ms, ...more });
+  const call = (tool: string, more: Partial<CallIdentity> = {}): CallIdentity => ({
+    keyId: 'key_a',
+    workspace: 'ws',
+    tool,
+    action: undefined,
+    bytesIn: 10,
+    startedAt: clock.ms,
+    ...more,
+  });
   return { clock, meter, call };
 }
 
@@ -36,7 +44,11 @@ describe('records', () => {
       meter.settle(call('read_file'), ok(100), { billable: true }),
       meter.settle(call('read_file'), { outcome: 'not_found', bytesOut: 50, durationMs: 1 }, { billable: true }),
       meter.settle(call('bash', { action: 'exec' }), { ...ok(), processSeconds: 1.5 }, { billable: true }),
-      meter.settle(call('write_file'), { outcome: 'tool_not_allowed', bytesOut: 80, durationMs: 0 }, { billable: false }),
+      meter.settle(
+        call('write_file'),
+        { outcome: 'tool_not_allowed', bytesOut: 80, durationMs: 0 },
+        { billable: false },
+      ),
     ]);
     expect(meter.summary({ ...everything, groupBy: 'tool' })).toEqual([
       { group: 'bash:exec', calls: 1, errors: 0, bytesIn: 10, bytesOut: 20, processSeconds: 1.5 },
@@ -53,12 +65,27 @@ describe('records', () => {
     await meter.settle(call('read_file'), ok(), { billable: true });
     await meter.settle(call('grep'), ok(), { billable: true });
     const day = (start: number) => ({ from: start, to: start + DAY });
-    expect(meter.summary({ ...day(MONDAY), groupBy: 'tool' }).map((row) => [row.group, row.calls])).toEqual([['read_file', 2]]);
-    expect(meter.summary({ ...day(MONDAY + DAY), groupBy: 'tool' }).map((row) => [row.group, row.calls])).toEqual([['grep', 1], ['read_file', 1]]);
-    expect(meter.summary({ ...everything, groupBy: 'key' }).map((row) => [row.group, row.calls])).toEqual([['key_a', 3], ['key_b', 1]]);
-    expect(meter.summary({ ...everything, groupBy: 'workspace' }).map((row) => [row.group, row.calls])).toEqual([['other', 1], ['ws', 3]]);
-    expect(meter.summary({ ...everything, groupBy: 'workspace', keyId: 'key_b' }).map((row) => row.group)).toEqual(['other']);
-    expect(meter.summary({ ...everything, groupBy: 'workspace', workspaces: ['ws'] }).map((row) => row.group)).toEqual(['ws']);
+    expect(meter.summary({ ...day(MONDAY), groupBy: 'tool' }).map((row) => [row.group, row.calls])).toEqual([
+      ['read_file', 2],
+    ]);
+    expect(meter.summary({ ...day(MONDAY + DAY), groupBy: 'tool' }).map((row) => [row.group, row.calls])).toEqual([
+      ['grep', 1],
+      ['read_file', 1],
+    ]);
+    expect(meter.summary({ ...everything, groupBy: 'key' }).map((row) => [row.group, row.calls])).toEqual([
+      ['key_a', 3],
+      ['key_b', 1],
+    ]);
+    expect(meter.summary({ ...everything, groupBy: 'workspace' }).map((row) => [row.group, row.calls])).toEqual([
+      ['other', 1],
+      ['ws', 3],
+    ]);
+    expect(meter.summary({ ...everything, groupBy: 'workspace', keyId: 'key_b' }).map((row) => row.group)).toEqual([
+      'other',
+    ]);
+    expect(meter.summary({ ...everything, groupBy: 'workspace', workspaces: ['ws'] }).map((row) => row.group)).toEqual([
+      'ws',
+    ]);
   });
 
   it('closes an admitted call once: a second outcome does not replace the first', () => {
@@ -66,7 +93,9 @@ describe('records', () => {
     const id = meter.admit({ id: 'key_a', quota: undefined }, call('write_file'), { usesProcessTime: false });
     meter.finish(id, ok(30));
     meter.finish(id, { outcome: 'internal', bytesOut: 99, durationMs: 1 });
-    expect(meter.summary({ ...everything, groupBy: 'tool' })).toEqual([{ group: 'write_file', calls: 1, errors: 0, bytesIn: 10, bytesOut: 30, processSeconds: 0 }]);
+    expect(meter.summary({ ...everything, groupBy: 'tool' })).toEqual([
+      { group: 'write_file', calls: 1, errors: 0, bytesIn: 10, bytesOut: 30, processSeconds: 0 },
+    ]);
   });
 
   it('after a restart, counts a call cut off before its answer as ok if its effect landed, else interrupted', () => {
@@ -74,11 +103,17 @@ describe('records', () => {
     const landed = meter.admit({ id: 'key_a', quota: undefined }, call('write_file'), { usesProcessTime: false });
     meter.markEffect(landed);
     meter.admit({ id: 'key_a', quota: undefined }, call('apply_patch'), { usesProcessTime: false });
-    const waiting = meter.admit({ id: 'key_a', quota: undefined }, call('bash', { action: 'exec' }), { usesProcessTime: true });
+    const waiting = meter.admit({ id: 'key_a', quota: undefined }, call('bash', { action: 'exec' }), {
+      usesProcessTime: true,
+    });
     meter.awaitApproval(waiting, 'apr_1');
     expect(meter.closeInterrupted()).toBe(2);
     const rows = meter.summary({ ...everything, groupBy: 'tool' });
-    expect(rows.map((row) => [row.group, row.calls, row.errors])).toEqual([['apply_patch', 1, 1], ['bash:exec', 1, 0], ['write_file', 1, 0]]);
+    expect(rows.map((row) => [row.group, row.calls, row.errors])).toEqual([
+      ['apply_patch', 1, 1],
+      ['bash:exec', 1, 0],
+      ['write_file', 1, 0],
+    ]);
   });
 });
 
@@ -89,9 +124,20 @@ describe('quotas', () => {
     for (let i = 0; i < 3; i += 1) meter.finish(meter.admit(key, call('read_file'), { usesProcessTime: false }), ok());
     const refused = refusal(() => meter.admit(key, call('read_file'), { usesProcessTime: false }));
     expect(refused?.code).toBe('quota_exceeded');
-    expect(refused?.details).toMatchObject({ quota: 'calls', limit: 3, used: 3, resetsAt: new Date(MONDAY + DAY).toISOString() });
+    expect(refused?.details).toMatchObject({
+      quota: 'calls',
+      limit: 3,
+      used: 3,
+      resetsAt: new Date(MONDAY + DAY).toISOString(),
+    });
     // Another key's calls are its own.
-    expect(refusal(() => meter.admit({ id: 'key_b', quota: key.quota }, call('read_file', { keyId: 'key_b' }), { usesProcessTime: false }))).toBeUndefined();
+    expect(
+      refusal(() =>
+        meter.admit({ id: 'key_b', quota: key.quota }, call('read_file', { keyId: 'key_b' }), {
+          usesProcessTime: false,
+        }),
+      ),
+    ).toBeUndefined();
     clock.ms = MONDAY + DAY;
     expect(refusal(() => meter.admit(key, call('read_file'), { usesProcessTime: false }))).toBeUndefined();
   });
@@ -99,7 +145,11 @@ describe('quotas', () => {
   it('does not count calls refused before admission against the quota', async () => {
     const { meter, call } = meterAt();
     const key = { id: 'key_a', quota: { calls: 1, period: 'month' } satisfies Quota };
-    await meter.settle(call('write_file'), { outcome: 'invalid_argument', bytesOut: 10, durationMs: 0 }, { billable: false });
+    await meter.settle(
+      call('write_file'),
+      { outcome: 'invalid_argument', bytesOut: 10, durationMs: 0 },
+      { billable: false },
+    );
     expect(refusal(() => meter.admit(key, call('read_file'), { usesProcessTime: false }))).toBeUndefined();
   });
 
@@ -109,15 +159,21 @@ describe('quotas', () => {
     const id = meter.admit(key, call('bash', { action: 'start' }), { usesProcessTime: true });
     meter.finish(id, { ...ok(), processId: 'proc_1' });
     expect(meter.openProcesses()).toEqual([{ workspace: 'ws', processId: 'proc_1' }]);
-    expect(meter.processAccrued('proc_1', 4)).toEqual([{ keyId: 'key_a', startedAt: MONDAY + 9 * 3_600_000, added: 4 }]);
+    expect(meter.processAccrued('proc_1', 4)).toEqual([
+      { keyId: 'key_a', startedAt: MONDAY + 9 * 3_600_000, added: 4 },
+    ]);
     expect(meter.processSecondsSpent('key_a', key.quota)).toBe(false);
     expect(meter.processEnded('proc_1', 10.5)).toEqual([expect.objectContaining({ added: 6.5 })]);
     // Counted once: a late report adds nothing.
     expect(meter.processEnded('proc_1', 12)).toEqual([]);
     expect(meter.openProcesses()).toEqual([]);
     expect(meter.processSecondsSpent('key_a', key.quota)).toBe(true);
-    expect(refusal(() => meter.admit(key, call('bash', { action: 'exec' }), { usesProcessTime: true }))?.details).toMatchObject({ quota: 'processSeconds', limit: 10 });
+    expect(
+      refusal(() => meter.admit(key, call('bash', { action: 'exec' }), { usesProcessTime: true }))?.details,
+    ).toMatchObject({ quota: 'processSeconds', limit: 10 });
     expect(refusal(() => meter.admit(key, call('read_file'), { usesProcessTime: false }))).toBeUndefined();
-    expect(meter.summary({ ...everything, groupBy: 'tool' }).find((row) => row.group === 'bash:start')?.processSeconds).toBe(10.5);
+    expect(
+      meter.summary({ ...everything, groupBy: 'tool' }).find((row) => row.group === 'bash:start')?.processSeconds,
+    ).toBe(10.5);
   });
 });

@@ -3,7 +3,15 @@ import { describe, expect, it, vi } from 'vitest';
 import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
 import type { SqlDatabase, SqlRow, SqlValue } from '../../src/storage/sql-database.ts';
 import { ProcessStore } from '../../src/processes/process-store.ts';
-import { RUNNER, expectStale, fence, memoryStore, newProcess, runningProcess, tempDatabaseFile } from './process-fixtures.ts';
+import {
+  RUNNER,
+  expectStale,
+  fence,
+  memoryStore,
+  newProcess,
+  runningProcess,
+  tempDatabaseFile,
+} from './process-fixtures.ts';
 
 const LEASE_MS = 15_000;
 
@@ -13,7 +21,11 @@ describe('leasing', () => {
     const first = store.create(newProcess({ command: 'first' }));
     const second = store.create(newProcess({ command: 'second', workspace: 'other' }));
     const job = store.lease('runner-a', RUNNER);
-    expect(job).toMatchObject({ processId: first.id, leaseMs: LEASE_MS, record: { id: first.id, status: 'queued', command: 'first' } });
+    expect(job).toMatchObject({
+      processId: first.id,
+      leaseMs: LEASE_MS,
+      record: { id: first.id, status: 'queued', command: 'first' },
+    });
     expect(store.get('ws', first.id)?.status).toBe('queued');
     expect(store.lease('runner-b', RUNNER)?.processId).toBe(second.id);
     expect(store.lease('runner-c', RUNNER)).toBeUndefined();
@@ -81,7 +93,11 @@ describe('fencing', () => {
     expectStale(() => store.finish(created.id, fence(stale.token), { exitCode: 0, status: 'exited' }), created.id);
 
     store.appendOutput(created.id, fence(fresh.token), 'new');
-    expect(store.finish(created.id, fence(fresh.token), { exitCode: 0, status: 'exited' })).toMatchObject({ status: 'exited', pid: 2, outputChars: 3 });
+    expect(store.finish(created.id, fence(fresh.token), { exitCode: 0, status: 'exited' })).toMatchObject({
+      status: 'exited',
+      pid: 2,
+      outputChars: 3,
+    });
     expect(store.readLogs('ws', created.id).data).toBe('new');
   });
 
@@ -239,7 +255,9 @@ describe('waiting for a job', () => {
   it('wakes one waiter per queued job, oldest first, and a waiter that passes on wakes the next', async () => {
     const { store } = memoryStore();
     const settled: string[] = [];
-    const waiters = ['a', 'b', 'c'].map((name) => store.waitForJob(RUNNER, {}, 60_000).then((how) => settled.push(`${name}:${how}`)));
+    const waiters = ['a', 'b', 'c'].map((name) =>
+      store.waitForJob(RUNNER, {}, 60_000).then((how) => settled.push(`${name}:${how}`)),
+    );
     store.create(newProcess());
     await waiters[0];
     await new Promise((resolve) => setImmediate(resolve));
@@ -300,7 +318,9 @@ describe('a runner key bounded by its scope', () => {
     const job = store.lease('runner-a', runnerA)!;
     const refused = () => store.started(created.id, fence(job.token, runnerB.keyId), 1);
     expect(refused).toThrow(expect.objectContaining({ code: 'forbidden' }));
-    expect(() => store.finish(created.id, fence(job.token, runnerB.keyId), { exitCode: 0, status: 'exited' })).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    expect(() => store.finish(created.id, fence(job.token, runnerB.keyId), { exitCode: 0, status: 'exited' })).toThrow(
+      expect.objectContaining({ code: 'forbidden' }),
+    );
     expect(store.get('a', created.id)?.status).toBe('queued');
     expectStale(() => store.started(created.id, fence(job.token + 1, runnerA.keyId), 1), created.id);
     expect(store.started(created.id, fence(job.token, runnerA.keyId), 1).status).toBe('running');

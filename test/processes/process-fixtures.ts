@@ -46,7 +46,11 @@ export function newProcess(overrides: Partial<NewProcess> = {}): NewProcess {
 }
 
 /** Creates a process, leases its job and reports it started: what a runner does first. */
-export function runningProcess(store: ProcessStore, overrides: Partial<NewProcess> = {}, runnerId = 'runner-a'): { record: ProcessRecord; token: number } {
+export function runningProcess(
+  store: ProcessStore,
+  overrides: Partial<NewProcess> = {},
+  runnerId = 'runner-a',
+): { record: ProcessRecord; token: number } {
   const created = store.create(newProcess(overrides));
   const job = store.lease(runnerId, RUNNER);
   expect(job?.processId).toBe(created.id);
@@ -55,7 +59,10 @@ export function runningProcess(store: ProcessStore, overrides: Partial<NewProces
 }
 
 /** Runs `fn` and returns the ToolError it throws, failing when it throws nothing or something else. */
-export function toolErrorOf(fn: () => unknown, code: ErrorCode): { message: string; details: Record<string, unknown> | undefined } {
+export function toolErrorOf(
+  fn: () => unknown,
+  code: ErrorCode,
+): { message: string; details: Record<string, unknown> | undefined } {
   try {
     fn();
   } catch (error) {

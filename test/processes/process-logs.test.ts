@@ -17,7 +17,12 @@ function expectedPage(full: string, startOffset: number, requested: number | und
   let length = Math.min(limit, full.length - offset);
   if (length > 0 && splitsPair(full, offset + length)) length -= 1;
   const data = full.slice(offset, offset + length);
-  return { data, offset, nextOffset: offset + data.length, truncated: requested !== undefined && requested < startOffset };
+  return {
+    data,
+    offset,
+    nextOffset: offset + data.length,
+    truncated: requested !== undefined && requested < startOffset,
+  };
 }
 
 /** Text units that include astral characters (surrogate pairs), NUL, newlines and combining marks. */
@@ -71,7 +76,10 @@ describe('bash logs', () => {
         fc.integer({ min: 1, max: 60 }),
         fc.integer({ min: 2, max: 16 }),
         fc.array(outputText, { maxLength: 30 }),
-        fc.array(fc.record({ offset: fc.option(fc.nat(400), { nil: undefined }), limit: fc.nat(90) }), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.record({ offset: fc.option(fc.nat(400), { nil: undefined }), limit: fc.nat(90) }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
         (maxOutputChars, chunkChars, appends, queries) => {
           const { store, db } = memoryStore({ maxOutputChars, chunkChars });
           const { record, token } = runningProcess(store);
@@ -82,7 +90,12 @@ describe('bash logs', () => {
             // At least the last maxOutputChars are held, and less than one more chunk beyond them.
             expect(page.startOffset).toBeLessThanOrEqual(Math.max(0, full.length - maxOutputChars));
             expect(page.startOffset).toBeGreaterThan(full.length - maxOutputChars - chunkChars);
-            expect(page).toEqual({ processId: record.id, status: 'running', startOffset: page.startOffset, ...expectedPage(full, page.startOffset, offset, limit) });
+            expect(page).toEqual({
+              processId: record.id,
+              status: 'running',
+              startOffset: page.startOffset,
+              ...expectedPage(full, page.startOffset, offset, limit),
+            });
           }
           db.close();
         },
@@ -130,7 +143,11 @@ describe('bash logs', () => {
     expect(oldest.nextOffset).toBe(oldest.startOffset + 65_536);
 
     const held = store.readLogs('ws', record.id, full.length - MAX_OUTPUT_CHARS, 10);
-    expect(held).toMatchObject({ truncated: false, offset: full.length - MAX_OUTPUT_CHARS, data: full.slice(full.length - MAX_OUTPUT_CHARS, full.length - MAX_OUTPUT_CHARS + 10) });
+    expect(held).toMatchObject({
+      truncated: false,
+      offset: full.length - MAX_OUTPUT_CHARS,
+      data: full.slice(full.length - MAX_OUTPUT_CHARS, full.length - MAX_OUTPUT_CHARS + 10),
+    });
     expect(store.readLogs('ws', record.id).truncated).toBe(false);
   });
 
@@ -207,8 +224,15 @@ describe('skipped output from a runner far behind', () => {
     store.appendOutput(record.id, fence(token), 'a'.repeat(10), 0);
     const tail = Array.from({ length: 64 }, (_, i) => String.fromCharCode(65 + (i % 26))).join('');
     expect(store.appendOutput(record.id, fence(token), tail, 10, 5)).toBe(79);
-    expect(store.readLogs('ws', record.id, 0, 1000)).toMatchObject({ offset: 15, startOffset: 15, nextOffset: 79, truncated: true, data: tail });
-    for (let offset = 15; offset < 79; offset += 1) expect(store.readLogs('ws', record.id, offset, 3).data).toBe(tail.slice(offset - 15, offset - 12));
+    expect(store.readLogs('ws', record.id, 0, 1000)).toMatchObject({
+      offset: 15,
+      startOffset: 15,
+      nextOffset: 79,
+      truncated: true,
+      data: tail,
+    });
+    for (let offset = 15; offset < 79; offset += 1)
+      expect(store.readLogs('ws', record.id, offset, 3).data).toBe(tail.slice(offset - 15, offset - 12));
   });
 
   it('refuses a skip with a batch shorter than the ring, which would leave a hole', () => {

@@ -3,12 +3,24 @@ import { describe, expect, it, vi } from 'vitest';
 import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
 import { snapshotOf } from '../../src/processes/process-record.ts';
 import { ProcessStore } from '../../src/processes/process-store.ts';
-import { RUNNER, T0, expectStale, fence, memoryStore, newProcess, runningProcess, tempDatabaseFile, toolErrorOf } from './process-fixtures.ts';
+import {
+  RUNNER,
+  T0,
+  expectStale,
+  fence,
+  memoryStore,
+  newProcess,
+  runningProcess,
+  tempDatabaseFile,
+  toolErrorOf,
+} from './process-fixtures.ts';
 
 describe('process records', () => {
   it('creates a queued record with everything it was given', () => {
     const { store } = memoryStore();
-    const record = store.create(newProcess({ command: 'make test', cwd: 'src', env: { CI: '1' }, mode: 'exec', timeoutMs: 120_000 }));
+    const record = store.create(
+      newProcess({ command: 'make test', cwd: 'src', env: { CI: '1' }, mode: 'exec', timeoutMs: 120_000 }),
+    );
     expect(record).toEqual({
       id: expect.stringMatching(/^proc_[0-9a-f]{32}$/),
       workspace: 'ws',
@@ -57,8 +69,20 @@ describe('process records', () => {
     const { store, clock } = memoryStore();
     const { record, token } = runningProcess(store, { mode: 'exec', timeoutMs: 1000 });
     clock.advance(1500);
-    const ended = store.finish(record.id, fence(token), { exitCode: 137, timedOut: true, status: 'exited', stdout: 'out', stderr: 'err', truncated: true });
-    expect(ended).toMatchObject({ status: 'exited', exitCode: 137, timedOut: true, endedAt: new Date(T0 + 1500).toISOString() });
+    const ended = store.finish(record.id, fence(token), {
+      exitCode: 137,
+      timedOut: true,
+      status: 'exited',
+      stdout: 'out',
+      stderr: 'err',
+      truncated: true,
+    });
+    expect(ended).toMatchObject({
+      status: 'exited',
+      exitCode: 137,
+      timedOut: true,
+      endedAt: new Date(T0 + 1500).toISOString(),
+    });
     expect(store.execResult(record.id)).toEqual({ stdout: 'out', stderr: 'err', truncated: true });
     expect(snapshotOf(ended)).toEqual({
       processId: record.id,
@@ -76,7 +100,11 @@ describe('process records', () => {
     const { store } = memoryStore();
     const created = store.create(newProcess());
     const job = store.lease('runner-a', RUNNER)!;
-    const failed = store.finish(created.id, fence(job.token), { exitCode: null, status: 'failed', error: 'cwd src is missing' });
+    const failed = store.finish(created.id, fence(job.token), {
+      exitCode: null,
+      status: 'failed',
+      error: 'cwd src is missing',
+    });
     expect(failed).toMatchObject({ status: 'failed', error: 'cwd src is missing', startedAt: null });
     expect(store.execResult(created.id)).toBeUndefined();
   });
@@ -113,7 +141,12 @@ describe('stop', () => {
     const { store } = memoryStore();
     const created = store.create(newProcess());
     const stopped = store.requestStop('ws', created.id, 5000);
-    expect(stopped).toMatchObject({ status: 'stopped', exitCode: null, startedAt: null, endedAt: new Date(T0).toISOString() });
+    expect(stopped).toMatchObject({
+      status: 'stopped',
+      exitCode: null,
+      startedAt: null,
+      endedAt: new Date(T0).toISOString(),
+    });
     expect(store.lease('runner-a', RUNNER)).toBeUndefined();
     expect(store.requestStop('ws', created.id, 0)).toEqual(stopped);
   });
@@ -176,7 +209,10 @@ describe('restarts', () => {
       expect(store.get('ws', record.id)).toEqual(before);
       expect(store.list('ws')).toEqual([before]);
       expect(store.readLogs('ws', record.id).data).toBe('hello, 😀 world\n');
-      expect(store.heartbeat(record.id, fence(token))).toEqual({ stdin: [{ seq: 1, data: 'y\n', eof: true }], stop: { graceMs: 1234 } });
+      expect(store.heartbeat(record.id, fence(token))).toEqual({
+        stdin: [{ seq: 1, data: 'y\n', eof: true }],
+        stop: { graceMs: 1234 },
+      });
       toolErrorOf(() => store.writeStdin('ws', record.id, 'n', false), 'conflict');
       db.close();
     } finally {

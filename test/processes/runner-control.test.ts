@@ -55,7 +55,15 @@ describe('a waiting heartbeat', () => {
     await lost;
     store.writeStdin('ws', record.id, 'two\n', false);
     const again = await outcome(store.control(record.id, fence(token), { stdinAck: 0, waitMs: 5000 }));
-    expect(again).toEqual({ value: { stdin: [{ seq: 1, data: 'one\n', eof: false }, { seq: 2, data: 'two\n', eof: false }], stop: null } });
+    expect(again).toEqual({
+      value: {
+        stdin: [
+          { seq: 1, data: 'one\n', eof: false },
+          { seq: 2, data: 'two\n', eof: false },
+        ],
+        stop: null,
+      },
+    });
     const acknowledged = await outcome(store.control(record.id, fence(token), { stdinAck: 2, waitMs: 5000 }));
     expect(acknowledged).toBe('pending');
   });
@@ -69,7 +77,9 @@ describe('a waiting heartbeat', () => {
     const acknowledged = store.control(record.id, fence(token), { stdinAck: 0, stopAck: true, waitMs: 5000 });
     expect(await outcome(acknowledged)).toBe('pending');
     store.writeStdin('ws', record.id, 'late\n', false);
-    expect(await outcome(acknowledged)).toEqual({ value: { stdin: [{ seq: 1, data: 'late\n', eof: false }], stop: { graceMs: 250 } } });
+    expect(await outcome(acknowledged)).toEqual({
+      value: { stdin: [{ seq: 1, data: 'late\n', eof: false }], stop: { graceMs: 250 } },
+    });
   });
 
   it('answers an empty reply when its wait is up, and waits at most half a lease', async () => {
@@ -131,6 +141,8 @@ describe('a waiting heartbeat', () => {
   it('without waitMs answers at once, as a heartbeat does', async () => {
     const { store } = memoryStore();
     const { record, token } = runningProcess(store);
-    expect(await outcome(store.control(record.id, fence(token), { stdinAck: 0 }))).toEqual({ value: { stdin: [], stop: null } });
+    expect(await outcome(store.control(record.id, fence(token), { stdinAck: 0 }))).toEqual({
+      value: { stdin: [], stop: null },
+    });
   });
 });

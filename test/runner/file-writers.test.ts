@@ -1,5 +1,14 @@
 // The runner's file-writing threads: files created exactly as asked, never through a planted link.
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,7 +46,12 @@ describe('FileWriters', () => {
       { host: join(dir, 'c'), source: join(dir, 'cached') },
       { host: join(dir, 'd'), bytes: views[2]! },
     ]);
-    expect(['a', 'b', 'c', 'd'].map((name) => readFileSync(join(dir, name), 'utf8'))).toEqual(['alpha', 'beta', 'from the cache', 'gamma']);
+    expect(['a', 'b', 'c', 'd'].map((name) => readFileSync(join(dir, name), 'utf8'))).toEqual([
+      'alpha',
+      'beta',
+      'from the cache',
+      'gamma',
+    ]);
     expect(results).toEqual(['a', 'b', 'c', 'd'].map((name) => ({ stamp: stampFrom(lstatSync(join(dir, name))) })));
     // The caller's buffer is intact: only copies went to the threads.
     expect(new TextDecoder().decode(batch)).toBe('xxalphabetagammayy');
@@ -54,7 +68,12 @@ describe('FileWriters', () => {
       { host: join(dir, 'missing-parent', 'x'), bytes: new TextEncoder().encode('x') },
       { host: join(dir, 'fine'), bytes: new TextEncoder().encode('fine') },
     ]);
-    expect(results.map((result) => ('code' in result ? result.code : 'created'))).toEqual(['EEXIST', 'EEXIST', 'ENOENT', 'created']);
+    expect(results.map((result) => ('code' in result ? result.code : 'created'))).toEqual([
+      'EEXIST',
+      'EEXIST',
+      'ENOENT',
+      'created',
+    ]);
     expect(() => lstatSync(join(outside, 'victim'))).toThrow();
     expect(readlinkSync(join(dir, 'planted'))).toBe(join(outside, 'victim'));
     expect(readFileSync(join(dir, 'taken'), 'utf8')).toBe('old');
@@ -64,7 +83,10 @@ describe('FileWriters', () => {
   it('spreads many files over the threads and answers them in order', async () => {
     const dir = tempDir();
     for (let d = 0; d < 10; d += 1) mkdirSync(join(dir, `d${d}`));
-    const files = Array.from({ length: 1000 }, (_, i) => ({ host: join(dir, `d${i % 10}`, `f${i}`), bytes: new TextEncoder().encode(`file ${i}\n`) }));
+    const files = Array.from({ length: 1000 }, (_, i) => ({
+      host: join(dir, `d${i % 10}`, `f${i}`),
+      bytes: new TextEncoder().encode(`file ${i}\n`),
+    }));
     const results = await pool().create(files);
     expect(results).toHaveLength(1000);
     for (const [i, file] of files.entries()) {
@@ -79,7 +101,9 @@ describe('FileWriters', () => {
     // A thread dying under the runner (out of memory, killed): the pool stops taking work.
     await (writers as unknown as { workers: { terminate(): Promise<number> }[] }).workers[0]!.terminate();
     await expect.poll(() => writers.usable).toBe(false);
-    await expect(writers.create([{ host: join(tempDir(), 'x'), bytes: new Uint8Array([1]) }])).rejects.toThrow(/file-writing thread/);
+    await expect(writers.create([{ host: join(tempDir(), 'x'), bytes: new Uint8Array([1]) }])).rejects.toThrow(
+      /file-writing thread/,
+    );
 
     const content = new TextEncoder().encode('still written');
     const entries: MirrorEntry[] = [
@@ -87,7 +111,11 @@ describe('FileWriters', () => {
       { path: 'src/a.txt', type: 'file', blob: sha256(content), target: null, version: 2, size: content.byteLength },
     ];
     const mirror = new WorkspaceMirror(tempDir(), new BlobFiles(tempDir()), writers);
-    await mirror.materialise(entries, async () => content, async (hashes) => new Map(hashes.map((hash) => [hash, content])));
+    await mirror.materialise(
+      entries,
+      async () => content,
+      async (hashes) => new Map(hashes.map((hash) => [hash, content])),
+    );
     expect(readFileSync(join(mirror.root, 'src/a.txt'), 'utf8')).toBe('still written');
   });
 });

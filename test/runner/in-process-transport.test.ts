@@ -13,9 +13,17 @@ import { removeDir } from '../support/server-process.ts';
 describe('inProcessTransport', () => {
   it('hands the request to the handler as sent and answers its response', async () => {
     const app = new Hono();
-    app.post('/echo', async (c) => c.json({ method: c.req.method, auth: c.req.header('authorization'), body: await c.req.json() }, 201));
+    app.post('/echo', async (c) =>
+      c.json({ method: c.req.method, auth: c.req.header('authorization'), body: await c.req.json() }, 201),
+    );
     const transport = inProcessTransport(app.fetch);
-    const response = await transport(new Request('http://runner.invalid/echo', { method: 'POST', headers: { authorization: 'Bearer k' }, body: '{"a":1}' }));
+    const response = await transport(
+      new Request('http://runner.invalid/echo', {
+        method: 'POST',
+        headers: { authorization: 'Bearer k' },
+        body: '{"a":1}',
+      }),
+    );
     expect(response.status).toBe(201);
     expect(await response.json()).toEqual({ method: 'POST', auth: 'Bearer k', body: { a: 1 } });
   });
@@ -29,7 +37,9 @@ describe('inProcessTransport', () => {
       return c.body(null, 204);
     });
     const abort = new AbortController();
-    const answer = inProcessTransport(app.fetch)(new Request('http://runner.invalid/wait', { method: 'POST', signal: abort.signal }));
+    const answer = inProcessTransport(app.fetch)(
+      new Request('http://runner.invalid/wait', { method: 'POST', signal: abort.signal }),
+    );
     setTimeout(() => abort.abort(), 50);
     await expect(answer).rejects.toThrow();
     await new Promise((resolve) => setImmediate(resolve));
@@ -40,7 +50,11 @@ describe('inProcessTransport', () => {
   it('lets a server with its in-process runner close while the runner waits for jobs', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'toolgate-transport-'));
     try {
-      const config = readNodeConfig({ TOOLGATE_DATA: dataDir, TOOLGATE_API_KEY: 'tg_transport_test_key_0123456789abcdef', PORT: '0' });
+      const config = readNodeConfig({
+        TOOLGATE_DATA: dataDir,
+        TOOLGATE_API_KEY: 'tg_transport_test_key_0123456789abcdef',
+        PORT: '0',
+      });
       const home = await createNodeHome(config);
       let waiting = false;
       const waitForJob = home.processes.waitForJob.bind(home.processes);

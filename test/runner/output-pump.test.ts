@@ -27,9 +27,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Leases the job of a started process, as a runner does. */
 async function lease(server: ServerProcess): Promise<LeasedJob> {
-  const answer = await callApi(server.url, runnerKey(server), 'POST', '/v1/runner/lease', { runnerId: 'pump-test', waitMs: 5000 });
+  const answer = await callApi(server.url, runnerKey(server), 'POST', '/v1/runner/lease', {
+    runnerId: 'pump-test',
+    waitMs: 5000,
+  });
   const job = answer.body.job as LeasedJob;
-  expect((await callApi(server.url, runnerKey(server), 'POST', `/v1/runner/workspaces/${job.workspace}/processes/${job.processId}/started`, { token: job.token, pid: 1 })).status).toBe(200);
+  expect(
+    (
+      await callApi(
+        server.url,
+        runnerKey(server),
+        'POST',
+        `/v1/runner/workspaces/${job.workspace}/processes/${job.processId}/started`,
+        { token: job.token, pid: 1 },
+      )
+    ).status,
+  ).toBe(200);
   return job;
 }
 
@@ -39,7 +52,8 @@ async function startedJob(server: ServerProcess): Promise<LeasedJob> {
 }
 
 async function logs(server: ServerProcess, processId: string, offset: number, limit = 1_048_576): Promise<any> {
-  return (await server.call('POST', '/v1/workspaces/pump/tools/bash', { action: 'logs', processId, offset, limit })).body.result;
+  return (await server.call('POST', '/v1/workspaces/pump/tools/bash', { action: 'logs', processId, offset, limit }))
+    .body.result;
 }
 
 describe('a ring small enough to skip to', () => {
@@ -74,11 +88,20 @@ describe('a ring small enough to skip to', () => {
     const pieces = ['line 1\n', 'err 1\n', '😀\n', '', 'last'];
     for (const [i, piece] of pieces.entries()) pump.add(i === 1 ? 'stderr' : 'stdout', piece);
     await pump.close();
-    expect(await logs(small, job.processId, 0)).toMatchObject({ data: pieces.join(''), offset: 0, startOffset: 0, truncated: false });
+    expect(await logs(small, job.processId, 0)).toMatchObject({
+      data: pieces.join(''),
+      offset: 0,
+      startOffset: 0,
+      truncated: false,
+    });
   });
 
   it('keeps an exec command’s streams apart, cut at the limit without splitting a pair, for its exit report', async () => {
-    const exec = small.call('POST', '/v1/workspaces/pump/tools/bash', { action: 'exec', command: 'true', timeoutMs: 30_000 });
+    const exec = small.call('POST', '/v1/workspaces/pump/tools/bash', {
+      action: 'exec',
+      command: 'true',
+      timeoutMs: 30_000,
+    });
     const job = await lease(small);
     expect(job.mode).toBe('exec');
     const client = new RunnerClient(small.url, runnerKey(small));
@@ -94,7 +117,11 @@ describe('a ring small enough to skip to', () => {
 
   it('hands a refused (stale) report to onStale', async () => {
     const job = await startedJob(small);
-    const pump = new OutputPump(new RunnerClient(small.url, runnerKey(small)), { ...job, token: job.token + 1 }, 1_048_576);
+    const pump = new OutputPump(
+      new RunnerClient(small.url, runnerKey(small)),
+      { ...job, token: job.token + 1 },
+      1_048_576,
+    );
     const stale: unknown[] = [];
     pump.onStale = (error) => stale.push(error);
     pump.add('stdout', 'late');

@@ -1,5 +1,14 @@
 // An exec over an overlay finds exactly the changes, and leaves exactly the workspace copy, that a full scan of a bound copy does.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, lstatSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  lstatSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -21,7 +30,8 @@ function tempDir(): string {
 }
 
 // Where bubblewrap and getfattr are installed, the overlay must work: a failed probe fails here rather than skipping.
-const skipReason = bwrapSkipReason ?? (existsSync('/usr/bin/getfattr') ? undefined : 'getfattr is not installed (the attr package)');
+const skipReason =
+  bwrapSkipReason ?? (existsSync('/usr/bin/getfattr') ? undefined : 'getfattr is not installed (the attr package)');
 const probe = skipReason === undefined ? detectOverlay() : undefined;
 
 const START: Record<string, string> = {
@@ -70,9 +80,9 @@ const STEPS = [
   // A hard link, and a file made and removed again (nothing net).
   'ln fresh hardlink && echo temp > temp && rm temp',
   // Names that can never be workspace paths (a newline, non-NFC) and a fifo: reported as skipped, left on disk.
-  "mkdir \"$(printf 'bad\\ndir')\" && echo x > \"$(printf 'bad\\ndir')/in\" && touch \"$(printf 'cafe\\314\\201')\" && mkfifo pipe",
+  'mkdir "$(printf \'bad\\ndir\')" && echo x > "$(printf \'bad\\ndir\')/in" && touch "$(printf \'cafe\\314\\201\')" && mkfifo pipe',
   // Rename the directory whose name could not be kept, and remove the rest.
-  "mv \"$(printf 'bad\\ndir')\" good-dir && rm \"$(printf 'cafe\\314\\201')\" pipe",
+  'mv "$(printf \'bad\\ndir\')" good-dir && rm "$(printf \'cafe\\314\\201\')" pipe',
   // Nearly everything goes.
   'rm -rf -- * && echo last > only.txt && mkdir -p a/b/c && ln -s a/b a-link',
 ];
@@ -120,8 +130,10 @@ async function commit(mirror: WorkspaceMirror, result: ScanResult, step: number)
   const entries: MirrorEntry[] = [];
   for (const [index, change] of result.changes.entries()) {
     const version = (step + 2) * 1000 + index;
-    if (change.op === 'write') entries.push({ path: change.path, type: 'file', blob: sha256(change.content), target: null, version });
-    if (change.op === 'symlink') entries.push({ path: change.path, type: 'symlink', blob: null, target: change.target, version });
+    if (change.op === 'write')
+      entries.push({ path: change.path, type: 'file', blob: sha256(change.content), target: null, version });
+    if (change.op === 'symlink')
+      entries.push({ path: change.path, type: 'symlink', blob: null, target: change.target, version });
     if (change.op === 'mkdir') entries.push({ path: change.path, type: 'dir', blob: null, target: null, version });
   }
   mirror.forget(result.changes.map((change) => change.path));
@@ -154,7 +166,9 @@ async function execOver(mirror: WorkspaceMirror, command: string, overlay: boole
 }
 
 const readable = (result: ScanResult) => ({
-  changes: result.changes.map((change) => (change.op === 'write' ? { ...change, content: new TextDecoder().decode(change.content) } : change)),
+  changes: result.changes.map((change) =>
+    change.op === 'write' ? { ...change, content: new TextDecoder().decode(change.content) } : change,
+  ),
   skipped: result.skipped,
 });
 
@@ -175,7 +189,11 @@ describe('exec over an overlay', () => {
       if (overlaid.exact) fromLayer += 1;
       const byScan = await execOver(scanned, command, false);
       const byOverlay = await execOver(overlaid, command, true);
-      expect({ step, exit: byOverlay.exit, stderr: byOverlay.stderr }).toEqual({ step, exit: byScan.exit, stderr: byScan.stderr });
+      expect({ step, exit: byOverlay.exit, stderr: byOverlay.stderr }).toEqual({
+        step,
+        exit: byScan.exit,
+        stderr: byScan.stderr,
+      });
       expect({ step, ...readable(byOverlay.result) }).toEqual({ step, ...readable(byScan.result) });
       expect(snapshot(overlaid.root), command).toEqual(snapshot(scanned.root));
       // Every step changes the copy, so none passes by both sides doing nothing.
@@ -207,7 +225,11 @@ describe('exec over an overlay', () => {
   it('renames a directory of the copy with rename(2) itself, not only through mv falling back to a copy', async (context) => {
     context.skip(!existsSync('/usr/bin/perl'), 'perl is not installed');
     const mirror = await newMirror();
-    const { exit, stderr, result } = await execOver(mirror, `perl -e 'rename("tree", "renamed") or die "rename: $!\\n"'`, true);
+    const { exit, stderr, result } = await execOver(
+      mirror,
+      `perl -e 'rename("tree", "renamed") or die "rename: $!\\n"'`,
+      true,
+    );
     if (!probe!.support!.renamesDirectories) {
       expect(stderr).toContain('Invalid cross-device link');
       return;

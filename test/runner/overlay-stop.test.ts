@@ -4,10 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLayers, detectOverlay, removeLayers, type OverlayLayers } from '../../src/runner/node/overlay.ts';
-import { bwrapSkipReason, hostProcessesRunning, removeWorkspaces, start, tempWorkspace, uniqueSleeps } from './sandbox-fixtures.ts';
+import {
+  bwrapSkipReason,
+  hostProcessesRunning,
+  removeWorkspaces,
+  start,
+  tempWorkspace,
+  uniqueSleeps,
+} from './sandbox-fixtures.ts';
 import { eventually } from '../support/eventually.ts';
 
-const skipReason = bwrapSkipReason ?? (existsSync('/usr/bin/getfattr') ? undefined : 'getfattr is not installed (the attr package)');
+const skipReason =
+  bwrapSkipReason ?? (existsSync('/usr/bin/getfattr') ? undefined : 'getfattr is not installed (the attr package)');
 const support = skipReason === undefined ? detectOverlay().support : undefined;
 
 const made: OverlayLayers[] = [];

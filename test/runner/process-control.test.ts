@@ -19,7 +19,12 @@ function scriptedClient(replies: (ControlReply | Error)[]) {
   const sent: Sent[] = [];
   let held: (() => void) | undefined;
   const client = {
-    heartbeat(_job: unknown, _token: number, stdinAck: number, wait?: { waitMs: number; stopAck: boolean; signal?: AbortSignal }): Promise<ControlReply> {
+    heartbeat(
+      _job: unknown,
+      _token: number,
+      stdinAck: number,
+      wait?: { waitMs: number; stopAck: boolean; signal?: AbortSignal },
+    ): Promise<ControlReply> {
       sent.push({ stdinAck, stopAck: wait!.stopAck, waitMs: wait!.waitMs, signal: wait!.signal });
       const next = replies.shift();
       if (next instanceof Error) return Promise.reject(next);

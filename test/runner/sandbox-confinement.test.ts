@@ -1,5 +1,15 @@
 // Confining one command on this host: the user it runs as, one output stream or a terminal, and its memory, process and run-time limits.
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,9 +20,12 @@ import { bwrapSkipReason, isolationModes, removeWorkspaces, run, start, tempWork
 import { eventually } from '../support/eventually.ts';
 
 const USER: CommandUser = { uid: 65534, gid: 65534 };
-const rootSkipReason = bwrapSkipReason ?? (process.getuid?.() === 0 ? undefined : 'commands change user only when the runner runs as root');
+const rootSkipReason =
+  bwrapSkipReason ?? (process.getuid?.() === 0 ? undefined : 'commands change user only when the runner runs as root');
 const enforcement = detectLimitEnforcement();
-const cgroupSkipReason = bwrapSkipReason ?? (enforcement.kind === 'cgroup' ? undefined : `this host has no usable cgroups (${enforcement.kind})`);
+const cgroupSkipReason =
+  bwrapSkipReason ??
+  (enforcement.kind === 'cgroup' ? undefined : `this host has no usable cgroups (${enforcement.kind})`);
 
 const layersMade: OverlayLayers[] = [];
 const scratch: string[] = [];
@@ -35,10 +48,13 @@ describe('a command of its own user (the runner is root)', () => {
 
   it('runs as that user, without capabilities, and changes what the runner wrote', async () => {
     const workspaceDir = await userWorkspace();
-    const command = 'id -u; id -g; grep -E "^Cap(Eff|Prm|Bnd):" /proc/self/status; echo more >> existing.txt; echo new > dir/new.txt; echo tmp > /tmp/t && cat /tmp/t';
+    const command =
+      'id -u; id -g; grep -E "^Cap(Eff|Prm|Bnd):" /proc/self/status; echo more >> existing.txt; echo new > dir/new.txt; echo tmp > /tmp/t && cat /tmp/t';
     const result = await run(command, { isolation: 'bwrap', workspaceDir, user: USER });
     expect(result.stderr).toBe('');
-    expect(result.stdout).toBe('65534\n65534\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\ntmp\n');
+    expect(result.stdout).toBe(
+      '65534\n65534\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\ntmp\n',
+    );
     expect(readFileSync(join(workspaceDir, 'existing.txt'), 'utf8')).toBe('from the runner\nmore\n');
     expect(statSync(join(workspaceDir, 'dir', 'new.txt')).uid).toBe(USER.uid);
     expect(readFileSync(join(workspaceDir, 'dir', 'new.txt'), 'utf8')).toBe('new\n');
@@ -65,7 +81,12 @@ describe('a command of its own user (the runner is root)', () => {
     scratch.push(parent);
     const layers = (await createLayers(parent, workspaceDir))!;
     layersMade.push(layers);
-    const result = await run('echo top > top.txt && echo more >> existing.txt && id -u', { isolation: 'bwrap', workspaceDir, user: USER, overlay: { support: support!, layers } });
+    const result = await run('echo top > top.txt && echo more >> existing.txt && id -u', {
+      isolation: 'bwrap',
+      workspaceDir,
+      user: USER,
+      overlay: { support: support!, layers },
+    });
     expect(result).toMatchObject({ exitCode: 0, stdout: '65534\n', stderr: '' });
     expect(readFileSync(join(layers.upper, 'top.txt'), 'utf8')).toBe('top\n');
     expect(readFileSync(join(layers.upper, 'existing.txt'), 'utf8')).toBe('from the runner\nmore\n');
@@ -78,13 +99,22 @@ describe.each(isolationModes)('output of a $isolation command', ({ isolation, sk
   it('keeps stdout and stderr apart by default, and shares one stream in write order when merged', async () => {
     const command = 'echo out; echo err 1>&2; echo out2';
     expect(await run(command, { isolation })).toMatchObject({ stdout: 'out\nout2\n', stderr: 'err\n' });
-    expect(await run(command, { isolation, output: { kind: 'merged' } })).toMatchObject({ stdout: 'out\nerr\nout2\n', stderr: '' });
+    expect(await run(command, { isolation, output: { kind: 'merged' } })).toMatchObject({
+      stdout: 'out\nerr\nout2\n',
+      stderr: '',
+    });
   });
 
   it('runs on a pseudo-terminal of the asked size, echoing input and passing on the exit status', async () => {
-    const result = await run('tty; stty size; echo "$TERM"; read line; echo "got $line"; exit 3', { isolation, output: { kind: 'terminal', size: { cols: 120, rows: 40 } }, input: 'hello\n' });
+    const result = await run('tty; stty size; echo "$TERM"; read line; echo "got $line"; exit 3', {
+      isolation,
+      output: { kind: 'terminal', size: { cols: 120, rows: 40 } },
+      input: 'hello\n',
+    });
     expect(result.exitCode).toBe(3);
-    expect(result.stdout).toMatch(/^(hello\r\n)?\/dev\/pts\/\d+\r\n40 120\r\nxterm-256color\r\n(hello\r\n)?got hello\r\n$/);
+    expect(result.stdout).toMatch(
+      /^(hello\r\n)?\/dev\/pts\/\d+\r\n40 120\r\nxterm-256color\r\n(hello\r\n)?got hello\r\n$/,
+    );
     const sized = await run('stty size', { isolation, output: { kind: 'terminal', size: { cols: 80, rows: 24 } } });
     expect(sized.stdout).toBe('24 80\r\n');
   });
@@ -95,7 +125,10 @@ describe.each(isolationModes)('output of a $isolation command', ({ isolation, sk
     await plain.waitForOutput('ready');
     plain.command.stop(20_000);
     expect((await plain.command.exited).exitCode).toBe(143);
-    const trapping = start("trap 'echo bye; exit 0' TERM; echo ready; while true; do sleep 0.1; done", { isolation, output: terminal });
+    const trapping = start("trap 'echo bye; exit 0' TERM; echo ready; while true; do sleep 0.1; done", {
+      isolation,
+      output: terminal,
+    });
     await trapping.waitForOutput('ready');
     trapping.command.stop(20_000);
     expect((await trapping.command.exited).exitCode).toBe(0);
@@ -104,7 +137,10 @@ describe.each(isolationModes)('output of a $isolation command', ({ isolation, sk
   });
 
   it('stops a command that outlives its run time, and says so', async () => {
-    const started = start("echo ready; trap 'echo stopping; exit 0' TERM; while true; do sleep 0.1; done", { isolation, maxRunMs: 1000 });
+    const started = start("echo ready; trap 'echo stopping; exit 0' TERM; while true; do sleep 0.1; done", {
+      isolation,
+      maxRunMs: 1000,
+    });
     await started.waitForOutput('ready');
     expect(await started.command.exited).toEqual({ exitCode: 0, signal: null, runLimitReached: true });
     expect(started.stdout()).toBe('ready\nstopping\n');
@@ -122,7 +158,10 @@ describe('limits enforced with a cgroup per command', () => {
 
   it('refuses processes past its limit', async () => {
     // dash gives up on a failed fork at once (bash retries for seconds).
-    const result = await run("sh -c 'i=0; while [ $i -lt 40 ]; do sleep 30 & i=$((i + 1)); done; echo all started'", { isolation: 'bwrap', limits });
+    const result = await run("sh -c 'i=0; while [ $i -lt 40 ]; do sleep 30 & i=$((i + 1)); done; echo all started'", {
+      isolation: 'bwrap',
+      limits,
+    });
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/fork/i);
     expect(result.exitCode).not.toBe(0);
@@ -153,10 +192,16 @@ describe('limits enforced with rlimits where a host has no cgroups', () => {
   const rlimits = rlimitEnforcement('this test asks for rlimits');
   beforeEach((context) => context.skip(rlimits.kind !== 'rlimit', 'prlimit is not installed'));
 
-  it.each(isolationModes)('bounds data size and processes of a $isolation command', async ({ isolation, skipReason }) => {
-    if (skipReason !== undefined) return;
-    const result = await run('ulimit -d; ulimit -u; head -c 200m /dev/zero | tail', { isolation, limits: { limits: { memoryMb: 64, pids: 100, maxProcessMs: 60_000 }, enforcement: rlimits } });
-    expect(result.stdout).toBe(`${64 * 1024}\n100\n`);
-    expect(result.exitCode).not.toBe(0);
-  });
+  it.each(isolationModes)(
+    'bounds data size and processes of a $isolation command',
+    async ({ isolation, skipReason }) => {
+      if (skipReason !== undefined) return;
+      const result = await run('ulimit -d; ulimit -u; head -c 200m /dev/zero | tail', {
+        isolation,
+        limits: { limits: { memoryMb: 64, pids: 100, maxProcessMs: 60_000 }, enforcement: rlimits },
+      });
+      expect(result.stdout).toBe(`${64 * 1024}\n100\n`);
+      expect(result.exitCode).not.toBe(0);
+    },
+  );
 });

@@ -2,7 +2,13 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bubblewrapInstalled, startCommand, type Isolation, type RunningCommand, type SandboxOptions } from '../../src/runner/node/sandbox.ts';
+import {
+  bubblewrapInstalled,
+  startCommand,
+  type Isolation,
+  type RunningCommand,
+  type SandboxOptions,
+} from '../../src/runner/node/sandbox.ts';
 
 /** Why bubblewrap tests cannot run here, when they cannot. */
 export const bwrapSkipReason = bubblewrapInstalled() ? undefined : 'bubblewrap is not installed on this host';
@@ -69,7 +75,9 @@ export function start(command: string, options: StartOptions): Started {
         };
         waiters.push(check);
         check();
-        void running.exited.then(() => reject(new Error(`exited before printing ${JSON.stringify(wanted)}: ${stdout()}`)));
+        void running.exited.then(() =>
+          reject(new Error(`exited before printing ${JSON.stringify(wanted)}: ${stdout()}`)),
+        );
       }),
   };
 }

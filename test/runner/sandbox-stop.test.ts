@@ -1,7 +1,14 @@
 // Stopping and killing a command: graceful TERM, SIGKILL after the grace, and no process of the tree left behind.
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bwrapSkipReason, hostProcessesRunning, isolationModes, removeWorkspaces, start, uniqueSleeps } from './sandbox-fixtures.ts';
+import {
+  bwrapSkipReason,
+  hostProcessesRunning,
+  isolationModes,
+  removeWorkspaces,
+  start,
+  uniqueSleeps,
+} from './sandbox-fixtures.ts';
 import { eventually } from '../support/eventually.ts';
 
 afterEach(removeWorkspaces);
@@ -58,7 +65,9 @@ describe.each(isolationModes)('stopping a command with $isolation isolation', ({
   it("takes the command's background processes with it when the command ends", async () => {
     const sleeps = uniqueSleeps(3);
     const [background, session, doubleForked] = sleeps;
-    const started = start(`${background} & setsid ${session} & (setsid ${doubleForked} &); read line; echo done`, { isolation });
+    const started = start(`${background} & setsid ${session} & (setsid ${doubleForked} &); read line; echo done`, {
+      isolation,
+    });
     await eventually(allRunning(sleeps), { what: 'every sleep to run' });
     started.command.write('go\n');
     expect(await started.command.exited).toEqual({ exitCode: 0, signal: null });

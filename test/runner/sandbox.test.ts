@@ -42,7 +42,10 @@ describe.each(isolationModes)('startCommand with $isolation isolation', ({ isola
   });
 
   it('feeds stdin to the command', async () => {
-    expect(await run('cat', { isolation, input: 'hello\nworld\n' })).toMatchObject({ exitCode: 0, stdout: 'hello\nworld\n' });
+    expect(await run('cat', { isolation, input: 'hello\nworld\n' })).toMatchObject({
+      exitCode: 0,
+      stdout: 'hello\nworld\n',
+    });
     expect((await run('read line; echo got:$line', { isolation, input: 'abc\n' })).stdout).toBe('got:abc\n');
   });
 
@@ -62,9 +65,20 @@ describe.each(isolationModes)('startCommand with $isolation isolation', ({ isola
   it("passes only the minimal environment and the caller's variables", async () => {
     expect(process.env[RUNNER_SECRET]).toBe('must-not-leak');
     const result = await run('env', { isolation, env: { CALLER_VAR: 'from caller', LANG: 'C' } });
-    const env = Object.fromEntries(result.stdout.trimEnd().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+    const env = Object.fromEntries(
+      result.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
     expect(Object.keys(env).sort()).toEqual(['CALLER_VAR', 'HOME', 'LANG', 'PATH', 'PWD', 'SHLVL', 'TERM', '_']);
-    expect(env).toMatchObject({ CALLER_VAR: 'from caller', LANG: 'C', PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp', TERM: 'dumb' });
+    expect(env).toMatchObject({
+      CALLER_VAR: 'from caller',
+      LANG: 'C',
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      HOME: '/tmp',
+      TERM: 'dumb',
+    });
   });
 
   it('refuses environment variable names that are not identifiers', () => {
@@ -92,11 +106,14 @@ describe.each(isolationModes)('startCommand with $isolation isolation', ({ isola
   it('writes files the command creates into the workspace directory', async () => {
     const workspaceDir = tempWorkspace();
     mkdirSync(join(workspaceDir, 'src'));
-    const result = await run('echo made > made.txt; mkdir -p deep/er && printf nested > deep/er/file; cd .. && echo up > up.txt', {
-      isolation,
-      workspaceDir,
-      cwd: 'src',
-    });
+    const result = await run(
+      'echo made > made.txt; mkdir -p deep/er && printf nested > deep/er/file; cd .. && echo up > up.txt',
+      {
+        isolation,
+        workspaceDir,
+        cwd: 'src',
+      },
+    );
     expect(result.exitCode).toBe(0);
     expect(readFileSync(join(workspaceDir, 'src', 'made.txt'), 'utf8')).toBe('made\n');
     expect(readFileSync(join(workspaceDir, 'src', 'deep', 'er', 'file'), 'utf8')).toBe('nested');
@@ -132,7 +149,10 @@ describe('bubblewrap isolation', () => {
   beforeEach((context) => context.skip(bwrapSkipReason !== undefined, bwrapSkipReason));
 
   it('shares the network when asked', async () => {
-    const result = await run(`echo > /dev/tcp/127.0.0.1/${port} && echo connected`, { isolation: 'bwrap', network: true });
+    const result = await run(`echo > /dev/tcp/127.0.0.1/${port} && echo connected`, {
+      isolation: 'bwrap',
+      network: true,
+    });
     expect(result).toMatchObject({ exitCode: 0, stdout: 'connected\n' });
   });
 
@@ -152,7 +172,9 @@ describe('bubblewrap isolation', () => {
 
 describe('isolation detection', () => {
   it('finds bubblewrap exactly when it is installed, or only where TOOLGATE_BWRAP_PATH points', () => {
-    const installed = ['/usr/bin', ...(process.env.PATH ?? '').split(':')].some((dir) => dir !== '' && existsSync(join(dir, 'bwrap')));
+    const installed = ['/usr/bin', ...(process.env.PATH ?? '').split(':')].some(
+      (dir) => dir !== '' && existsSync(join(dir, 'bwrap')),
+    );
     expect(bubblewrapInstalled()).toBe(installed);
     expect(bubblewrapInstalled('/nonexistent/bwrap')).toBe(false);
   });
@@ -160,7 +182,14 @@ describe('isolation detection', () => {
   it('refuses to run a command when bubblewrap is missing, naming what to install', () => {
     let refused: unknown;
     try {
-      startCommand({ workspaceDir: tempWorkspace(), cwd: '', command: 'true', env: {}, bwrapPath: '/nonexistent/bwrap', onOutput: () => undefined });
+      startCommand({
+        workspaceDir: tempWorkspace(),
+        cwd: '',
+        command: 'true',
+        env: {},
+        bwrapPath: '/nonexistent/bwrap',
+        onOutput: () => undefined,
+      });
     } catch (error) {
       refused = error;
     }
@@ -170,7 +199,9 @@ describe('isolation detection', () => {
 
   it('says at start-up when commands run without a sandbox, or would be refused', () => {
     expect(describeIsolation('process-group')).toMatch(/^TOOLGATE_SANDBOX=none: commands run WITHOUT a sandbox/);
-    expect(describeIsolation('bwrap', true, '/nonexistent/bwrap')).toMatch(/^bubblewrap is not installed .*apt-get install bubblewrap/);
+    expect(describeIsolation('bwrap', true, '/nonexistent/bwrap')).toMatch(
+      /^bubblewrap is not installed .*apt-get install bubblewrap/,
+    );
     if (bwrapSkipReason === undefined) expect(describeIsolation('bwrap')).toMatch(/^commands run in bubblewrap/);
   });
 });

@@ -1,6 +1,17 @@
 // The runner-local workspace copy: materialise from a manifest, scan what a command changed.
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,7 +95,9 @@ describe.each([
       expect(existsSync(join(first.root, 'out')) || lstatExists(join(first.root, 'out'))).toBe(false);
       const second = newMirror(tempDir(), cache);
       await second.materialise(entries, fetchBlob);
-      expect(fetched.sort()).toEqual([sha256(new TextEncoder().encode('other')), sha256(new TextEncoder().encode('same'))].sort());
+      expect(fetched.sort()).toEqual(
+        [sha256(new TextEncoder().encode('other')), sha256(new TextEncoder().encode('same'))].sort(),
+      );
     });
 
     it('refuses a non-canonical path or a bad blob id before writing anything', async () => {
@@ -96,13 +109,20 @@ describe.each([
         expect(existsSync(mirror.root) ? readdirSync(mirror.root) : []).toEqual([]);
       }
       const mirror = newMirror(tempDir(), new BlobFiles(tempDir()));
-      await expect(mirror.materialise([{ path: 'f', type: 'file', blob: '../../etc/passwd', target: null, version: 1 }], async () => new Uint8Array())).rejects.toThrow(/blob/);
+      await expect(
+        mirror.materialise(
+          [{ path: 'f', type: 'file', blob: '../../etc/passwd', target: null, version: 1 }],
+          async () => new Uint8Array(),
+        ),
+      ).rejects.toThrow(/blob/);
     });
 
     it('refuses a blob whose bytes do not match its id', async () => {
       const mirror = newMirror(tempDir(), new BlobFiles(tempDir()));
       const { entries } = source({ 'f.txt': 'real' });
-      await expect(mirror.materialise(entries, async () => new TextEncoder().encode('forged'))).rejects.toThrow(/refusing/);
+      await expect(mirror.materialise(entries, async () => new TextEncoder().encode('forged'))).rejects.toThrow(
+        /refusing/,
+      );
     });
 
     it('brings an existing copy up to date: changed files rewritten, removed entries deleted', async () => {
@@ -129,7 +149,12 @@ describe.each([
   describe('scan', () => {
     it('reports what a command created, changed and deleted, with the versions it started from', async () => {
       const mirror = newMirror(tempDir(), new BlobFiles(tempDir()));
-      const { entries, fetchBlob } = source({ 'same.txt': 's', 'edit.txt': 'before', 'del.txt': 'd', 'dir/inner.txt': 'i' });
+      const { entries, fetchBlob } = source({
+        'same.txt': 's',
+        'edit.txt': 'before',
+        'del.txt': 'd',
+        'dir/inner.txt': 'i',
+      });
       await mirror.materialise(entries, fetchBlob);
       const version = (path: string) => entries.find((entry) => entry.path === path)!.version;
       writeFileSync(join(mirror.root, 'edit.txt'), 'after');
@@ -144,7 +169,11 @@ describe.each([
       const text = (content: Uint8Array) => new TextDecoder().decode(content);
       expect(
         changes.map((change) =>
-          change.op === 'write' ? [change.op, change.path, text(change.content), change.baseVersion] : change.op === 'symlink' ? [change.op, change.path, change.target] : [change.op, change.path],
+          change.op === 'write'
+            ? [change.op, change.path, text(change.content), change.baseVersion]
+            : change.op === 'symlink'
+              ? [change.op, change.path, change.target]
+              : [change.op, change.path],
         ),
       ).toEqual([
         ['write', 'edit.txt', 'after', version('edit.txt')],
@@ -171,7 +200,10 @@ describe.each([
     it('never reports as deleted a link kept off the disk because it leaves the workspace', async () => {
       const mirror = newMirror(tempDir(), new BlobFiles(tempDir()));
       const { entries, fetchBlob } = source({ 'a.txt': 'a' });
-      await mirror.materialise([...entries, { path: 'escape', type: 'symlink', blob: null, target: '../../outside', version: 9 }], fetchBlob);
+      await mirror.materialise(
+        [...entries, { path: 'escape', type: 'symlink', blob: null, target: '../../outside', version: 9 }],
+        fetchBlob,
+      );
       expect(existsSync(join(mirror.root, 'escape'))).toBe(false);
       expect((await mirror.scan()).changes).toEqual([]);
       // A command that puts a file of its own there replaces the link, as any write would.
@@ -227,7 +259,9 @@ describe.each([
 
   describe('batched blob fetches', () => {
     it('fetches a cold copy in a few batch requests and still checks every blob', async () => {
-      const files = Object.fromEntries(Array.from({ length: 1200 }, (_, i) => [`d${i % 10}/f${i}.txt`, `content ${i}\n`]));
+      const files = Object.fromEntries(
+        Array.from({ length: 1200 }, (_, i) => [`d${i % 10}/f${i}.txt`, `content ${i}\n`]),
+      );
       const { entries, fetchBlob, fetched } = source(files);
       const sized = entries.map((entry) => (entry.type === 'file' ? { ...entry, size: 20 } : entry));
       const batches: number[] = [];
@@ -236,16 +270,24 @@ describe.each([
         return new Map(await Promise.all(hashes.map(async (hash) => [hash, await fetchBlob(hash)] as const)));
       };
       const mirror = newMirror(tempDir(), new BlobFiles(tempDir()));
-      await mirror.materialise(sized, async () => {
-        throw new Error('no single fetch expected');
-      }, fetchBlobs);
+      await mirror.materialise(
+        sized,
+        async () => {
+          throw new Error('no single fetch expected');
+        },
+        fetchBlobs,
+      );
       // Two small batches first, so the writing starts soon, then 500 a request.
       expect(batches).toEqual([100, 250, 500, 350]);
       expect(fetched).toHaveLength(1200);
       expect(readFileSync(join(mirror.root, 'd3/f1193.txt'), 'utf8')).toBe('content 1193\n');
       const forged = newMirror(tempDir(), new BlobFiles(tempDir()));
       await expect(
-        forged.materialise(sized, fetchBlob, async (hashes) => new Map(hashes.map((hash) => [hash, new TextEncoder().encode('forged')]))),
+        forged.materialise(
+          sized,
+          fetchBlob,
+          async (hashes) => new Map(hashes.map((hash) => [hash, new TextEncoder().encode('forged')])),
+        ),
       ).rejects.toThrow(/refusing/);
     });
   });
@@ -253,12 +295,15 @@ describe.each([
   /** A source whose blobs are also served in batches, as the runner fetches a cold copy; `forge` serves other bytes for some blobs. */
   function batched(files: Record<string, string>, forge = new Set<string>()) {
     const plain = source(files);
-    const entries = plain.entries.map((entry) => (entry.type === 'file' ? { ...entry, size: files[entry.path]!.length } : entry));
+    const entries = plain.entries.map((entry) =>
+      entry.type === 'file' ? { ...entry, size: files[entry.path]!.length } : entry,
+    );
     const requested: string[] = [];
     const fetchBlobs = async (hashes: string[]) => {
       requested.push(...hashes);
       const answer = new Map<string, Uint8Array>();
-      for (const hash of hashes) answer.set(hash, forge.has(hash) ? new TextEncoder().encode('forged') : await plain.fetchBlob(hash));
+      for (const hash of hashes)
+        answer.set(hash, forge.has(hash) ? new TextEncoder().encode('forged') : await plain.fetchBlob(hash));
       return answer;
     };
     return { ...plain, entries, fetchBlobs, requested };
@@ -269,13 +314,19 @@ describe.each([
   describe('materialise from batches', () => {
     it('writes each file as a copy of its own: an edit in place changes neither the cache nor another copy', async () => {
       const cacheDir = tempDir();
-      const files = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`d${i % 7}/sub${i % 3}/f${i}.txt`, `content ${i % 150}\n`]));
+      const files = Object.fromEntries(
+        Array.from({ length: 300 }, (_, i) => [`d${i % 7}/sub${i % 3}/f${i}.txt`, `content ${i % 150}\n`]),
+      );
       const first = batched(files);
       const blobs = new BlobFiles(cacheDir);
       const mirror = newMirror(tempDir(), blobs);
-      await mirror.materialise(first.entries, async () => {
-        throw new Error('no single fetch expected');
-      }, first.fetchBlobs);
+      await mirror.materialise(
+        first.entries,
+        async () => {
+          throw new Error('no single fetch expected');
+        },
+        first.fetchBlobs,
+      );
       // The runner writes the cache copies once the job has answered.
       await blobs.storeDeferred();
       for (const [path, content] of Object.entries(files)) {
@@ -288,11 +339,16 @@ describe.each([
       writeFileSync(join(mirror.root, 'd3/sub0/f150.txt'), 'edited too', { flag: 'r+' });
       const second = newMirror(tempDir(), new BlobFiles(cacheDir));
       const again = batched(files);
-      await second.materialise(again.entries, async () => {
-        throw new Error('no single fetch expected');
-      }, again.fetchBlobs);
+      await second.materialise(
+        again.entries,
+        async () => {
+          throw new Error('no single fetch expected');
+        },
+        again.fetchBlobs,
+      );
       expect(again.requested).toEqual([]);
-      for (const [path, content] of Object.entries(files)) expect(readFileSync(join(second.root, path), 'utf8')).toBe(content);
+      for (const [path, content] of Object.entries(files))
+        expect(readFileSync(join(second.root, path), 'utf8')).toBe(content);
     });
 
     it('writes cache copies of batch blobs only when asked (after the job), or at once when a blob is wanted from the cache', async () => {
@@ -301,7 +357,11 @@ describe.each([
       const blobs = new BlobFiles(cacheDir);
       const source = batched(files);
       await newMirror(tempDir(), blobs).materialise(source.entries, source.fetchBlob, source.fetchBlobs);
-      const cachedFiles = () => readdirSync(cacheDir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name).sort();
+      const cachedFiles = () =>
+        readdirSync(cacheDir, { recursive: true, withFileTypes: true })
+          .filter((entry) => entry.isFile())
+          .map((entry) => entry.name)
+          .sort();
       expect(cachedFiles()).toEqual([]);
       // Asked for from the cache, a deferred blob is written there at once, without a fetch.
       const alpha = source.entries.find((entry) => entry.path === 'a.txt')!.blob!;
@@ -310,9 +370,17 @@ describe.each([
       });
       expect(readFileSync(path, 'utf8')).toBe('alpha\n');
       await blobs.storeDeferred();
-      const hashes = source.entries.filter((entry) => entry.type === 'file').map((entry) => entry.blob!).sort();
+      const hashes = source.entries
+        .filter((entry) => entry.type === 'file')
+        .map((entry) => entry.blob!)
+        .sort();
       expect(cachedFiles()).toEqual(hashes);
-      for (const hash of hashes) expect(createHash('sha256').update(readFileSync(join(cacheDir, hash.slice(0, 2), hash))).digest('hex')).toBe(hash);
+      for (const hash of hashes)
+        expect(
+          createHash('sha256')
+            .update(readFileSync(join(cacheDir, hash.slice(0, 2), hash)))
+            .digest('hex'),
+        ).toBe(hash);
       // A second copy from a fresh process's view of the same cache needs no request.
       const again = batched(files);
       await newMirror(tempDir(), new BlobFiles(cacheDir)).materialise(again.entries, again.fetchBlob, again.fetchBlobs);
@@ -334,14 +402,26 @@ describe.each([
       rmSync(join(mirror.root, 'src'), { recursive: true });
       symlinkSync(join(outside, 'dir'), join(mirror.root, 'src'));
       symlinkSync(join(outside, 'planted.txt'), join(mirror.root, 'new.txt'));
-      const after = batched({ 'top.txt': 'top changed', 'new.txt': 'new', 'src/a.txt': 'a', 'src/b.txt': 'b', 'src/deep/c.txt': 'c' });
+      const after = batched({
+        'top.txt': 'top changed',
+        'new.txt': 'new',
+        'src/a.txt': 'a',
+        'src/b.txt': 'b',
+        'src/deep/c.txt': 'c',
+      });
       await mirror.materialise(after.entries, after.fetchBlob, after.fetchBlobs);
       expect(readdirSync(outside).sort()).toEqual(['dir', 'victim.txt']);
       expect(readdirSync(join(outside, 'dir')).sort()).toEqual(['a.txt', 'old.txt']);
       expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('victim');
       expect(readFileSync(join(outside, 'dir/old.txt'), 'utf8')).toBe('keep me');
       expect(readFileSync(join(outside, 'dir/a.txt'), 'utf8')).toBe('outside a');
-      for (const [path, content] of [['top.txt', 'top changed'], ['new.txt', 'new'], ['src/a.txt', 'a'], ['src/b.txt', 'b'], ['src/deep/c.txt', 'c']] as const) {
+      for (const [path, content] of [
+        ['top.txt', 'top changed'],
+        ['new.txt', 'new'],
+        ['src/a.txt', 'a'],
+        ['src/b.txt', 'b'],
+        ['src/deep/c.txt', 'c'],
+      ] as const) {
         expect(lstatSync(join(mirror.root, path)).isFile(), path).toBe(true);
         expect(readFileSync(join(mirror.root, path), 'utf8')).toBe(content);
       }
@@ -406,7 +486,8 @@ describe.each([
       expect(existsSync(join(cacheDir, blobOf('honest 17').slice(0, 2), blobOf('honest 17')))).toBe(false);
       const honest = batched(files);
       await mirror.materialise(honest.entries, honest.fetchBlob, honest.fetchBlobs);
-      for (const [path, content] of Object.entries(files)) expect(readFileSync(join(mirror.root, path), 'utf8')).toBe(content);
+      for (const [path, content] of Object.entries(files))
+        expect(readFileSync(join(mirror.root, path), 'utf8')).toBe(content);
       expect((await mirror.scan()).changes).toEqual([]);
     });
 
@@ -414,16 +495,41 @@ describe.each([
       const files = { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' };
       const { entries, fetchBlob, fetched } = batched(files);
       const mirror = newMirror(tempDir(), new BlobFiles(tempDir()));
-      await mirror.materialise(entries, fetchBlob, async (hashes) => new Map(hashes.filter((hash) => hash !== blobOf('b')).map((hash) => [hash, new TextEncoder().encode(Object.values(files).find((content) => blobOf(content) === hash)!)])));
+      await mirror.materialise(
+        entries,
+        fetchBlob,
+        async (hashes) =>
+          new Map(
+            hashes
+              .filter((hash) => hash !== blobOf('b'))
+              .map((hash) => [
+                hash,
+                new TextEncoder().encode(Object.values(files).find((content) => blobOf(content) === hash)!),
+              ]),
+          ),
+      );
       expect(fetched).toEqual([blobOf('b')]);
       expect(readFileSync(join(mirror.root, 'b.txt'), 'utf8')).toBe('b');
     });
 
     it('refuses a manifest with an entry below a file or a link, before writing anything', async () => {
       const { entries, fetchBlob, fetchBlobs } = batched({ 'f.txt': 'f', 'ok.txt': 'ok' });
-      for (const [parent, type] of [['f.txt', 'file'], ['link', 'symlink']] as const) {
+      for (const [parent, type] of [
+        ['f.txt', 'file'],
+        ['link', 'symlink'],
+      ] as const) {
         const mirror = newMirror(tempDir(), new BlobFiles(tempDir()));
-        const bad: MirrorEntry[] = [...entries, { path: `${parent}/x.txt`, type: 'file', blob: entries.find((entry) => entry.path === 'ok.txt')!.blob, target: null, version: 1, size: 2 }];
+        const bad: MirrorEntry[] = [
+          ...entries,
+          {
+            path: `${parent}/x.txt`,
+            type: 'file',
+            blob: entries.find((entry) => entry.path === 'ok.txt')!.blob,
+            target: null,
+            version: 1,
+            size: 2,
+          },
+        ];
         if (type === 'symlink') bad.push({ path: 'link', type: 'symlink', blob: null, target: '.', version: 1 });
         await expect(mirror.materialise(bad, fetchBlob, fetchBlobs)).rejects.toThrow(/below/);
         expect(existsSync(mirror.root) ? readdirSync(mirror.root) : []).toEqual([]);

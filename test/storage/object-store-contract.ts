@@ -22,7 +22,10 @@ async function listAll(store: ObjectStore, prefix: string, limit?: number): Prom
   const keys: string[] = [];
   let cursor: string | undefined;
   do {
-    const page = await store.list(prefix, { ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }) });
+    const page = await store.list(prefix, {
+      ...(limit === undefined ? {} : { limit }),
+      ...(cursor === undefined ? {} : { cursor }),
+    });
     if (limit !== undefined) expect(page.objects.length).toBeLessThanOrEqual(limit);
     keys.push(...page.objects.map((object) => object.key));
     cursor = page.cursor;
@@ -141,7 +144,10 @@ export function describeObjectStoreContract(
     });
 
     it('pages through 30 keys with limit and cursor, each key exactly once', async () => {
-      const keys = Array.from({ length: 30 }, (_, index) => `page/${String(index).padStart(2, '0')}${index % 3 === 0 ? '/nested' : ''}`);
+      const keys = Array.from(
+        { length: 30 },
+        (_, index) => `page/${String(index).padStart(2, '0')}${index % 3 === 0 ? '/nested' : ''}`,
+      );
       await Promise.all(keys.map((key) => store.put(key, text(key))));
       for (const limit of [1, 7, 10, 30, 100]) {
         expect(await listAll(store, 'page/', limit)).toEqual([...keys].sort());
@@ -178,7 +184,9 @@ export function describeObjectStoreContract(
 
     it.skipIf(!conditionalWrites)('ifNoneMatch "*" creates a missing object and refuses an existing one', async () => {
       const created = await store.put('once', text('first'), { ifNoneMatch: '*' });
-      await expect(store.put('once', text('second'), { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
+      await expect(store.put('once', text('second'), { ifNoneMatch: '*' })).rejects.toBeInstanceOf(
+        PreconditionFailedError,
+      );
       expect((await store.get('once'))?.etag).toBe(created.etag);
       expect(new TextDecoder().decode((await store.get('once'))?.body)).toBe('first');
     });
@@ -186,9 +194,13 @@ export function describeObjectStoreContract(
     it.skipIf(!conditionalWrites)('ifMatch writes with the current etag and refuses a stale one', async () => {
       const first = await store.put('versioned', text('v1'));
       const second = await store.put('versioned', text('v2'), { ifMatch: first.etag });
-      await expect(store.put('versioned', text('v3'), { ifMatch: first.etag })).rejects.toBeInstanceOf(PreconditionFailedError);
+      await expect(store.put('versioned', text('v3'), { ifMatch: first.etag })).rejects.toBeInstanceOf(
+        PreconditionFailedError,
+      );
       expect(new TextDecoder().decode((await store.get('versioned'))?.body)).toBe('v2');
-      await expect(store.put('absent', text('x'), { ifMatch: second.etag })).rejects.toBeInstanceOf(PreconditionFailedError);
+      await expect(store.put('absent', text('x'), { ifMatch: second.etag })).rejects.toBeInstanceOf(
+        PreconditionFailedError,
+      );
       expect(await store.head('absent')).toBeUndefined();
     });
 

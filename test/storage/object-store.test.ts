@@ -97,7 +97,9 @@ describe('FsObjectStore', () => {
     for (let round = 1; round <= 5; round += 1) {
       const expected = current.etag;
       const results = await Promise.allSettled(
-        Array.from({ length: 6 }, (_, writer) => store.put('counter', text(`${round}:${writer}`), { ifMatch: expected })),
+        Array.from({ length: 6 }, (_, writer) =>
+          store.put('counter', text(`${round}:${writer}`), { ifMatch: expected }),
+        ),
       );
       const winners = results.filter((result) => result.status === 'fulfilled');
       expect(winners).toHaveLength(1);
@@ -147,7 +149,9 @@ describe('s3ObjectStoreFromEnv', () => {
 
   it('returns undefined when no bucket is configured', () => {
     expect(s3ObjectStoreFromEnv({})).toBeUndefined();
-    expect(s3ObjectStoreFromEnv({ TOOLGATE_S3_ENDPOINT: 'http://127.0.0.1:9', TOOLGATE_S3_BUCKET: '' })).toBeUndefined();
+    expect(
+      s3ObjectStoreFromEnv({ TOOLGATE_S3_ENDPOINT: 'http://127.0.0.1:9', TOOLGATE_S3_BUCKET: '' }),
+    ).toBeUndefined();
   });
 
   it('builds a working store from TOOLGATE_S3_* and the standard AWS credential variables', async () => {

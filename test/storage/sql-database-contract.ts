@@ -27,7 +27,8 @@ export function describeSqlDatabaseContract(name: string, setup: () => Promise<S
     const it = (title: string, body: () => unknown): void => {
       vitestIt(title, () => run(body));
     };
-    const names = (): string[] => database.query<{ name: string }>('SELECT name FROM job ORDER BY name').map((row) => row.name);
+    const names = (): string[] =>
+      database.query<{ name: string }>('SELECT name FROM job ORDER BY name').map((row) => row.name);
 
     beforeEach(async () => {
       const fixture = await setup();
@@ -62,14 +63,18 @@ export function describeSqlDatabaseContract(name: string, setup: () => Promise<S
       expect(database.query('SELECT typeof(?) AS a, typeof(?) AS b, typeof(?) AS c', 1, 1.5, 'x')).toEqual([
         { a: 'integer', b: 'real', c: 'text' },
       ]);
-      expect(database.query('SELECT ? + 1 AS sum', Number.MAX_SAFE_INTEGER - 1)).toEqual([{ sum: Number.MAX_SAFE_INTEGER }]);
+      expect(database.query('SELECT ? + 1 AS sum', Number.MAX_SAFE_INTEGER - 1)).toEqual([
+        { sum: Number.MAX_SAFE_INTEGER },
+      ]);
     });
 
     it('returns an empty array for statements without rows, and rows with RETURNING', () => {
       expect(database.query("INSERT INTO job (name) VALUES ('a')")).toEqual([]);
-      const returned = database.query<{ id: number; name: string }>("INSERT INTO job (name) VALUES ('b') RETURNING id, name");
+      const returned = database.query<{ id: number; name: string }>(
+        "INSERT INTO job (name) VALUES ('b') RETURNING id, name",
+      );
       expect(returned).toEqual([{ id: 2, name: 'b' }]);
-      expect(database.query("UPDATE job SET weight = 1 WHERE name = ? RETURNING name", 'a')).toEqual([{ name: 'a' }]);
+      expect(database.query('UPDATE job SET weight = 1 WHERE name = ? RETURNING name', 'a')).toEqual([{ name: 'a' }]);
       expect(database.query('DELETE FROM job WHERE weight IS NULL RETURNING name')).toEqual([{ name: 'b' }]);
     });
 

@@ -57,9 +57,9 @@ describe('SqliteDatabase file', () => {
 
   it('binds bigint parameters as integers and returns integers as numbers, as Durable Object SQL does', () => {
     const database = SqliteDatabase.memory();
-    expect(database.query('SELECT typeof(?) AS big, typeof(?) AS whole, typeof(?) AS fraction', 2n ** 60n, 5, 1.5)).toEqual([
-      { big: 'integer', whole: 'integer', fraction: 'real' },
-    ]);
+    expect(
+      database.query('SELECT typeof(?) AS big, typeof(?) AS whole, typeof(?) AS fraction', 2n ** 60n, 5, 1.5),
+    ).toEqual([{ big: 'integer', whole: 'integer', fraction: 'real' }]);
     expect(database.query('SELECT ? AS small', 5n)).toEqual([{ small: 5 }]);
     database.close();
   });
@@ -67,7 +67,9 @@ describe('SqliteDatabase file', () => {
   it('keeps every commit it reported when the process is killed with SIGKILL', async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolgate-sqlite-kill-'));
     const file = join(dir, 'killed.db');
-    const child = spawn(process.execPath, ['--import', 'tsx', SQLITE_WRITER, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', SQLITE_WRITER, file], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const exited = once(child, 'exit');
     const reported: number[] = [];
     for await (const line of createInterface({ input: child.stdout as Readable })) {

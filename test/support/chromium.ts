@@ -8,7 +8,15 @@ import { promisify } from 'node:util';
 
 /** CI installs it (.ci/run); a missing browser fails the test rather than skipping it. */
 const CHROMIUM = process.env.CHROMIUM ?? 'chromium';
-const flags = ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-default-browser-check', '--disable-breakpad', '--disable-crash-reporter'];
+const flags = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--disable-breakpad',
+  '--disable-crash-reporter',
+];
 
 /** Each run gets its own profile, so browsers of tests running side by side never share one. */
 function profileDir(): string {
@@ -19,10 +27,14 @@ function profileDir(): string {
 export async function dumpDom(url: string): Promise<string> {
   const profile = profileDir();
   try {
-    const { stdout } = await promisify(execFile)(CHROMIUM, [...flags, `--user-data-dir=${profile}`, '--virtual-time-budget=5000', '--dump-dom', url], {
-      maxBuffer: 64 * 1024 * 1024,
-      timeout: 60_000,
-    });
+    const { stdout } = await promisify(execFile)(
+      CHROMIUM,
+      [...flags, `--user-data-dir=${profile}`, '--virtual-time-budget=5000', '--dump-dom', url],
+      {
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: 60_000,
+      },
+    );
     return stdout;
   } finally {
     removeProfile(profile);
@@ -63,7 +75,10 @@ interface CdpMessage {
 export async function openPage(url: string): Promise<BrowserPage> {
   const profile = profileDir();
   // In a process group of its own, so closing it kills its helper processes too.
-  const child = spawn(CHROMIUM, [...flags, `--user-data-dir=${profile}`, '--remote-debugging-pipe', 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
+  const child = spawn(CHROMIUM, [...flags, `--user-data-dir=${profile}`, '--remote-debugging-pipe', 'about:blank'], {
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -102,7 +117,10 @@ export async function openPage(url: string): Promise<BrowserPage> {
   const close = async () => {
     // Asked to close first, the browser stops its helper processes itself; killed, it may leave them writing.
     if (child.exitCode === null && child.signalCode === null) {
-      await Promise.race([send('Browser.close').catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000))]);
+      await Promise.race([
+        send('Browser.close').catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, 2000)),
+      ]);
     }
     try {
       process.kill(-child.pid!, 'SIGKILL');
@@ -117,13 +135,24 @@ export async function openPage(url: string): Promise<BrowserPage> {
     const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
     const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
     await send('Page.enable', {}, sessionId);
-    const loaded = new Promise<void>((resolve) => events.push((message) => message.method === 'Page.loadEventFired' && message.sessionId === sessionId && resolve()));
+    const loaded = new Promise<void>((resolve) =>
+      events.push(
+        (message) => message.method === 'Page.loadEventFired' && message.sessionId === sessionId && resolve(),
+      ),
+    );
     await send('Page.navigate', { url }, sessionId);
     await loaded;
     return {
       async evaluate<T>(expression: string): Promise<T> {
-        const answer = await send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true }, sessionId);
-        if (answer.exceptionDetails) throw new Error(`the page threw: ${answer.exceptionDetails.exception?.description ?? answer.exceptionDetails.text}`);
+        const answer = await send(
+          'Runtime.evaluate',
+          { expression, awaitPromise: true, returnByValue: true },
+          sessionId,
+        );
+        if (answer.exceptionDetails)
+          throw new Error(
+            `the page threw: ${answer.exceptionDetails.exception?.description ?? answer.exceptionDetails.text}`,
+          );
         return answer.result.value as T;
       },
       close,

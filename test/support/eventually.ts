@@ -19,7 +19,10 @@ type NotYet = false | undefined | null;
  * Calls `check` until it answers a value other than false, undefined or null, without throwing
  * (so an `expect` inside it is an assertion that must come to hold); answers that value.
  */
-export async function eventually<T>(check: () => T | Promise<T>, options: EventuallyOptions = {}): Promise<Exclude<T, NotYet>> {
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  options: EventuallyOptions = {},
+): Promise<Exclude<T, NotYet>> {
   const { what = 'the condition to hold', timeoutMs = DEFAULT_TIMEOUT_MS, intervalMs = DEFAULT_INTERVAL_MS } = options;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
@@ -32,7 +35,10 @@ export async function eventually<T>(check: () => T | Promise<T>, options: Eventu
       lastError = error;
     }
     if (Date.now() >= deadline) {
-      const last = lastError === undefined ? 'the check kept answering that it does not hold yet' : `its last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
+      const last =
+        lastError === undefined
+          ? 'the check kept answering that it does not hold yet'
+          : `its last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
       throw new Error(`Waited ${timeoutMs} ms for ${what}, in vain; ${last}.`, { cause: lastError });
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));

@@ -20,8 +20,13 @@ export interface GitHttpOptions {
 
 export async function startGitHttpServer(options: GitHttpOptions): Promise<GitHttpServer> {
   const server = createServer((request, response) => {
-    if (options.basicAuth !== undefined && request.headers.authorization !== `Basic ${Buffer.from(options.basicAuth).toString('base64')}`) {
-      response.writeHead(401, { 'www-authenticate': 'Basic realm="git"', 'content-type': 'text/plain' }).end('authentication required\n');
+    if (
+      options.basicAuth !== undefined &&
+      request.headers.authorization !== `Basic ${Buffer.from(options.basicAuth).toString('base64')}`
+    ) {
+      response
+        .writeHead(401, { 'www-authenticate': 'Basic realm="git"', 'content-type': 'text/plain' })
+        .end('authentication required\n');
       return;
     }
     runBackend(options.root, request, response);
@@ -48,7 +53,8 @@ function runBackend(root: string, request: IncomingMessage, response: ServerResp
     GATEWAY_INTERFACE: 'CGI/1.1',
   };
   if (request.headers['content-length'] !== undefined) env.CONTENT_LENGTH = request.headers['content-length'];
-  if (request.headers['content-encoding'] !== undefined) env.HTTP_CONTENT_ENCODING = request.headers['content-encoding'];
+  if (request.headers['content-encoding'] !== undefined)
+    env.HTTP_CONTENT_ENCODING = request.headers['content-encoding'];
   if (request.headers['git-protocol'] !== undefined) env.GIT_PROTOCOL = String(request.headers['git-protocol']);
   const cgi = spawn(HTTP_BACKEND, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   request.pipe(cgi.stdin);

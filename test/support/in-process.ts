@@ -19,7 +19,10 @@ export async function inProcessApp(readOnlyRoots: ReadOnlyRoot[] = []) {
   await services.keys.ensureBootstrapAdmin(TEST_KEY);
   const app = createApp({ workspaces, tools, limits, ...services });
   const call = async (method: string, path: string, body?: unknown): Promise<ApiAnswer> => {
-    const init: RequestInit = { method, headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' } };
+    const init: RequestInit = {
+      method,
+      headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' },
+    };
     if (body !== undefined) init.body = JSON.stringify(body);
     const response = await app.request(path, init);
     const text = await response.text();

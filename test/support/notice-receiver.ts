@@ -30,5 +30,10 @@ export async function startNoticeReceiver(host = '127.0.0.1'): Promise<NoticeRec
     server.listen(0, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  return { url: `http://${host}:${port}`, notices, server, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://${host}:${port}`,
+    notices,
+    server,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

@@ -14,18 +14,34 @@ export interface RunnerProcess {
 /** How the key reaches the runner: TOOLGATE_RUNNER_KEY (the default), a key file, or --key on its command line. */
 export type RunnerKeyVia = 'env' | { keyFile: string } | 'argv';
 
-export async function startRunner(url: string, key: string, dataDir: string, via: RunnerKeyVia = 'env'): Promise<RunnerProcess> {
+export async function startRunner(
+  url: string,
+  key: string,
+  dataDir: string,
+  via: RunnerKeyVia = 'env',
+): Promise<RunnerProcess> {
   const keyArgs = via === 'argv' ? ['--key', key] : typeof via === 'object' ? ['--key-file', via.keyFile] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/toolgate.js', 'runner', '--url', url, ...keyArgs, '--data', dataDir, '--concurrency', '2'], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...(via === 'env' ? { TOOLGATE_RUNNER_KEY: key } : {}) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'bin/toolgate.js', 'runner', '--url', url, ...keyArgs, '--data', dataDir, '--concurrency', '2'],
+    {
+      cwd: repoRoot,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        ...(via === 'env' ? { TOOLGATE_RUNNER_KEY: key } : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const exited = once(child, 'exit');
-  const started = await eventually(() => (child.exitCode !== null ? 'exited' : output.includes('serving') && 'serving'), { what: 'the runner to serve', intervalMs: 100 }).catch(() => 'silent');
+  const started = await eventually(
+    () => (child.exitCode !== null ? 'exited' : output.includes('serving') && 'serving'),
+    { what: 'the runner to serve', intervalMs: 100 },
+  ).catch(() => 'silent');
   if (started !== 'serving') throw new Error(`runner did not start:\n${output}`);
   return {
     child,

@@ -22,9 +22,13 @@ export interface RunningS3rver {
 /** Starts s3rver with one bucket; see the fixture for why it runs in its own process. */
 export async function startS3rver(bucket: string): Promise<RunningS3rver> {
   const directory = await mkdtemp(join(tmpdir(), 'toolgate-s3rver-'));
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', '--import', 'tsx', S3RVER_PROCESS, directory, bucket], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--openssl-legacy-provider', '--import', 'tsx', S3RVER_PROCESS, directory, bucket],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const [line] = (await once(createInterface({ input: child.stdout as Readable }), 'line')) as [string];
   const { port } = JSON.parse(line) as { port: number };
   return {

@@ -49,14 +49,28 @@ export function makeDataDir(): string {
 export async function startServer(options: StartOptions = {}): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? makeDataDir();
   const key = options.key ?? TEST_KEY;
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', TOOLGATE_DATA: dataDir, TOOLGATE_API_KEY: key, ...options.env };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    PORT: '0',
+    TOOLGATE_DATA: dataDir,
+    TOOLGATE_API_KEY: key,
+    ...options.env,
+  };
   const entry = testHome === 'worker' ? 'functions/start-worker.ts' : 'functions/node.ts';
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), testHome === 'worker' ? 90_000 : 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start:\n${output}`)),
+      testHome === 'worker' ? 90_000 : 30_000,
+    );
     const check = () => {
       const match = /listening on (http:\/\/\S+)/.exec(output);
       if (match) {

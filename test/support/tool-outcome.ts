@@ -15,7 +15,8 @@ export function resultOf<Result>(answer: ToolAnswer<Result>): Result {
 export async function outcome(call: Promise<unknown>): Promise<[number, string | undefined]> {
   try {
     const answer = await call;
-    const pending = typeof answer === 'object' && answer !== null && (answer as { approval?: unknown }).approval !== undefined;
+    const pending =
+      typeof answer === 'object' && answer !== null && (answer as { approval?: unknown }).approval !== undefined;
     return pending ? [202, 'approval_pending'] : [200, undefined];
   } catch (error) {
     if (error instanceof ToolgateError) return [error.status, error.code];

@@ -34,12 +34,16 @@ const options: ts.CompilerOptions = {
 function typeErrors(source: string): string[] {
   const host = ts.createCompilerHost(options);
   const { getSourceFile, fileExists, readFile } = host;
-  host.getSourceFile = (name, language, ...rest) => (name === checkedFile ? ts.createSourceFile(name, source, language) : getSourceFile.call(host, name, language, ...rest));
+  host.getSourceFile = (name, language, ...rest) =>
+    name === checkedFile
+      ? ts.createSourceFile(name, source, language)
+      : getSourceFile.call(host, name, language, ...rest);
   host.fileExists = (name) => name === checkedFile || fileExists.call(host, name);
   host.readFile = (name) => (name === checkedFile ? source : readFile.call(host, name));
   const program = ts.createProgram([checkedFile], options, host);
   return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
-    const declaration = [...source.slice(0, diagnostic.start ?? 0).matchAll(/export const (\w+)/g)].at(-1)?.[1] ?? '(top)';
+    const declaration =
+      [...source.slice(0, diagnostic.start ?? 0).matchAll(/export const (\w+)/g)].at(-1)?.[1] ?? '(top)';
     return `${declaration}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`;
   });
 }
@@ -64,23 +68,40 @@ export const mcpTools: McpTool[] = ${literal(tools.mcp)};
 describe('GET /v1/tools in the function-calling formats', () => {
   it("type-checks against openai's, @anthropic-ai/sdk's and the MCP SDK's request types", () => {
     expect(answers.openai!.length).toBe(4);
-    expect(typeErrors(sdkRequests({ openai: answers.openai, anthropic: answers.anthropic, mcp: answers.mcp }))).toEqual([]);
+    expect(typeErrors(sdkRequests({ openai: answers.openai, anthropic: answers.anthropic, mcp: answers.mcp }))).toEqual(
+      [],
+    );
   });
 
   it('and the check fails for a shape the SDKs do not accept', () => {
     // Each format handed to the other SDK: OpenAI's wrapper is no Anthropic tool, Anthropic's input_schema no OpenAI one.
-    const swapped = typeErrors(sdkRequests({ openai: answers.anthropic, anthropic: answers.openai, mcp: answers.anthropic }));
+    const swapped = typeErrors(
+      sdkRequests({ openai: answers.anthropic, anthropic: answers.openai, mcp: answers.anthropic }),
+    );
     const refused = new Set(swapped.map((error) => error.slice(0, error.indexOf(':'))));
-    expect([...refused].sort()).toEqual(['anthropicRequest', 'anthropicTools', 'mcpTools', 'openaiRequest', 'openaiTools']);
+    expect([...refused].sort()).toEqual([
+      'anthropicRequest',
+      'anthropicTools',
+      'mcpTools',
+      'openaiRequest',
+      'openaiTools',
+    ]);
     // A subtler slip: a JSON Schema whose type is not "object" is no Anthropic input_schema.
     const notObject = structuredClone(answers.anthropic) as { input_schema: { type: string } }[];
     notObject[0]!.input_schema.type = 'array';
-    expect(typeErrors(sdkRequests({ openai: answers.openai, anthropic: notObject, mcp: answers.mcp })).join('\n')).toMatch(/^anthropicTools: .*"array"/m);
+    expect(
+      typeErrors(sdkRequests({ openai: answers.openai, anthropic: notObject, mcp: answers.mcp })).join('\n'),
+    ).toMatch(/^anthropicTools: .*"array"/m);
   });
 
   it("format=mcp parses with the MCP SDK's own ToolSchema, keeping every field", () => {
     for (const tool of answers.mcp!) expect(ToolSchema.parse(tool)).toEqual(tool);
-    expect(ListToolsResultSchema.parse({ tools: answers.mcp }).tools.map((tool) => tool.name)).toEqual(['read_file', 'write_file', 'apply_patch', 'bash']);
+    expect(ListToolsResultSchema.parse({ tools: answers.mcp }).tools.map((tool) => tool.name)).toEqual([
+      'read_file',
+      'write_file',
+      'apply_patch',
+      'bash',
+    ]);
     expect(ToolSchema.safeParse(answers.openai![0]).success).toBe(false);
   });
 });

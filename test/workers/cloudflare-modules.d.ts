@@ -45,12 +45,18 @@ declare module 'cloudflare:test' {
   export const SELF: { fetch(input: string, init?: RequestInit): Promise<Response> };
 
   /** A batch of Queue messages, as the Queue hands them to a consumer. */
-  export function createMessageBatch<Body>(queueName: string, messages: { id: string; timestamp: Date; attempts: number; body: Body }[]): {
+  export function createMessageBatch<Body>(
+    queueName: string,
+    messages: { id: string; timestamp: Date; attempts: number; body: Body }[],
+  ): {
     messages: readonly { body: Body; ack(): void; retry(): void }[];
   };
 
   /** What a consumer did with each message of a batch it was given. */
-  export function getQueueResult(batch: unknown, context: unknown): Promise<{ explicitAcks: string[]; retryMessages: { msgId: string }[] }>;
+  export function getQueueResult(
+    batch: unknown,
+    context: unknown,
+  ): Promise<{ explicitAcks: string[]; retryMessages: { msgId: string }[] }>;
 
   export function createExecutionContext(): unknown;
 }

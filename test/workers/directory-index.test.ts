@@ -8,10 +8,18 @@ import { describe, expect, it } from 'vitest';
 
 const KEY = 'tg_workerd_test_admin_key_0123456789';
 
-async function api(method: string, path: string, key: string | undefined, body?: unknown): Promise<{ status: number; body: any }> {
+async function api(
+  method: string,
+  path: string,
+  key: string | undefined,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const response = await SELF.fetch(`https://toolgate.test${path}`, {
     method,
-    headers: { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -22,13 +30,20 @@ async function api(method: string, path: string, key: string | undefined, body?:
 async function indexed(): Promise<string[]> {
   const directory = env.DIRECTORY.get(env.DIRECTORY.idFromName('directory'));
   return runInDurableObject(directory, (_instance, state) =>
-    state.storage.sql.exec('SELECT name FROM workspace_objects ORDER BY name').toArray().map((row) => String(row.name)),
+    state.storage.sql
+      .exec('SELECT name FROM workspace_objects ORDER BY name')
+      .toArray()
+      .map((row) => String(row.name)),
   );
 }
 
 describe('the directory index of workspace objects', () => {
   it('holds only workspaces an authorised PUT created', async () => {
-    const scoped = await api('POST', '/v1/keys', KEY, { name: 'scoped agent', role: 'agent', workspaces: ['elsewhere'] });
+    const scoped = await api('POST', '/v1/keys', KEY, {
+      name: 'scoped agent',
+      role: 'agent',
+      workspaces: ['elsewhere'],
+    });
     expect(scoped.status).toBe(201);
     for (let i = 0; i < 5; i += 1) expect((await api('GET', `/v1/workspaces/junk-${i}`, undefined)).status).toBe(401);
     expect((await api('GET', '/v1/workspaces/junk-known-key', KEY)).status).toBe(404);

@@ -10,7 +10,12 @@ const KEY = 'tg_workerd_test_admin_key_0123456789';
 /** The runner key the Worker's TOOLGATE_RUNNER_KEY makes (test/workers/wrangler.toml): admin keys do not serve the runner protocol. */
 const RUNNER_KEY = 'tg_workerd_test_runner_key_0123456789';
 
-async function api(method: string, path: string, body?: unknown, key = path.startsWith('/v1/runner/') ? RUNNER_KEY : KEY): Promise<{ status: number; body: any }> {
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  key = path.startsWith('/v1/runner/') ? RUNNER_KEY : KEY,
+): Promise<{ status: number; body: any }> {
   const response = await SELF.fetch(`https://toolgate.test${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -22,7 +27,12 @@ async function api(method: string, path: string, body?: unknown, key = path.star
 
 /** Hands the consumer the same job message `times` times, as a Queue redelivering it would. */
 async function deliver(workspace: string, jobId: string, times: number): Promise<void> {
-  const messages = Array.from({ length: times }, (_, attempt) => ({ id: `m-${jobId}-${attempt}`, timestamp: new Date(), attempts: attempt + 1, body: { workspace, jobId } }));
+  const messages = Array.from({ length: times }, (_, attempt) => ({
+    id: `m-${jobId}-${attempt}`,
+    timestamp: new Date(),
+    attempts: attempt + 1,
+    body: { workspace, jobId },
+  }));
   const batch = createMessageBatch('toolgate-jobs-test', messages);
   const context = createExecutionContext();
   await worker.queue(batch, env as never);
@@ -54,7 +64,9 @@ describe('job hand-off through the Queue', () => {
     expect((await api('PUT', '/v1/workspaces/dropped')).status).toBe(201);
     const started = await api('POST', '/v1/workspaces/dropped/tools/bash', { action: 'start', command: 'sleep 5' });
     const { processId } = started.body.result;
-    expect((await api('POST', '/v1/workspaces/dropped/tools/bash', { action: 'stop', processId })).body.result.status).toBe('stopped');
+    expect(
+      (await api('POST', '/v1/workspaces/dropped/tools/bash', { action: 'stop', processId })).body.result.status,
+    ).toBe('stopped');
     await deliver('dropped', processId, 2);
     expect((await api('POST', '/v1/runner/lease', { runnerId: 'runner-1', waitMs: 200 })).status).toBe(204);
   });
@@ -67,7 +79,12 @@ describe('job hand-off through the Queue', () => {
     const { processId } = started.body.result;
     for (let attempt = 0; attempt < 20; attempt += 1) {
       await deliver('tenant-b', processId, 1);
-      const lease = await api('POST', '/v1/runner/lease', { runnerId: `scoped-${attempt}`, waitMs: 0 }, scoped.body.secret);
+      const lease = await api(
+        'POST',
+        '/v1/runner/lease',
+        { runnerId: `scoped-${attempt}`, waitMs: 0 },
+        scoped.body.secret,
+      );
       expect(lease.status).toBe(204);
     }
     // An admin key no longer serves the runner protocol; the runner key in scope takes the job.
@@ -77,11 +94,19 @@ describe('job hand-off through the Queue', () => {
   });
 
   it('refuses job offers and other internal calls from outside', async () => {
-    const response = await SELF.fetch('https://toolgate.test/internal/offer', { method: 'POST', body: JSON.stringify({ workspace: 'dispatch', jobId: 'proc_x' }) });
+    const response = await SELF.fetch('https://toolgate.test/internal/offer', {
+      method: 'POST',
+      body: JSON.stringify({ workspace: 'dispatch', jobId: 'proc_x' }),
+    });
     expect(response.status).toBe(404);
     expect(((await response.json()) as any).error.code).toBe('not_found');
     // However the path is spelled, and whatever headers a caller forges, an internal route never answers from outside.
-    for (const path of ['//internal/authenticate', '/v1/../internal/authenticate', '/%2e%2e/internal/authenticate', '/v1/workspaces/dispatch/../../../internal/authenticate']) {
+    for (const path of [
+      '//internal/authenticate',
+      '/v1/../internal/authenticate',
+      '/%2e%2e/internal/authenticate',
+      '/v1/workspaces/dispatch/../../../internal/authenticate',
+    ]) {
       const forged = await SELF.fetch(`https://toolgate.test${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-toolgate-internal': '1' },

@@ -26,7 +26,14 @@ describe('BlobCache', () => {
     expect(cache.get('b5')).toBeDefined();
     // Three new blobs push three out: b1, b2, b3, not the read b0.
     for (const key of ['n0', 'n1', 'n2']) cache.set(key, blob(100));
-    expect(['b0', 'b1', 'b2', 'b3', 'b4', 'b5'].map((key) => cache.has(key))).toEqual([true, false, false, false, true, true]);
+    expect(['b0', 'b1', 'b2', 'b3', 'b4', 'b5'].map((key) => cache.has(key))).toEqual([
+      true,
+      false,
+      false,
+      false,
+      true,
+      true,
+    ]);
   });
 
   it('counts a read once: a blob not read again goes when the pass reaches it a second time', () => {

@@ -19,9 +19,15 @@ describe('BlobUploads', () => {
   it('stores the blob once the last piece is in, and keeps no staging after', async () => {
     const { blobs, uploads, keys } = setUp();
     const hash = sha256('hello, world');
-    expect(await uploads.receive({ owner: 'p1', hash, size: 12, offset: 0, bytes: bytes('hello') })).toEqual({ received: 5, complete: false });
+    expect(await uploads.receive({ owner: 'p1', hash, size: 12, offset: 0, bytes: bytes('hello') })).toEqual({
+      received: 5,
+      complete: false,
+    });
     expect(await blobs.size('uid1', hash)).toBeUndefined();
-    expect(await uploads.receive({ owner: 'p1', hash, size: 12, offset: 5, bytes: bytes(', world') })).toEqual({ received: 12, complete: true });
+    expect(await uploads.receive({ owner: 'p1', hash, size: 12, offset: 5, bytes: bytes(', world') })).toEqual({
+      received: 12,
+      complete: true,
+    });
     expect(new TextDecoder().decode(await blobs.get('uid1', hash))).toBe('hello, world');
     expect(await keys('ws/uid1/uploads/')).toEqual([]);
   });
@@ -30,14 +36,17 @@ describe('BlobUploads', () => {
     const { blobs, uploads, keys } = setUp();
     const hash = sha256('what was promised');
     await uploads.receive({ owner: 'p1', hash, size: 8, offset: 0, bytes: bytes('some') });
-    await expect(uploads.receive({ owner: 'p1', hash, size: 8, offset: 4, bytes: bytes('else') })).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(
+      uploads.receive({ owner: 'p1', hash, size: 8, offset: 4, bytes: bytes('else') }),
+    ).rejects.toMatchObject({ code: 'invalid_argument' });
     expect(await blobs.size('uid1', hash)).toBeUndefined();
     expect(await keys('ws/uid1/')).toEqual([]);
   });
 
   it('removes the staging of jobs that can upload no more, and of a job whose sync is done', async () => {
     const { uploads, keys } = setUp();
-    for (const owner of ['ended', 'running']) await uploads.receive({ owner, hash: sha256(owner), size: 10, offset: 0, bytes: bytes('part') });
+    for (const owner of ['ended', 'running'])
+      await uploads.receive({ owner, hash: sha256(owner), size: 10, offset: 0, bytes: bytes('part') });
     await uploads.discardAbandoned((owner) => owner === 'running');
     expect(await keys('ws/uid1/uploads/')).toEqual([`ws/uid1/uploads/running/${sha256('running')}/000000000000000`]);
     await uploads.discard('running');

@@ -44,11 +44,19 @@ describe('commits', () => {
   it('gives every write a new version, and a stale expectation is a conflict', async () => {
     const { workspace } = setup();
     const one = await workspace.commit([{ op: 'write', path: 'f', content: bytes('x') }]);
-    const two = await workspace.commit([{ op: 'write', path: 'f', content: bytes('x'), expect: { version: one.version } }]);
+    const two = await workspace.commit([
+      { op: 'write', path: 'f', content: bytes('x'), expect: { version: one.version } },
+    ]);
     expect(two.version).toBeGreaterThan(one.version);
     expect(workspace.formatVersion(two.version)).not.toBe(workspace.formatVersion(one.version));
-    await expectToolError(workspace.commit([{ op: 'write', path: 'f', content: bytes('y'), expect: { version: one.version } }]), 'conflict');
-    await expectToolError(workspace.commit([{ op: 'write', path: 'f', content: bytes('y'), expect: { absent: true } }]), 'already_exists');
+    await expectToolError(
+      workspace.commit([{ op: 'write', path: 'f', content: bytes('y'), expect: { version: one.version } }]),
+      'conflict',
+    );
+    await expectToolError(
+      workspace.commit([{ op: 'write', path: 'f', content: bytes('y'), expect: { absent: true } }]),
+      'already_exists',
+    );
   });
 
   it('versions of a deleted and recreated workspace never match the old ones', async () => {
@@ -65,9 +73,16 @@ describe('commits', () => {
 
   it('deletes entries, refuses to delete a non-empty directory, and keeps counts right', async () => {
     const { workspace, workspaces } = setup();
-    await workspace.commit([{ op: 'write', path: 'd/x', content: bytes('12345') }, { op: 'mkdir', path: 'empty' }]);
+    await workspace.commit([
+      { op: 'write', path: 'd/x', content: bytes('12345') },
+      { op: 'mkdir', path: 'empty' },
+    ]);
     await expectToolError(workspace.commit([{ op: 'delete', path: 'd' }]), 'is_directory');
-    await workspace.commit([{ op: 'delete', path: 'd/x' }, { op: 'delete', path: 'd' }, { op: 'delete', path: 'empty' }]);
+    await workspace.commit([
+      { op: 'delete', path: 'd/x' },
+      { op: 'delete', path: 'd' },
+      { op: 'delete', path: 'empty' },
+    ]);
     expect(workspace.list('', true)).toEqual([]);
     expect(workspaces.info('ws')).toMatchObject({ files: 0, bytes: 0 });
     await expectToolError(workspace.commit([{ op: 'delete', path: 'gone' }]), 'not_found');
@@ -103,7 +118,11 @@ describe('cost does not grow with the number of files', () => {
     const work = async (files: number) => {
       const { db, counter } = countingDatabase(SqliteDatabase.memory());
       const { workspace } = setup(db);
-      const batch = Array.from({ length: files }, (_, i) => ({ op: 'write' as const, path: `d${i % 100}/f${i}`, content: bytes(`${i}`) }));
+      const batch = Array.from({ length: files }, (_, i) => ({
+        op: 'write' as const,
+        path: `d${i % 100}/f${i}`,
+        content: bytes(`${i}`),
+      }));
       await workspace.commit(batch);
       counter.statements = 0;
       const resolved = await workspace.resolve('d7/f7', 'read');

@@ -169,7 +169,11 @@ export class BlobFiles {
     }
   }
 
-  private async fetchInto(hash: string, file: string, fetchBlob: (hash: string) => Promise<Uint8Array>): Promise<string> {
+  private async fetchInto(
+    hash: string,
+    file: string,
+    fetchBlob: (hash: string) => Promise<Uint8Array>,
+  ): Promise<string> {
     const bytes = await fetchBlob(hash);
     checkContent(hash, bytes);
     // Written under a temporary name, then renamed: a reader never sees part of a blob.
@@ -245,7 +249,11 @@ export async function letEventLoopRun(): Promise<void> {
  * Runs `work` over the items, `width` at a time. After a failure no further item is started, and
  * the answer waits for those already running: nothing is left working once the caller has moved on.
  */
-export async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
+export async function inParallel<T>(
+  items: readonly T[],
+  width: number,
+  work: (item: T) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   let failed = false;
   const workers = await Promise.allSettled(

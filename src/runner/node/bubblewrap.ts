@@ -71,18 +71,43 @@ export function locateBubblewrap(configured?: string): string | undefined {
 
 /** bwrap's arguments: the whole command line after the binary. */
 export function bubblewrapArgs(options: BubblewrapCommand): string[] {
-  const args = options.changesUser ? ['--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try'] : ['--unshare-all'];
+  const args = options.changesUser
+    ? ['--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try']
+    : ['--unshare-all'];
   if (options.changesUser && !options.network) args.push('--unshare-net');
   if (!options.changesUser && options.network) args.push('--share-net');
   args.push('--die-with-parent', '--new-session', '--clearenv', '--cap-drop', 'ALL');
   // Entering the working directory, which is the command user's own, takes CAP_DAC_READ_SEARCH until the change.
-  if (options.changesUser) args.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP', '--cap-add', 'CAP_DAC_READ_SEARCH');
+  if (options.changesUser)
+    args.push(
+      '--cap-add',
+      'CAP_SETUID',
+      '--cap-add',
+      'CAP_SETGID',
+      '--cap-add',
+      'CAP_SETPCAP',
+      '--cap-add',
+      'CAP_DAC_READ_SEARCH',
+    );
   args.push('--ro-bind', '/usr', '/usr', ...systemDirArgs());
   for (const path of options.network ? [...ETC_ALWAYS, ...ETC_NETWORK] : ETC_ALWAYS) {
     args.push('--ro-bind-try', path, path);
   }
   // /tmp and /dev/shm are everyone's, sticky, as on a host: the command may run as a user other than the one setting up.
-  args.push('--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/dev/shm', '--perms', '1777', '--tmpfs', '/tmp');
+  args.push(
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--perms',
+    '1777',
+    '--tmpfs',
+    '/dev/shm',
+    '--perms',
+    '1777',
+    '--tmpfs',
+    '/tmp',
+  );
   args.push('--bind', options.workspaceDir, SANDBOX_WORKSPACE, '--chdir', options.cwd);
   for (const [name, value] of Object.entries(options.env)) args.push('--setenv', name, value);
   args.push(...(options.argv ?? ['/bin/bash', '--noprofile', '--norc', '-c', options.command]));
@@ -90,7 +115,10 @@ export function bubblewrapArgs(options: BubblewrapCommand): string[] {
 }
 
 function findBubblewrap(configured: string | undefined): string | undefined {
-  const path = (process.env.PATH ?? '').split(':').filter((dir) => dir !== '').map((dir) => join(dir, 'bwrap'));
+  const path = (process.env.PATH ?? '')
+    .split(':')
+    .filter((dir) => dir !== '')
+    .map((dir) => join(dir, 'bwrap'));
   const candidates = configured !== undefined ? [configured] : ['/usr/bin/bwrap', ...path];
   return candidates.find((path) => {
     try {

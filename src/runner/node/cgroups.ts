@@ -96,7 +96,14 @@ export class ProcessCgroup {
   async remove(): Promise<void> {
     for (let attempt = 0; attempt < REMOVE_ATTEMPTS; attempt += 1) {
       this.kill();
-      const left = await Promise.all(this.dirs.map((dir) => rmdir(dir).then(() => false, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT')));
+      const left = await Promise.all(
+        this.dirs.map((dir) =>
+          rmdir(dir).then(
+            () => false,
+            (error: NodeJS.ErrnoException) => error.code !== 'ENOENT',
+          ),
+        ),
+      );
       if (!left.includes(true)) return;
       await new Promise((resolve) => setTimeout(resolve, REMOVE_INTERVAL_MS));
     }
@@ -181,7 +188,8 @@ function tryLayout(make: () => CgroupLayout): CgroupProbe {
   try {
     const layout = make();
     for (const parent of new Set([layout.memoryParent, layout.pidsParent])) removeDeadRunnersGroups(parent);
-    if (!ProcessCgroup.create(layout, { memoryMb: 64, pids: 64 }).removeEmpty()) throw new Error('a new group could not be removed');
+    if (!ProcessCgroup.create(layout, { memoryMb: 64, pids: 64 }).removeEmpty())
+      throw new Error('a new group could not be removed');
     return { layout };
   } catch (error) {
     return { layout: undefined, reason: (error as Error).message };
@@ -200,7 +208,9 @@ function prepareV2(own: string): CgroupLayout {
     } catch {
       const members = readOr(join(own, 'cgroup.procs'), '').split('\n').filter(Boolean);
       if (members.length !== 1 || members[0] !== String(process.pid)) {
-        throw new Error(`its cgroup ${own} holds other processes, so it cannot hand memory and pids to children; run the runner in a cgroup of its own (systemd: Delegate=yes)`);
+        throw new Error(
+          `its cgroup ${own} holds other processes, so it cannot hand memory and pids to children; run the runner in a cgroup of its own (systemd: Delegate=yes)`,
+        );
       }
       mkdirSync(join(own, SERVER_LEAF), { recursive: true });
       write(join(own, SERVER_LEAF, 'cgroup.procs'), String(process.pid));
@@ -254,7 +264,12 @@ function readMounts(): Mount[] {
       const [before, after] = line.split(' - ') as [string, string];
       const fields = before.split(' ');
       const [type, , superOptions] = after.split(' ');
-      return { root: unescapeMount(fields[3]!), point: unescapeMount(fields[4]!), type: type!, superOptions: (superOptions ?? '').split(',') };
+      return {
+        root: unescapeMount(fields[3]!),
+        point: unescapeMount(fields[4]!),
+        type: type!,
+        superOptions: (superOptions ?? '').split(','),
+      };
     });
 }
 

@@ -54,6 +54,10 @@ function quote(word: string): string {
 
 function utility(name: string, purpose: string): string {
   const path = findUtility(name);
-  if (path === undefined) throw new ToolError('unavailable', `${name} (util-linux) is missing on this runner, and it is needed to ${purpose}; install util-linux.`);
+  if (path === undefined)
+    throw new ToolError(
+      'unavailable',
+      `${name} (util-linux) is missing on this runner, and it is needed to ${purpose}; install util-linux.`,
+    );
   return path;
 }

@@ -20,7 +20,18 @@ export function commandUserFor(uid: number): CommandUser | undefined {
  * ids, no supplementary groups, no capabilities (nor any way to regain one), no setuid gains.
  */
 export function becomeUserArgs(setpriv: string, user: CommandUser): string[] {
-  return [setpriv, '--reuid', String(user.uid), '--regid', String(user.gid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
+  return [
+    setpriv,
+    '--reuid',
+    String(user.uid),
+    '--regid',
+    String(user.gid),
+    '--clear-groups',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--no-new-privs',
+    '--',
+  ];
 }
 
 /**
@@ -40,6 +51,7 @@ export async function handOver(root: string, user: CommandUser): Promise<void> {
     const stderr = String((error as { stderr?: string }).stderr ?? '').trim();
     // Entries a running command removed while the walk went on are no one's to hand over.
     const vanished = stderr !== '' && stderr.split('\n').every((line) => line.endsWith('No such file or directory'));
-    if (!vanished) throw new Error(`could not hand the workspace copy to uid ${user.uid}: ${stderr || (error as Error).message}`);
+    if (!vanished)
+      throw new Error(`could not hand the workspace copy to uid ${user.uid}: ${stderr || (error as Error).message}`);
   }
 }

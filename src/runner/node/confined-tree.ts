@@ -3,7 +3,20 @@
 // an entry is named relative to its parent's descriptor (`/proc/self/fd/<fd>/<name>`, Linux's
 // way of giving path-based calls an openat), so a directory swapped for a link after it was
 // opened changes nothing, and one swapped before is refused (ELOOP) rather than followed.
-import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, rmdirSync, unlinkSync, type Dirent, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  unlinkSync,
+  type Dirent,
+  type Stats,
+} from 'node:fs';
 
 const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const FILE = constants.O_RDONLY | constants.O_NOFOLLOW;
@@ -33,7 +46,8 @@ export class ConfinedTree {
     const known = this.#fds.get(dir);
     if (known !== undefined) return known;
     const { parent, name } = split(dir);
-    const fd = dir === '' ? openSync(this.root, DIRECTORY) : openSync(`/proc/self/fd/${this.dir(parent)}/${name}`, DIRECTORY);
+    const fd =
+      dir === '' ? openSync(this.root, DIRECTORY) : openSync(`/proc/self/fd/${this.dir(parent)}/${name}`, DIRECTORY);
     this.#fds.set(dir, fd);
     return fd;
   }
@@ -146,7 +160,8 @@ function removeEntry(host: string): void {
       throw error;
     }
     try {
-      for (const entry of readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true })) removeEntry(`/proc/self/fd/${fd}/${entry.name}`);
+      for (const entry of readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true }))
+        removeEntry(`/proc/self/fd/${fd}/${entry.name}`);
     } finally {
       closeSync(fd);
     }

@@ -58,7 +58,10 @@ export class FileWriters {
   private workers: Worker[] | undefined;
   private next = 0;
   private lastId = 0;
-  private readonly waiting = new Map<number, { resolve: (results: CreateResult[]) => void; reject: (error: Error) => void }>();
+  private readonly waiting = new Map<
+    number,
+    { resolve: (results: CreateResult[]) => void; reject: (error: Error) => void }
+  >();
   private broken: Error | undefined;
 
   constructor(private readonly width = 2) {}
@@ -69,7 +72,8 @@ export class FileWriters {
    */
   async create(files: readonly FileToCreate[], owner?: { uid: number; gid: number }): Promise<CreateResult[]> {
     const answers: Promise<CreateResult[]>[] = [];
-    for (let start = 0; start < files.length; start += FILES_PER_MESSAGE) answers.push(this.send(files.slice(start, start + FILES_PER_MESSAGE), owner));
+    for (let start = 0; start < files.length; start += FILES_PER_MESSAGE)
+      answers.push(this.send(files.slice(start, start + FILES_PER_MESSAGE), owner));
     return (await Promise.all(answers)).flat();
   }
 
@@ -84,7 +88,10 @@ export class FileWriters {
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
-  private send(files: readonly FileToCreate[], owner: { uid: number; gid: number } | undefined): Promise<CreateResult[]> {
+  private send(
+    files: readonly FileToCreate[],
+    owner: { uid: number; gid: number } | undefined,
+  ): Promise<CreateResult[]> {
     if (this.broken) return Promise.reject(this.broken);
     const workers = this.start();
     const worker = workers[this.next++ % workers.length]!;
@@ -110,7 +117,12 @@ export class FileWriters {
       files: files.map((file) => {
         if ('source' in file) return { host: file.host, source: file.source };
         const range = ranges.get(file.bytes.buffer)!;
-        return { host: file.host, buffer: range.index, offset: file.bytes.byteOffset - range.start, length: file.bytes.byteLength };
+        return {
+          host: file.host,
+          buffer: range.index,
+          offset: file.bytes.byteOffset - range.start,
+          length: file.bytes.byteLength,
+        };
       }),
     };
     return new Promise((resolve, reject) => {

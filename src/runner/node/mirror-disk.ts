@@ -1,6 +1,17 @@
 // How a workspace copy sits on disk: link targets translated both ways, the order of a walk,
 // and the stamps that tell whether a file changed.
-import { closeSync, constants, copyFileSync, fchownSync, fstatSync, lchownSync, lstatSync, openSync, writeFileSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  fchownSync,
+  fstatSync,
+  lchownSync,
+  lstatSync,
+  openSync,
+  writeFileSync,
+  type Stats,
+} from 'node:fs';
 import { copyFile, readdir } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { letEventLoopRun } from './blob-files.ts';
@@ -42,7 +53,13 @@ export async function listDisk(tree: ConfinedTree, dirs: ReadonlySet<string>): P
     const names = tree.readdir(relative);
     for (const name of names) {
       const path = relative === '' ? name.name : `${relative}/${name.name}`;
-      const type: DiskType = name.isDirectory() ? 'dir' : name.isSymbolicLink() ? 'symlink' : name.isFile() ? 'file' : 'other';
+      const type: DiskType = name.isDirectory()
+        ? 'dir'
+        : name.isSymbolicLink()
+          ? 'symlink'
+          : name.isFile()
+            ? 'file'
+            : 'other';
       found.set(path, type);
       if (type === 'dir' && dirs.has(path)) pending.push(path);
     }
@@ -92,7 +109,12 @@ const BLOCKING_COPY_BYTES = 1024 * 1024;
  * one; never a link, since commands may edit the copy in place) and answers its stamp. A large
  * file is copied through the thread pool, not holding the event loop.
  */
-export async function copyCachedFile(source: string, host: string, size: number | undefined, owner?: CopyOwner): Promise<string> {
+export async function copyCachedFile(
+  source: string,
+  host: string,
+  size: number | undefined,
+  owner?: CopyOwner,
+): Promise<string> {
   const flags = constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE;
   if ((size ?? Number.MAX_SAFE_INTEGER) <= BLOCKING_COPY_BYTES) copyFileSync(source, host, flags);
   else await copyFile(source, host, flags);
@@ -104,8 +126,15 @@ export async function copyCachedFile(source: string, host: string, size: number 
 export type FileContent = { bytes: Uint8Array } | { source: string };
 
 /** Creates a file that must not exist yet, from its bytes or a cache copy of `size` bytes, and answers its stamp. */
-export function createFrom(content: FileContent, host: string, size: number | undefined, owner?: CopyOwner): string | Promise<string> {
-  return 'bytes' in content ? createFile(host, content.bytes, owner) : copyCachedFile(content.source, host, size, owner);
+export function createFrom(
+  content: FileContent,
+  host: string,
+  size: number | undefined,
+  owner?: CopyOwner,
+): string | Promise<string> {
+  return 'bytes' in content
+    ? createFile(host, content.bytes, owner)
+    : copyCachedFile(content.source, host, size, owner);
 }
 
 export function stampFrom(stat: Stats): string {

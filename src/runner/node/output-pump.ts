@@ -139,7 +139,10 @@ export class OutputPump {
     if (this.keepChars === undefined) return;
     let count = 0;
     let dropped = 0;
-    while (count < this.pending.length - 1 && this.pendingChars - dropped - this.pending[count]!.length >= this.keepChars) {
+    while (
+      count < this.pending.length - 1 &&
+      this.pendingChars - dropped - this.pending[count]!.length >= this.keepChars
+    ) {
       dropped += this.pending[count]!.length;
       count += 1;
     }

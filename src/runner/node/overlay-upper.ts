@@ -53,7 +53,14 @@ export async function readUpper(support: OverlaySupport, upper: string): Promise
         return { name: childName, kind, mode: 0, opaque: false, children: [], tangled: false };
       }),
     );
-    return { name, kind: 'dir', mode, opaque: false, children: children.filter((child) => child !== undefined), tangled: false };
+    return {
+      name,
+      kind: 'dir',
+      mode,
+      opaque: false,
+      children: children.filter((child) => child !== undefined),
+      tangled: false,
+    };
   };
   const root = await list(upper, '', (await lstat(upper)).mode & 0o7777);
   const attributes = directories > 0 ? await readAttributes(support, upper) : new Map<string, Attributes>();
@@ -125,7 +132,17 @@ export async function applyUpper(root: UpperNode, layers: OverlayLayers, lower: 
 
 /** getfattr's arguments, run from the upper directory: the opacity and redirect of every entry, links themselves never followed. */
 export function attributeArguments(support: OverlaySupport): string[] {
-  return ['-R', '-P', '-h', '-d', '-m', `^${support.attributePrefix.replaceAll('.', '\\.')}(opaque|redirect)$`, '-e', 'hex', '.'];
+  return [
+    '-R',
+    '-P',
+    '-h',
+    '-d',
+    '-m',
+    `^${support.attributePrefix.replaceAll('.', '\\.')}(opaque|redirect)$`,
+    '-e',
+    'hex',
+    '.',
+  ];
 }
 
 /**
@@ -137,8 +154,12 @@ export function readOverlayAttributes(output: Buffer, support: OverlaySupport): 
   let current: Attributes | undefined;
   for (const line of output.toString('latin1').split('\n')) {
     if (line.startsWith('# file: ')) {
-      const raw = line.slice('# file: '.length).replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
-      const path = Buffer.from(raw, 'latin1').toString('utf8').replace(/^\.(\/|$)/, '');
+      const raw = line
+        .slice('# file: '.length)
+        .replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+      const path = Buffer.from(raw, 'latin1')
+        .toString('utf8')
+        .replace(/^\.(\/|$)/, '');
       current = { opaque: false };
       found.set(path, current);
       continue;
@@ -170,7 +191,12 @@ function readAttributes(support: OverlaySupport, upper: string): Promise<Map<str
  * Sets opacity and the lower source of each directory, and marks tangled ones. `lowerPath` is the
  * lower directory the node shows ('' for the root; undefined when it shows none).
  */
-function settle(node: UpperNode, path: string, lowerPath: string | undefined, attributes: ReadonlyMap<string, Attributes>): void {
+function settle(
+  node: UpperNode,
+  path: string,
+  lowerPath: string | undefined,
+  attributes: ReadonlyMap<string, Attributes>,
+): void {
   for (const child of node.children) {
     const childPath = path === '' ? child.name : `${path}/${child.name}`;
     if (child.kind === 'whiteout') node.tangled = true;
@@ -184,10 +210,15 @@ function settle(node: UpperNode, path: string, lowerPath: string | undefined, at
       const redirect = found.redirect;
       if (redirect.startsWith('/')) childLower = redirect.replace(/^\/+/, '');
       else if (lowerPath !== undefined) childLower = lowerPath === '' ? redirect : `${lowerPath}/${redirect}`;
-      else throw new Error(`the renamed directory ${childPath} has a relative redirect under a directory with no lower layer`);
+      else
+        throw new Error(
+          `the renamed directory ${childPath} has a relative redirect under a directory with no lower layer`,
+        );
       // Only the kernel can set the attribute, but a path that could leave the copy is refused all the same.
       if (childLower.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
-        throw new Error(`the renamed directory ${childPath} shows ${JSON.stringify(childLower)}, which is not a path in the workspace`);
+        throw new Error(
+          `the renamed directory ${childPath} shows ${JSON.stringify(childLower)}, which is not a path in the workspace`,
+        );
       }
       child.source = childLower;
     } else {

@@ -5,7 +5,17 @@
 // command. Afterwards the upper layer holds exactly what the command created, replaced or
 // deleted (`overlay-upper.ts` reads it and applies it to the copy).
 import { spawnSync } from 'node:child_process';
-import { accessSync, chmodSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -66,11 +76,33 @@ export function detectOverlay(scratchParent: string = tmpdir()): OverlayProbe {
 }
 
 /** The program and arguments that mount the layers in a new mount namespace, then exec `program args` there. */
-export function overlayLaunch(support: OverlaySupport, layers: OverlayLayers, program: string, args: readonly string[]): { command: string; args: string[] } {
-  const options = [`lowerdir=${layers.lower}`, `upperdir=${layers.upper}`, `workdir=${layers.work}`, ...KINDS[support.kind].options].join(',');
+export function overlayLaunch(
+  support: OverlaySupport,
+  layers: OverlayLayers,
+  program: string,
+  args: readonly string[],
+): { command: string; args: string[] } {
+  const options = [
+    `lowerdir=${layers.lower}`,
+    `upperdir=${layers.upper}`,
+    `workdir=${layers.work}`,
+    ...KINDS[support.kind].options,
+  ].join(',');
   return {
     command: support.unshare,
-    args: [...KINDS[support.kind].unshare, '--', support.shell, '-c', LAUNCHER, 'toolgate-overlay', support.mount, options, layers.merged, program, ...args],
+    args: [
+      ...KINDS[support.kind].unshare,
+      '--',
+      support.shell,
+      '-c',
+      LAUNCHER,
+      'toolgate-overlay',
+      support.mount,
+      options,
+      layers.merged,
+      program,
+      ...args,
+    ],
   };
 }
 
@@ -126,7 +158,15 @@ function probeOverlay(scratchParent: string): OverlayProbe {
   const kinds = process.getuid?.() === 0 ? (['root', 'user-namespace'] as const) : (['user-namespace'] as const);
   const reasons: string[] = [];
   for (const kind of kinds) {
-    const support: OverlaySupport = { kind, unshare, mount, shell, getfattr, attributePrefix: KINDS[kind].attributePrefix, renamesDirectories: KINDS[kind].renamesDirectories };
+    const support: OverlaySupport = {
+      kind,
+      unshare,
+      mount,
+      shell,
+      getfattr,
+      attributePrefix: KINDS[kind].attributePrefix,
+      renamesDirectories: KINDS[kind].renamesDirectories,
+    };
     const failure = probeKind(support, bwrap, scratchParent);
     if (failure === undefined) return { support };
     reasons.push(`${kind}: ${failure}`);
@@ -137,7 +177,8 @@ function probeOverlay(scratchParent: string): OverlayProbe {
 function probeKind(support: OverlaySupport, bwrap: string, scratchParent: string): string | undefined {
   let dir: string | undefined;
   try {
-    if (UNSAFE_PATH.test(scratchParent)) return `the directory ${scratchParent} holds a character mount options cannot carry`;
+    if (UNSAFE_PATH.test(scratchParent))
+      return `the directory ${scratchParent} holds a character mount options cannot carry`;
     mkdirSync(scratchParent, { recursive: true });
     dir = mkdtempSync(join(scratchParent, 'probe-'));
     const lower = join(dir, 'lower');
@@ -146,16 +187,29 @@ function probeKind(support: OverlaySupport, bwrap: string, scratchParent: string
     const layers = layersIn(dir, lower);
     for (const path of [layers.upper, layers.work, layers.merged]) mkdirSync(path);
     const command = 'rm -r replaced && mkdir replaced && mv moved renamed && rm kept/c && ln -s nowhere kept/dangling';
-    const launch = overlayLaunch(support, layers, bwrap, bubblewrapArgs({ workspaceDir: layers.merged, cwd: '/workspace', env: { PATH: '/usr/bin:/bin' }, network: false, command }));
+    const launch = overlayLaunch(
+      support,
+      layers,
+      bwrap,
+      bubblewrapArgs({
+        workspaceDir: layers.merged,
+        cwd: '/workspace',
+        env: { PATH: '/usr/bin:/bin' },
+        network: false,
+        command,
+      }),
+    );
     const ran = spawnSync(launch.command, launch.args, { env: {}, timeout: 10_000, encoding: 'utf8' });
-    if (ran.status !== 0) return `the probe command failed (${ran.error?.message ?? (ran.stderr.trim().replaceAll('\n', ' ') || `status ${ran.status}`)})`;
+    if (ran.status !== 0)
+      return `the probe command failed (${ran.error?.message ?? (ran.stderr.trim().replaceAll('\n', ' ') || `status ${ran.status}`)})`;
     const whiteout = lstatSync(join(layers.upper, 'kept/c'));
     if (!whiteout.isCharacterDevice() || whiteout.rdev !== 0) return 'a deleted file left no whiteout';
     const listed = spawnSync(support.getfattr, attributeArguments(support), { cwd: layers.upper, timeout: 10_000 });
     if (listed.status !== 0) return `getfattr failed (${listed.stderr.toString().trim()})`;
     const attributes = readOverlayAttributes(listed.stdout, support);
     if (!attributes.get('replaced')?.opaque) return 'a replaced directory is not marked opaque';
-    if (support.renamesDirectories && attributes.get('renamed')?.redirect !== 'moved') return 'a renamed directory has no redirect';
+    if (support.renamesDirectories && attributes.get('renamed')?.redirect !== 'moved')
+      return 'a renamed directory has no redirect';
     return undefined;
   } catch (error) {
     return (error as Error).message;
@@ -170,23 +224,33 @@ function probeKind(support: OverlaySupport, bwrap: string, scratchParent: string
 function unlockSync(dir: string): void {
   try {
     chmodSync(dir, 0o700);
-    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) unlockSync(join(dir, entry.name));
+    for (const entry of readdirSync(dir, { withFileTypes: true }))
+      if (entry.isDirectory()) unlockSync(join(dir, entry.name));
   } catch {
     // Gone, or never made because the mount failed.
   }
 }
 
 function layersIn(dir: string, lower: string): OverlayLayers {
-  return { lower, upper: join(dir, 'upper'), work: join(dir, 'work'), merged: join(dir, 'merged'), stash: join(dir, 'stash'), dir };
+  return {
+    lower,
+    upper: join(dir, 'upper'),
+    work: join(dir, 'work'),
+    merged: join(dir, 'merged'),
+    stash: join(dir, 'stash'),
+    dir,
+  };
 }
 
 function findTool(name: string): string | undefined {
-  return ['/usr/bin', '/bin', '/usr/sbin', '/sbin'].map((dir) => join(dir, name)).find((path) => {
-    try {
-      accessSync(path, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return ['/usr/bin', '/bin', '/usr/sbin', '/sbin']
+    .map((dir) => join(dir, name))
+    .find((path) => {
+      try {
+        accessSync(path, constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
 }

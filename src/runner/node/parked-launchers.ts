@@ -33,12 +33,16 @@ export function parkLauncher(layout: CgroupLayout, limits: Pick<ProcessLimits, '
   const group = ProcessCgroup.create(layout, limits);
   try {
     const files = group.procsFiles;
-    const child = spawn(hostBash(), ['--noprofile', '--norc', '-c', PARKED, 'toolgate-launcher', String(files.length), ...files], {
-      cwd: '/',
-      env: {},
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const child = spawn(
+      hostBash(),
+      ['--noprofile', '--norc', '-c', PARKED, 'toolgate-launcher', String(files.length), ...files],
+      {
+        cwd: '/',
+        env: {},
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     return new Parked(child, group);
   } catch (error) {
     void group.remove();
@@ -51,7 +55,12 @@ export function parkLauncher(layout: CgroupLayout, limits: Pick<ProcessLimits, '
  * is waiting (then parks another); the caller owns the group. The program sees no environment and
  * `/` as its working directory: it sets up its own (bubblewrap does).
  */
-export function launchInCgroup(layout: CgroupLayout, limits: Pick<ProcessLimits, 'memoryMb' | 'pids'>, command: string, args: readonly string[]): Launched {
+export function launchInCgroup(
+  layout: CgroupLayout,
+  limits: Pick<ProcessLimits, 'memoryMb' | 'pids'>,
+  command: string,
+  args: readonly string[],
+): Launched {
   const key = `${limits.memoryMb}:${limits.pids}`;
   let pool = pools.get(key);
   if (!pool) pools.set(key, (pool = []));

@@ -44,11 +44,16 @@ export function detectLimitEnforcement(): LimitEnforcement {
 /** rlimits through prlimit (util-linux), or none when it is missing. */
 export function rlimitEnforcement(reason: string): LimitEnforcement {
   const prlimit = findUtility('prlimit');
-  return prlimit ? { kind: 'rlimit', prlimit, reason } : { kind: 'none', reason: `${reason}; prlimit (util-linux) is missing too` };
+  return prlimit
+    ? { kind: 'rlimit', prlimit, reason }
+    : { kind: 'none', reason: `${reason}; prlimit (util-linux) is missing too` };
 }
 
 /** One sentence for the start-up line: the limits and how they are enforced. */
-export function describeLimits(limits: ProcessLimits, enforcement: LimitEnforcement = detectLimitEnforcement()): string {
+export function describeLimits(
+  limits: ProcessLimits,
+  enforcement: LimitEnforcement = detectLimitEnforcement(),
+): string {
   const values = `${limits.memoryMb} MB of memory and ${limits.pids} processes per command, started processes stopped after ${limits.maxProcessMs} ms`;
   switch (enforcement.kind) {
     case 'cgroup':
@@ -61,13 +66,18 @@ export function describeLimits(limits: ProcessLimits, enforcement: LimitEnforcem
 }
 
 /** Sets up one command's limits; throws when its cgroup cannot be made. */
-export function limitCommand(limits: ProcessLimits, enforcement: LimitEnforcement = detectLimitEnforcement()): CommandLimits {
-  const spawnPlain: CommandLimits['spawn'] = (launch, options) => spawn(launch.command, launch.args, { ...options, stdio: 'pipe', detached: true });
+export function limitCommand(
+  limits: ProcessLimits,
+  enforcement: LimitEnforcement = detectLimitEnforcement(),
+): CommandLimits {
+  const spawnPlain: CommandLimits['spawn'] = (launch, options) =>
+    spawn(launch.command, launch.args, { ...options, stdio: 'pipe', detached: true });
   if (enforcement.kind === 'rlimit') {
     const prefix = [enforcement.prlimit, `--data=${limits.memoryMb * 1024 * 1024}`, `--nproc=${limits.pids}`, '--'];
     return { innerPrefix: prefix, spawn: spawnPlain, kill: () => undefined, release: () => undefined };
   }
-  if (enforcement.kind === 'none') return { innerPrefix: [], spawn: spawnPlain, kill: () => undefined, release: () => undefined };
+  if (enforcement.kind === 'none')
+    return { innerPrefix: [], spawn: spawnPlain, kill: () => undefined, release: () => undefined };
   const { layout } = enforcement;
   let group: ProcessCgroup | undefined;
   return {
@@ -82,7 +92,13 @@ export function limitCommand(limits: ProcessLimits, enforcement: LimitEnforcemen
       // One that needs its environment and directory from the spawn enters its group first, then execs in place.
       group = ProcessCgroup.create(layout, limits);
       const files = group.procsFiles;
-      return spawnPlain({ command: '/bin/sh', args: ['-c', JOIN, 'toolgate-limits', String(files.length), ...files, launch.command, ...launch.args] }, options);
+      return spawnPlain(
+        {
+          command: '/bin/sh',
+          args: ['-c', JOIN, 'toolgate-limits', String(files.length), ...files, launch.command, ...launch.args],
+        },
+        options,
+      );
     },
     kill: () => group?.kill(),
     release: () => void group?.remove(),

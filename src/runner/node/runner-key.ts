@@ -27,7 +27,8 @@ export const ARGV_KEY_WARNING =
  * over the variable, as the more specific of the two.
  */
 export function readRunnerKey(sources: RunnerKeySources): RunnerKey {
-  if (sources.flag !== undefined && sources.file !== undefined) throw new RunnerKeyError('give --key-file or --key, not both');
+  if (sources.flag !== undefined && sources.file !== undefined)
+    throw new RunnerKeyError('give --key-file or --key, not both');
   if (sources.file !== undefined) return { key: readKeyFile(sources.file) };
   if (sources.flag !== undefined) {
     if (sources.flag.trim() === '') throw new RunnerKeyError('--key is empty');
@@ -48,14 +49,18 @@ export function readKeyFile(path: string): string {
   try {
     fd = openSync(path, 'r');
   } catch (error) {
-    throw new RunnerKeyError(`cannot read the key file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new RunnerKeyError(
+      `cannot read the key file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) throw new RunnerKeyError(`the key file ${path} is not a regular file`);
     const mode = stats.mode & 0o777;
     if ((mode & 0o077) !== 0) {
-      throw new RunnerKeyError(`the key file ${path} has mode ${mode.toString(8).padStart(4, '0')}, so other users may read it; run chmod 600 ${path}`);
+      throw new RunnerKeyError(
+        `the key file ${path} has mode ${mode.toString(8).padStart(4, '0')}, so other users may read it; run chmod 600 ${path}`,
+      );
     }
     const key = readFileSync(fd, 'utf8').trim();
     if (key === '') throw new RunnerKeyError(`the key file ${path} is empty`);

@@ -31,7 +31,9 @@ export class RunnerSandbox {
   }
 
   /** What `startCommand` takes from the sandbox for a job. */
-  commandOptions(job: LeasedJob): Pick<SandboxOptions, 'isolation' | 'bwrapPath' | 'user' | 'limits' | 'output' | 'maxRunMs'> {
+  commandOptions(
+    job: LeasedJob,
+  ): Pick<SandboxOptions, 'isolation' | 'bwrapPath' | 'user' | 'limits' | 'output' | 'maxRunMs'> {
     // exec answers stdout and stderr apart; a started process has one log, in the order it was written.
     let output: CommandOutput = { kind: 'separate' };
     if (job.mode === 'start') output = job.terminal ? { kind: 'terminal', size: job.terminal } : { kind: 'merged' };
@@ -73,7 +75,12 @@ export class RunnerSandbox {
   describe(overlay: boolean): { text: string; warning: boolean } {
     const isolation = describeIsolation(this.isolation, overlay, this.settings.bwrapPath);
     const refused = isolation.startsWith('bubblewrap is not installed');
-    const who = this.user ? `; commands run as uid ${this.user.uid} (TOOLGATE_RUNNER_UID), never as the runner's root` : '';
-    return { text: `${isolation}${refused ? '' : who}; ${describeLimits(this.settings.limits, this.limitEnforcement)}`, warning: refused || this.isolation === 'process-group' };
+    const who = this.user
+      ? `; commands run as uid ${this.user.uid} (TOOLGATE_RUNNER_UID), never as the runner's root`
+      : '';
+    return {
+      text: `${isolation}${refused ? '' : who}; ${describeLimits(this.settings.limits, this.limitEnforcement)}`,
+      warning: refused || this.isolation === 'process-group',
+    };
   }
 }

@@ -114,7 +114,12 @@ export class Runner {
       const execOnly = this.slots > 1 && this.anyJobPolls >= this.slots - 1 - this.runningStarts;
       if (!execOnly) this.anyJobPolls += 1;
       try {
-        job = await this.client.lease(this.id, execOnly ? EXEC_ONLY_WAIT_MS : LEASE_WAIT_MS, this.leasing.signal, execOnly);
+        job = await this.client.lease(
+          this.id,
+          execOnly ? EXEC_ONLY_WAIT_MS : LEASE_WAIT_MS,
+          this.leasing.signal,
+          execOnly,
+        );
       } catch (error) {
         if (this.stopping) return;
         if (error instanceof KeyRefusedError) {
@@ -131,10 +136,14 @@ export class Runner {
         if (!execOnly) this.anyJobPolls -= 1;
       }
       if (job?.mode === 'start') this.runningStarts += 1;
-      if (job) await this.run(job).catch((error: unknown) => this.log(`job ${job.processId}: ${(error as Error).message}`));
+      if (job)
+        await this.run(job).catch((error: unknown) => this.log(`job ${job.processId}: ${(error as Error).message}`));
       if (job?.mode === 'start') this.runningStarts -= 1;
       // Cache copies of the blobs the job fetched are written once it has answered, off its path.
-      if (job) void this.blobs.storeDeferred().catch((error: unknown) => this.log(`could not cache blobs: ${(error as Error).message}`));
+      if (job)
+        void this.blobs
+          .storeDeferred()
+          .catch((error: unknown) => this.log(`could not cache blobs: ${(error as Error).message}`));
     }
   }
 
@@ -145,7 +154,8 @@ export class Runner {
    */
   private async mirror(job: LeasedJob): Promise<WorkspaceMirror> {
     const incarnation = job.incarnation ?? 'gone';
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(incarnation)) throw new Error(`the server named an invalid incarnation ${JSON.stringify(incarnation)}`);
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(incarnation))
+      throw new Error(`the server named an invalid incarnation ${JSON.stringify(incarnation)}`);
     const current = this.mirrors.get(job.workspace);
     if (current?.incarnation === incarnation) return current.mirror;
     const parent = join(this.options.dataDir, 'workspaces', job.workspace);
@@ -162,7 +172,10 @@ export class Runner {
   private async run(job: LeasedJob): Promise<void> {
     let mirror: WorkspaceMirror;
     // The workspace is read under the lease: a large cold copy must not outlast it unrenewed.
-    const renewing = setInterval(() => void this.client.heartbeat(job, job.token, 0).catch(() => undefined), heartbeatMs(job));
+    const renewing = setInterval(
+      () => void this.client.heartbeat(job, job.token, 0).catch(() => undefined),
+      heartbeatMs(job),
+    );
     try {
       mirror = await this.workspaceLock.run(job.workspace, async () => {
         const mirror = await this.mirror(job);
@@ -187,7 +200,11 @@ export class Runner {
         return mirror;
       });
     } catch (error) {
-      await this.report(job, { exitCode: null, status: 'failed', error: `could not prepare the workspace: ${(error as Error).message}` });
+      await this.report(job, {
+        exitCode: null,
+        status: 'failed',
+        error: `could not prepare the workspace: ${(error as Error).message}`,
+      });
       return;
     } finally {
       clearInterval(renewing);
@@ -201,7 +218,10 @@ export class Runner {
     try {
       await this.runCommand(job, mirror, overlay);
     } finally {
-      if (overlay) await removeLayers(overlay.layers).catch((error: unknown) => this.log(`could not remove ${overlay.layers.dir}: ${(error as Error).message}`));
+      if (overlay)
+        await removeLayers(overlay.layers).catch((error: unknown) =>
+          this.log(`could not remove ${overlay.layers.dir}: ${(error as Error).message}`),
+        );
       else this.directWriters.set(job.workspace, this.directWriters.get(job.workspace)! - 1);
     }
   }
@@ -238,7 +258,11 @@ export class Runner {
         onOutput: (stream, text) => output.add(stream, text),
       });
     } catch (error) {
-      await this.report(job, { exitCode: null, status: 'failed', error: `could not start the command: ${(error as Error).message}` });
+      await this.report(job, {
+        exitCode: null,
+        status: 'failed',
+        error: `could not start the command: ${(error as Error).message}`,
+      });
       return;
     }
     this.running.add(command);
@@ -271,10 +295,12 @@ export class Runner {
     // (its runner vanished) rather than an exit the command never chose. Over an overlay its
     // changes go with the upper layer; bound in place they stay in the copy for the next scan.
     if (abandoned || this.stopping) return;
-    const sync = await this.workspaceLock.run(job.workspace, () => this.syncBack(job, mirror, overlay)).catch((error: unknown) => {
-      abandon(error);
-      return { conflicts: [] as string[], error: `could not sync files back: ${(error as Error).message}` };
-    });
+    const sync = await this.workspaceLock
+      .run(job.workspace, () => this.syncBack(job, mirror, overlay))
+      .catch((error: unknown) => {
+        abandon(error);
+        return { conflicts: [] as string[], error: `could not sync files back: ${(error as Error).message}` };
+      });
     if (abandoned) return;
     await this.report(job, {
       exitCode: exit.exitCode,
@@ -286,8 +312,14 @@ export class Runner {
     });
   }
 
-  private async syncBack(job: LeasedJob, mirror: WorkspaceMirror, overlay?: OverlayMount): Promise<{ conflicts: string[]; error?: string }> {
-    const { changes, skipped } = overlay ? await mirror.takeUpper(overlay.support, overlay.layers) : await mirror.scan();
+  private async syncBack(
+    job: LeasedJob,
+    mirror: WorkspaceMirror,
+    overlay?: OverlayMount,
+  ): Promise<{ conflicts: string[]; error?: string }> {
+    const { changes, skipped } = overlay
+      ? await mirror.takeUpper(overlay.support, overlay.layers)
+      : await mirror.scan();
     // The copy holds exactly what is known once all it held was seen and committed, and no command bound in place is changing it.
     const alone = (this.directWriters.get(job.workspace) ?? 0) === (overlay ? 0 : 1);
     if (changes.length === 0 && skipped.length === 0) {
@@ -309,15 +341,21 @@ export class Runner {
       ...skipped,
       ...answer.skipped,
       ...failed,
-      ...tooLarge.map(({ path, size }) => ({ path, reason: `${size} bytes, over the file limit of ${job.maxFileBytes} bytes (TOOLGATE_MAX_FILE_BYTES), so not kept` })),
+      ...tooLarge.map(({ path, size }) => ({
+        path,
+        reason: `${size} bytes, over the file limit of ${job.maxFileBytes} bytes (TOOLGATE_MAX_FILE_BYTES), so not kept`,
+      })),
     ];
     // The copy equals the new version only when our commit was the only one since it was made.
-    const clean = conflicts.length === 0 && refused.length === 0 && before !== undefined && answer.version === before + 1;
+    const clean =
+      conflicts.length === 0 && refused.length === 0 && before !== undefined && answer.version === before + 1;
     mirror.version = clean ? (answer.version ?? undefined) : undefined;
     mirror.exact = alone && conflicts.length === 0 && refused.length === 0 && answer.committed.length === sent;
     return {
       conflicts,
-      ...(refused.length > 0 ? { error: `not synced: ${refused.map((entry) => `${entry.path} (${entry.reason})`).join('; ')}` } : {}),
+      ...(refused.length > 0
+        ? { error: `not synced: ${refused.map((entry) => `${entry.path} (${entry.reason})`).join('; ')}` }
+        : {}),
     };
   }
 

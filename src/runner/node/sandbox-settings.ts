@@ -27,11 +27,21 @@ export function readSandboxSettings(env: Record<string, string | undefined>): Sa
     mode: read('TOOLGATE_SANDBOX'),
     bwrapPath: read('TOOLGATE_BWRAP_PATH'),
     commandUid: read('TOOLGATE_RUNNER_UID'),
-    limits: { memoryMb: read('TOOLGATE_PROCESS_MEMORY_MB'), pids: read('TOOLGATE_PROCESS_PIDS'), maxProcessMs: read('TOOLGATE_MAX_PROCESS_MS') },
+    limits: {
+      memoryMb: read('TOOLGATE_PROCESS_MEMORY_MB'),
+      pids: read('TOOLGATE_PROCESS_PIDS'),
+      maxProcessMs: read('TOOLGATE_MAX_PROCESS_MS'),
+    },
   };
 }
 
-type SandboxSettingName = 'TOOLGATE_SANDBOX' | 'TOOLGATE_BWRAP_PATH' | 'TOOLGATE_RUNNER_UID' | 'TOOLGATE_PROCESS_MEMORY_MB' | 'TOOLGATE_PROCESS_PIDS' | 'TOOLGATE_MAX_PROCESS_MS';
+type SandboxSettingName =
+  | 'TOOLGATE_SANDBOX'
+  | 'TOOLGATE_BWRAP_PATH'
+  | 'TOOLGATE_RUNNER_UID'
+  | 'TOOLGATE_PROCESS_MEMORY_MB'
+  | 'TOOLGATE_PROCESS_PIDS'
+  | 'TOOLGATE_MAX_PROCESS_MS';
 
 /** The settings with nothing set: the table's defaults. */
 export const DEFAULT_SANDBOX_SETTINGS: SandboxSettings = readSandboxSettings({});

@@ -14,7 +14,13 @@ import { commandEnvironment, cwdSegments, hostBash, requireDirectory } from './c
 import { commandArgv, TERMINAL_LAUNCH_ENV, type CommandOutput } from './command-line.ts';
 import type { CommandUser } from './command-user.ts';
 import { describeChangeTracking, detectOverlay, overlayLaunch, type OverlayMount } from './overlay.ts';
-import { findProcessTree, readStdioTargets, signalProcesses, signalProcessGroup, type HostProcess } from './process-tree.ts';
+import {
+  findProcessTree,
+  readStdioTargets,
+  signalProcesses,
+  signalProcessGroup,
+  type HostProcess,
+} from './process-tree.ts';
 import { limitCommand, type CommandLimits, type Launch, type LimitEnforcement } from './resource-limits.ts';
 import type { ProcessLimits } from './sandbox-settings.ts';
 import { SANDBOX_WORKSPACE } from './mirror-disk.ts';
@@ -97,10 +103,14 @@ export function bubblewrapInstalled(bwrapPath?: string): boolean {
 
 /** One sentence for the start-up log saying how commands are isolated and how an exec's changes are found. */
 export function describeIsolation(isolation: Isolation = 'bwrap', overlay = true, bwrapPath?: string): string {
-  if (isolation === 'process-group') return 'TOOLGATE_SANDBOX=none: commands run WITHOUT a sandbox, in their own process group, as the runner\'s user';
+  if (isolation === 'process-group')
+    return "TOOLGATE_SANDBOX=none: commands run WITHOUT a sandbox, in their own process group, as the runner's user";
   const bwrap = locateBubblewrap(bwrapPath);
-  if (bwrap === undefined) return `bubblewrap is not installed (${bwrapPath ?? 'bwrap'}), so every command is refused: install it (${INSTALL_BUBBLEWRAP}), or set TOOLGATE_SANDBOX=none`;
-  const tracking = overlay ? describeChangeTracking(detectOverlay()) : 'exec changes are found by a full scan of the workspace copy (overlay turned off)';
+  if (bwrap === undefined)
+    return `bubblewrap is not installed (${bwrapPath ?? 'bwrap'}), so every command is refused: install it (${INSTALL_BUBBLEWRAP}), or set TOOLGATE_SANDBOX=none`;
+  const tracking = overlay
+    ? describeChangeTracking(detectOverlay())
+    : 'exec changes are found by a full scan of the workspace copy (overlay turned off)';
   return `commands run in bubblewrap (${bwrap}): only the workspace is writable and there is no network unless configured; ${tracking}`;
 }
 
@@ -123,8 +133,13 @@ export function startCommand(options: SandboxOptions): RunningCommand {
   const limits = options.limits ? limitCommand(options.limits.limits, options.limits.enforcement) : undefined;
   let child: ChildProcessWithoutNullStreams;
   try {
-    const { launch, cwd, env } = bwrap !== undefined ? bubblewrapLaunch(options, bwrap, workspaceDir, segments, limits) : processGroupLaunch(options, workspaceDir, segments, limits);
-    child = limits ? limits.spawn(launch, { cwd, env }) : spawn(launch.command, launch.args, { cwd, env, stdio: 'pipe', detached: true });
+    const { launch, cwd, env } =
+      bwrap !== undefined
+        ? bubblewrapLaunch(options, bwrap, workspaceDir, segments, limits)
+        : processGroupLaunch(options, workspaceDir, segments, limits);
+    child = limits
+      ? limits.spawn(launch, { cwd, env })
+      : spawn(launch.command, launch.args, { cwd, env, stdio: 'pipe', detached: true });
   } catch (error) {
     limits?.release();
     throw error;
@@ -138,13 +153,26 @@ interface PreparedLaunch {
   env: Record<string, string>;
 }
 
-function bubblewrapLaunch(options: SandboxOptions, bwrap: string, workspaceDir: string, segments: string[], limits: CommandLimits | undefined): PreparedLaunch {
+function bubblewrapLaunch(
+  options: SandboxOptions,
+  bwrap: string,
+  workspaceDir: string,
+  segments: string[],
+  limits: CommandLimits | undefined,
+): PreparedLaunch {
   const cwd = posix.join(SANDBOX_WORKSPACE, ...segments);
   const { overlay, user } = options;
   const output = options.output ?? { kind: 'separate' };
   const terminal = output.kind === 'terminal';
   const env = commandEnvironment(cwd, options.env, terminal);
-  const argv = commandArgv({ bash: '/bin/bash', command: options.command, user, prefix: limits?.innerPrefix ?? [], output, callerShell: options.env.SHELL });
+  const argv = commandArgv({
+    bash: '/bin/bash',
+    command: options.command,
+    user,
+    prefix: limits?.innerPrefix ?? [],
+    output,
+    callerShell: options.env.SHELL,
+  });
   const args = bubblewrapArgs({
     workspaceDir: overlay?.layers.merged ?? workspaceDir,
     cwd,
@@ -162,22 +190,45 @@ function bubblewrapLaunch(options: SandboxOptions, bwrap: string, workspaceDir: 
   return { launch, cwd: workspaceDir, env: {} };
 }
 
-function processGroupLaunch(options: SandboxOptions, workspaceDir: string, segments: string[], limits: CommandLimits | undefined): PreparedLaunch {
+function processGroupLaunch(
+  options: SandboxOptions,
+  workspaceDir: string,
+  segments: string[],
+  limits: CommandLimits | undefined,
+): PreparedLaunch {
   const cwd = join(workspaceDir, ...segments);
   const output = options.output ?? { kind: 'separate' };
   const env = commandEnvironment(cwd, options.env, output.kind === 'terminal');
-  const argv = commandArgv({ bash: hostBash(), command: options.command, prefix: limits?.innerPrefix ?? [], output, callerShell: options.env.SHELL });
-  return { launch: { command: argv[0]!, args: argv.slice(1) }, cwd, env: output.kind === 'terminal' ? { ...env, ...TERMINAL_LAUNCH_ENV } : env };
+  const argv = commandArgv({
+    bash: hostBash(),
+    command: options.command,
+    prefix: limits?.innerPrefix ?? [],
+    output,
+    callerShell: options.env.SHELL,
+  });
+  return {
+    launch: { command: argv[0]!, args: argv.slice(1) },
+    cwd,
+    env: output.kind === 'terminal' ? { ...env, ...TERMINAL_LAUNCH_ENV } : env,
+  };
 }
 
-function supervise(child: ChildProcessWithoutNullStreams, isolation: Isolation, options: SandboxOptions, limits: CommandLimits | undefined): RunningCommand {
+function supervise(
+  child: ChildProcessWithoutNullStreams,
+  isolation: Isolation,
+  options: SandboxOptions,
+  limits: CommandLimits | undefined,
+): RunningCommand {
   // A failed spawn reports its error asynchronously; this listener keeps it from crashing the runner.
   child.on('error', () => undefined);
   child.stdin.on('error', () => undefined);
   const pid = child.pid;
   if (pid === undefined) {
     limits?.release();
-    throw new ToolError('unavailable', 'The command could not be started on this runner; check that bash and bubblewrap are installed.');
+    throw new ToolError(
+      'unavailable',
+      'The command could not be started on this runner; check that bash and bubblewrap are installed.',
+    );
   }
   for (const stream of ['stdout', 'stderr'] as const) {
     child[stream].setEncoding('utf8');
@@ -197,17 +248,23 @@ function supervise(child: ChildProcessWithoutNullStreams, isolation: Isolation, 
     for (let round = 0; round < rounds; round += 1) {
       // The cgroup holds everything the command forked, however it detached: none can fork past a kill of it all.
       limits?.kill();
-      signalProcesses(tree().map((entry) => entry.pid), 'SIGKILL');
+      signalProcesses(
+        tree().map((entry) => entry.pid),
+        'SIGKILL',
+      );
       if (group !== undefined) signalProcessGroup(group, 'SIGKILL');
     }
   };
   const stop = (graceMs: number) => {
     if (topExited) return;
     terminateTree();
-    const timer = setTimeout(() => {
-      killTimers.delete(timer);
-      if (!topExited) killTree();
-    }, Math.max(0, graceMs));
+    const timer = setTimeout(
+      () => {
+        killTimers.delete(timer);
+        if (!topExited) killTree();
+      },
+      Math.max(0, graceMs),
+    );
     killTimers.add(timer);
   };
   const runLimit =
@@ -222,14 +279,21 @@ function supervise(child: ChildProcessWithoutNullStreams, isolation: Isolation, 
   const terminateTree = () => {
     const found = tree();
     if (group !== undefined && !terminal) {
-      signalProcesses(found.map((entry) => entry.pid), 'SIGTERM');
+      signalProcesses(
+        found.map((entry) => entry.pid),
+        'SIGTERM',
+      );
       signalProcessGroup(group, 'SIGTERM');
       return;
     }
     // bwrap and the namespace's init (bwrap's child) would die or ignore TERM; the command's own processes get it.
-    const init = new Set(group === undefined ? found.filter((entry) => entry.ppid === pid).map((entry) => entry.pid) : []);
+    const init = new Set(
+      group === undefined ? found.filter((entry) => entry.ppid === pid).map((entry) => entry.pid) : [],
+    );
     const holder = (entry: HostProcess) => terminal && (group === undefined ? init.has(entry.ppid) : entry.pid === pid);
-    const inside = found.filter((entry) => (group !== undefined || (entry.pid !== pid && entry.ppid !== pid)) && !holder(entry));
+    const inside = found.filter(
+      (entry) => (group !== undefined || (entry.pid !== pid && entry.ppid !== pid)) && !holder(entry),
+    );
     // Before the command has started inside the sandbox there is nothing to stop gracefully.
     signalProcesses(inside.length > 0 ? inside.map((entry) => entry.pid) : [pid], 'SIGTERM');
   };

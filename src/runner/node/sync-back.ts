@@ -39,7 +39,11 @@ interface Upload {
  * Commits `changes` in one sync. A file that is too large, or whose upload fails, is left out and
  * reported, never holding back the rest; only a stale lease stops it (the job is abandoned).
  */
-export async function sendChanges(client: RunnerClient, job: LeasedJob, changes: readonly RunnerChange[]): Promise<SentChanges> {
+export async function sendChanges(
+  client: RunnerClient,
+  job: LeasedJob,
+  changes: readonly RunnerChange[],
+): Promise<SentChanges> {
   const maxFileBytes = job.maxFileBytes ?? Infinity;
   const bodyBytes = job.maxBodyBytes ?? DEFAULT_BODY_BYTES;
   const tooLarge: SentChanges['tooLarge'] = [];
@@ -52,7 +56,11 @@ export async function sendChanges(client: RunnerClient, job: LeasedJob, changes:
   // A server that names no body limit takes no uploads either: everything goes inline, as it expects.
   const uploading = job.maxBodyBytes !== undefined;
   const inlineMaxBytes = uploading ? INLINE_MAX_BYTES : Infinity;
-  let inlineRoom = uploading ? bodyBytes - SYNC_SLACK_BYTES - kept.reduce((sum, change) => sum + Buffer.byteLength(JSON.stringify(change.path)) + 200, 0) : Infinity;
+  let inlineRoom = uploading
+    ? bodyBytes -
+      SYNC_SLACK_BYTES -
+      kept.reduce((sum, change) => sum + Buffer.byteLength(JSON.stringify(change.path)) + 200, 0)
+    : Infinity;
   const wire: (SyncChange | undefined)[] = [];
   const uploads = new Map<string, Upload>();
   const hashes: (string | undefined)[] = [];
@@ -66,7 +74,12 @@ export async function sendChanges(client: RunnerClient, job: LeasedJob, changes:
     const base64Bytes = 4 * Math.ceil(content.byteLength / 3);
     if (content.byteLength <= inlineMaxBytes && base64Bytes <= inlineRoom) {
       inlineRoom -= base64Bytes;
-      wire.push({ op: 'write', path, contentBase64: Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('base64'), baseVersion });
+      wire.push({
+        op: 'write',
+        path,
+        contentBase64: Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('base64'),
+        baseVersion,
+      });
       hashes.push(undefined);
       continue;
     }
@@ -83,7 +96,10 @@ export async function sendChanges(client: RunnerClient, job: LeasedJob, changes:
     if (reason === undefined) sending.push(change!);
     else failed.push({ path: change!.path, reason });
   });
-  const answer = sending.length > 0 ? await client.sync(job, job.token, sending, randomUUID()) : { committed: [], entries: [], conflicts: [], skipped: [], version: null };
+  const answer =
+    sending.length > 0
+      ? await client.sync(job, job.token, sending, randomUUID())
+      : { committed: [], entries: [], conflicts: [], skipped: [], version: null };
   return { answer, tooLarge, failed, sent: sending.length };
 }
 
@@ -91,7 +107,12 @@ export async function sendChanges(client: RunnerClient, job: LeasedJob, changes:
  * Uploads the blobs: small ones framed together into batches, larger ones in pieces, each request
  * within `requestBytes`. Answers why each blob that could not be uploaded was not.
  */
-async function upload(client: RunnerClient, job: LeasedJob, blobs: readonly Upload[], requestBytes: number): Promise<Map<string, string>> {
+async function upload(
+  client: RunnerClient,
+  job: LeasedJob,
+  blobs: readonly Upload[],
+  requestBytes: number,
+): Promise<Map<string, string>> {
   const tasks: Upload[][] = [];
   let batch: Upload[] = [];
   let batchBytes = 0;
@@ -113,8 +134,14 @@ async function upload(client: RunnerClient, job: LeasedJob, blobs: readonly Uplo
   const refused = new Map<string, string>();
   await inParallel(tasks, UPLOADS_AT_ONCE, async (task) => {
     try {
-      if (task.length === 1 && FRAME_HEADER_BYTES + task[0]!.bytes.byteLength > requestBytes) await uploadInPieces(client, job, task[0]!, requestBytes);
-      else await client.uploadBlobs(job, job.token, new Uint8Array(await new Response(blobFrameStream(task)).arrayBuffer()));
+      if (task.length === 1 && FRAME_HEADER_BYTES + task[0]!.bytes.byteLength > requestBytes)
+        await uploadInPieces(client, job, task[0]!, requestBytes);
+      else
+        await client.uploadBlobs(
+          job,
+          job.token,
+          new Uint8Array(await new Response(blobFrameStream(task)).arrayBuffer()),
+        );
     } catch (error) {
       if (error instanceof StaleLeaseError) throw error;
       for (const blob of task) refused.set(blob.hash, `its content could not be uploaded: ${(error as Error).message}`);
@@ -125,8 +152,15 @@ async function upload(client: RunnerClient, job: LeasedJob, blobs: readonly Uplo
 
 async function uploadInPieces(client: RunnerClient, job: LeasedJob, blob: Upload, pieceBytes: number): Promise<void> {
   const size = blob.bytes.byteLength;
-  for (let offset = 0; offset < size; ) {
-    const progress = await client.uploadPiece(job, job.token, blob.hash, size, offset, blob.bytes.subarray(offset, Math.min(size, offset + pieceBytes)));
+  for (let offset = 0; offset < size;) {
+    const progress = await client.uploadPiece(
+      job,
+      job.token,
+      blob.hash,
+      size,
+      offset,
+      blob.bytes.subarray(offset, Math.min(size, offset + pieceBytes)),
+    );
     if (progress.complete) return;
     // The server says where the next piece goes (past one it already held, when a retry repeated it).
     if (progress.received <= offset) throw new Error(`the server took no bytes of the piece at offset ${offset}`);

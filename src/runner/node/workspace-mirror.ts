@@ -9,7 +9,20 @@ import type { FileWriters } from './file-writers.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
 import { applyUpper, readUpper, type UpperNode } from './overlay-upper.ts';
 import { ConfinedTree, isNotThere, removeTree, withTree } from './confined-tree.ts';
-import { ancestors, bySegments, createFrom, isMissingOrEmpty, fromDiskTarget, listDisk, stampFrom, toDiskTarget, withinAny, type CopyOwner, type DiskType, type FileContent } from './mirror-disk.ts';
+import {
+  ancestors,
+  bySegments,
+  createFrom,
+  isMissingOrEmpty,
+  fromDiskTarget,
+  listDisk,
+  stampFrom,
+  toDiskTarget,
+  withinAny,
+  type CopyOwner,
+  type DiskType,
+  type FileContent,
+} from './mirror-disk.ts';
 
 export interface MirrorEntry {
   path: string;
@@ -90,7 +103,8 @@ export class WorkspaceMirror {
     const wanted = new Map<string, MirrorEntry>();
     for (const entry of entries) {
       if (!isCanonicalPath(entry.path)) throw new Error(`manifest path ${JSON.stringify(entry.path)} is not canonical`);
-      if (entry.type === 'file' && (entry.blob === null || !/^[0-9a-f]{64}$/.test(entry.blob))) throw new Error(`file ${entry.path} has no valid blob`);
+      if (entry.type === 'file' && (entry.blob === null || !/^[0-9a-f]{64}$/.test(entry.blob)))
+        throw new Error(`file ${entry.path} has no valid blob`);
       wanted.set(entry.path, entry);
     }
     // Every directory the entries need, parents included. None may be a file or a link in the
@@ -101,7 +115,10 @@ export class WorkspaceMirror {
       for (let slash = entry.path.indexOf('/'); slash !== -1; slash = entry.path.indexOf('/', slash + 1)) {
         const parent = entry.path.slice(0, slash);
         const type = wanted.get(parent)?.type ?? 'dir';
-        if (type !== 'dir') throw new Error(`manifest path ${JSON.stringify(entry.path)} lies below the ${type} ${JSON.stringify(parent)}`);
+        if (type !== 'dir')
+          throw new Error(
+            `manifest path ${JSON.stringify(entry.path)} lies below the ${type} ${JSON.stringify(parent)}`,
+          );
         dirs.add(parent);
       }
     }
@@ -109,7 +126,10 @@ export class WorkspaceMirror {
     // Remove what the manifest no longer has (or has as another type), deepest first. Only what the
     // listing found is removed: it lies in real directories, so nothing is removed through a link.
     const removedDirs = new Set<string>();
-    for (const path of [...this.known.keys()].filter((path) => wanted.get(path)?.type !== this.known.get(path)!.entry.type).sort().reverse()) {
+    for (const path of [...this.known.keys()]
+      .filter((path) => wanted.get(path)?.type !== this.known.get(path)!.entry.type)
+      .sort()
+      .reverse()) {
       const type = onDisk.get(path);
       if (type !== undefined) {
         tree.remove(path);
@@ -119,7 +139,8 @@ export class WorkspaceMirror {
       this.known.delete(path);
     }
     if (removedDirs.size > 0) {
-      for (const path of [...onDisk.keys()]) if (ancestors(path).some((parent) => removedDirs.has(parent))) onDisk.delete(path);
+      for (const path of [...onDisk.keys()])
+        if (ancestors(path).some((parent) => removedDirs.has(parent))) onDisk.delete(path);
     }
     // The disk work from here on is blocking calls, a few milliseconds at a time (see BlobFiles.fetchMissing).
     // Directories first, parents before children (a parent sorts before what lies in it), each made once.
@@ -135,7 +156,8 @@ export class WorkspaceMirror {
       const known = this.known.get(entry.path);
       const disk = onDisk.get(entry.path);
       if (entry.type === 'file') {
-        if (known?.entry.blob === entry.blob && disk === 'file') this.known.set(entry.path, { entry, stamp: known.stamp });
+        if (known?.entry.blob === entry.blob && disk === 'file')
+          this.known.set(entry.path, { entry, stamp: known.stamp });
         else files.push({ entry, occupied: disk !== undefined });
         continue;
       }
@@ -165,7 +187,11 @@ export class WorkspaceMirror {
       ? await this.blobs.fetchMissing(
           files.map((file) => ({ hash: file.entry.blob!, size: file.entry.size ?? Number.MAX_SAFE_INTEGER })),
           fetchBlobs,
-          (arrivals) => this.putFiles(tree, arrivals.flatMap(({ hash, bytes }) => byBlob.get(hash)!.map((placement) => ({ placement, bytes })))),
+          (arrivals) =>
+            this.putFiles(
+              tree,
+              arrivals.flatMap(({ hash, bytes }) => byBlob.get(hash)!.map((placement) => ({ placement, bytes }))),
+            ),
         )
       : new Set<string>();
     const rest = files.filter((file) => !written.has(file.entry.blob!));
@@ -173,7 +199,10 @@ export class WorkspaceMirror {
     await inParallel([...new Set(rest.map((file) => file.entry.blob!))], BLOB_FETCHES, async (hash) => {
       cachedFiles.set(hash, await this.blobs.file(hash, fetchBlob));
     });
-    await this.putFiles(tree, rest.map((placement) => ({ placement, source: cachedFiles.get(placement.entry.blob!)! })));
+    await this.putFiles(
+      tree,
+      rest.map((placement) => ({ placement, source: cachedFiles.get(placement.entry.blob!)! })),
+    );
   }
 
   /** What the command changed since materialise, as changes based on the versions it started from. */
@@ -197,7 +226,9 @@ export class WorkspaceMirror {
       await withTree(this.root, (tree) => applyUpper(upper, layers, tree));
     } catch (error) {
       await this.discard(join(layers.dir, 'discarded'));
-      throw new Error(`the command's changes could not be applied to the workspace copy, which was discarded (${(error as Error).message})`);
+      throw new Error(
+        `the command's changes could not be applied to the workspace copy, which was discarded (${(error as Error).message})`,
+      );
     }
     return this.exact ? this.changesFromUpper(upper) : this.scan();
   }
@@ -220,7 +251,12 @@ export class WorkspaceMirror {
         const path = relative === '' ? child.name : `${relative}/${child.name}`;
         replaced.add(path);
         if (child.kind === 'whiteout') continue;
-        if (child.kind === 'dir' && !child.opaque && child.source === undefined && this.known.get(path)?.entry.type === 'dir') {
+        if (
+          child.kind === 'dir' &&
+          !child.opaque &&
+          child.source === undefined &&
+          this.known.get(path)?.entry.type === 'dir'
+        ) {
           // A directory both layers show: only what the upper layer holds in it changed.
           replaced.delete(path);
           found.seen.add(path);
@@ -258,7 +294,10 @@ export class WorkspaceMirror {
   /** Walks a directory of the copy (''= the root), visiting every entry below it. */
   private async walk(tree: ConfinedTree, relative: string, found: Found): Promise<void> {
     await letEventLoopRun();
-    const names = tree.readdir(relative).map((entry) => entry.name).sort();
+    const names = tree
+      .readdir(relative)
+      .map((entry) => entry.name)
+      .sort();
     const path = (name: string) => (relative === '' ? name : `${relative}/${name}`);
     for (const name of names) await this.visit(tree, path(name), tree.lstat(path(name)), found);
   }
@@ -270,7 +309,10 @@ export class WorkspaceMirror {
   private async visit(tree: ConfinedTree, path: string, stat: Stats | undefined, found: Found): Promise<void> {
     const { changes, skipped, seen } = found;
     if (!isCanonicalPath(path)) {
-      skipped.push({ path, reason: 'the name is not a valid workspace path (control characters, backslash or non-NFC)' });
+      skipped.push({
+        path,
+        reason: 'the name is not a valid workspace path (control characters, backslash or non-NFC)',
+      });
       return;
     }
     // Gone between the listing and the stat: a deletion, which the known-but-unseen pass reports.
@@ -298,7 +340,8 @@ export class WorkspaceMirror {
         return this.visit(tree, path, tree.lstat(path), found);
       }
       const target = fromDiskTarget(path, disk, this.root);
-      if (known?.entry.type !== 'symlink' || known.entry.target !== target) changes.push({ op: 'symlink', path, target, baseVersion });
+      if (known?.entry.type !== 'symlink' || known.entry.target !== target)
+        changes.push({ op: 'symlink', path, target, baseVersion });
     } else if (stat.isFile()) {
       const stamp = stampFrom(stat);
       if (known?.entry.type === 'file' && known.stamp === stamp) return;
@@ -326,8 +369,15 @@ export class WorkspaceMirror {
    * the workspace) is never seen, and is no deletion: no command can have removed it.
    */
   private result(found: Found, within?: ReadonlySet<string>): ScanResult {
-    const candidates = within === undefined ? [...this.known] : within.size === 0 ? [] : [...this.known].filter(([path]) => withinAny(path, within));
-    const deleted = candidates.filter(([path, known]) => !found.seen.has(path) && !isUnwrittenLink(known.entry)).sort(([a], [b]) => (a < b ? 1 : -1));
+    const candidates =
+      within === undefined
+        ? [...this.known]
+        : within.size === 0
+          ? []
+          : [...this.known].filter(([path]) => withinAny(path, within));
+    const deleted = candidates
+      .filter(([path, known]) => !found.seen.has(path) && !isUnwrittenLink(known.entry))
+      .sort(([a], [b]) => (a < b ? 1 : -1));
     for (const [path, known] of deleted) found.changes.push({ op: 'delete', path, baseVersion: known.entry.version });
     return { changes: found.changes, skipped: found.skipped };
   }
@@ -348,7 +398,8 @@ export class WorkspaceMirror {
   }
 
   private forgetTree(path: string): void {
-    for (const known of [...this.known.keys()]) if (known === path || known.startsWith(`${path}/`)) this.known.delete(known);
+    for (const known of [...this.known.keys()])
+      if (known === path || known.startsWith(`${path}/`)) this.known.delete(known);
   }
 
   /** Makes a wanted directory, replacing whatever else is there: files are written below it next, never through a link. */
@@ -389,7 +440,11 @@ export class WorkspaceMirror {
    * a directory it lies in meanwhile, the directories are made again and it is tried once more;
    * failing that, it stays unknown (the command is changing that part of the copy).
    */
-  private async place(tree: ConfinedTree, placement: Placement, create: (host: string) => string | undefined | Promise<string | undefined>): Promise<void> {
+  private async place(
+    tree: ConfinedTree,
+    placement: Placement,
+    create: (host: string) => string | undefined | Promise<string | undefined>,
+  ): Promise<void> {
     const { entry } = placement;
     this.known.delete(entry.path);
     if (placement.occupied) tree.remove(entry.path);
@@ -449,7 +504,13 @@ export class WorkspaceMirror {
     if (threaded.length === 0) return;
     for (const { placement } of threaded) this.known.delete(placement.entry.path);
     // The threads create each file at a path relative to its parent's descriptor, which the tree keeps open until materialise ends.
-    const results = await this.writers!.create(threaded.map((file) => ({ host: tree.at(file.placement.entry.path), ...('bytes' in file ? { bytes: file.bytes } : { source: file.source }) })), this.owner).catch(
+    const results = await this.writers!.create(
+      threaded.map((file) => ({
+        host: tree.at(file.placement.entry.path),
+        ...('bytes' in file ? { bytes: file.bytes } : { source: file.source }),
+      })),
+      this.owner,
+    ).catch(
       // The threads failed (what they made is unknown): every file is put here, replacing what is there.
       () => threaded.map(() => ({ code: 'EEXIST', message: 'retried without the writer threads' })),
     );
@@ -459,9 +520,13 @@ export class WorkspaceMirror {
         this.known.set(file.placement.entry.path, { entry: file.placement.entry, stamp: result.stamp });
       } else if (result.code === 'EEXIST' || isNotThere(result)) {
         await letEventLoopRun();
-        await this.place(tree, { ...file.placement, occupied: true }, (host) => createFrom(file, host, file.placement.entry.size, this.owner));
+        await this.place(tree, { ...file.placement, occupied: true }, (host) =>
+          createFrom(file, host, file.placement.entry.size, this.owner),
+        );
       } else {
-        throw Object.assign(new Error(`could not create ${file.placement.entry.path}: ${result.message}`), { code: result.code });
+        throw Object.assign(new Error(`could not create ${file.placement.entry.path}: ${result.message}`), {
+          code: result.code,
+        });
       }
     }
   }

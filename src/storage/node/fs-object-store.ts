@@ -156,9 +156,7 @@ function validateKey(key: string): string[] {
   const segments = key.split('/');
   for (const segment of segments) {
     if (segment === '' || segment === '.' || segment === '..') {
-      throw new Error(
-        `Object key ${JSON.stringify(key)} must not be absolute or contain empty, "." or ".." segments.`,
-      );
+      throw new Error(`Object key ${JSON.stringify(key)} must not be absolute or contain empty, "." or ".." segments.`);
     }
   }
   return segments;
@@ -206,9 +204,17 @@ async function* walkKeys(
     // Names starting with `.` are temp files of writes in flight or cut short.
     if (name.startsWith('.')) continue;
     if (name.endsWith(OBJECT_SUFFIX)) {
-      entries.push({ sortKey: keyPrefix + decodeSegment(name.slice(0, -OBJECT_SUFFIX.length)), name, isDirectory: false });
+      entries.push({
+        sortKey: keyPrefix + decodeSegment(name.slice(0, -OBJECT_SUFFIX.length)),
+        name,
+        isDirectory: false,
+      });
     } else if (name.endsWith(DIRECTORY_SUFFIX)) {
-      entries.push({ sortKey: `${keyPrefix}${decodeSegment(name.slice(0, -DIRECTORY_SUFFIX.length))}/`, name, isDirectory: true });
+      entries.push({
+        sortKey: `${keyPrefix}${decodeSegment(name.slice(0, -DIRECTORY_SUFFIX.length))}/`,
+        name,
+        isDirectory: true,
+      });
     }
   }
   entries.sort((left, right) => (left.sortKey < right.sortKey ? -1 : left.sortKey > right.sortKey ? 1 : 0));
@@ -259,7 +265,9 @@ async function writeFileAtomically(file: string, bytes: Uint8Array): Promise<voi
 }
 
 function parseHeader(bytes: Uint8Array, file: string): string {
-  const header = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, HEADER_SIZE)).toString('latin1');
+  const header = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, HEADER_SIZE)).toString(
+    'latin1',
+  );
   if (header.length < HEADER_SIZE || !header.startsWith(HEADER_PREFIX) || !header.endsWith('\n')) {
     throw new Error(`Object file ${file} has no valid header; it was not written by this store.`);
   }

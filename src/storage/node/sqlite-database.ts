@@ -42,7 +42,9 @@ export class SqliteDatabase implements SqlDatabase {
     } catch (error) {
       database.raw.close();
       if ((error as { code?: string }).code === 'SQLITE_BUSY') {
-        throw new Error(`${file} is in use by another process; is another toolgate server using this data directory?`, { cause: error });
+        throw new Error(`${file} is in use by another process; is another toolgate server using this data directory?`, {
+          cause: error,
+        });
       }
       throw error;
     }

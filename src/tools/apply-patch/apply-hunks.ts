@@ -44,17 +44,33 @@ function where(cursor: number): string {
   return cursor === 0 ? 'from the start of the file' : `after line ${cursor}`;
 }
 
-function conflict(path: string, number: number, hunk: Hunk, expected: readonly string[], problem: string, advice = 'read the file again and regenerate the hunk'): ToolError {
-  return new ToolError('patch_conflict', `hunk ${number} of ${path} (patch line ${hunk.line}) does not match the file: ${problem}; ${advice}`, {
-    path,
-    hunk: number,
-    line: hunk.line,
-    expected: [...expected],
-  });
+function conflict(
+  path: string,
+  number: number,
+  hunk: Hunk,
+  expected: readonly string[],
+  problem: string,
+  advice = 'read the file again and regenerate the hunk',
+): ToolError {
+  return new ToolError(
+    'patch_conflict',
+    `hunk ${number} of ${path} (patch line ${hunk.line}) does not match the file: ${problem}; ${advice}`,
+    {
+      path,
+      hunk: number,
+      line: hunk.line,
+      expected: [...expected],
+    },
+  );
 }
 
 /** Locates every hunk in order, with a cursor that only moves forward, as Codex's compute_replacements does. */
-function locate(path: string, lines: readonly string[], hunks: readonly Hunk[], clean: (line: string) => string): Replacement[] {
+function locate(
+  path: string,
+  lines: readonly string[],
+  hunks: readonly Hunk[],
+  clean: (line: string) => string,
+): Replacement[] {
   const folds = new LineFolds(lines);
   const located: Replacement[] = [];
   let cursor = 0;
@@ -69,7 +85,14 @@ function locate(path: string, lines: readonly string[], hunks: readonly Hunk[], 
         const advice = /^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@/.test(text)
           ? "write '@@' alone or '@@ <a line of the file>', not a unified-diff range, in a '*** Update File:' hunk"
           : undefined;
-        throw conflict(path, number, hunk, [text], `the context line '@@ ${text}' was not found ${where(cursor)}`, advice);
+        throw conflict(
+          path,
+          number,
+          hunk,
+          [text],
+          `the context line '@@ ${text}' was not found ${where(cursor)}`,
+          advice,
+        );
       }
       anchor = { text, at };
       cursor = at + 1;
@@ -115,7 +138,12 @@ function locate(path: string, lines: readonly string[], hunks: readonly Hunk[], 
  * Where a hunk without old lines goes: where its unified header says, right after its `@@` anchor,
  * or else at Codex's end of file (before a final empty line, if the file has one).
  */
-function insertionPoint(lines: readonly string[], hunk: Hunk, anchor: { at: number } | undefined, cursor: number): number {
+function insertionPoint(
+  lines: readonly string[],
+  hunk: Hunk,
+  anchor: { at: number } | undefined,
+  cursor: number,
+): number {
   if (hunk.oldStart !== undefined) return Math.min(Math.max(hunk.oldStart - 1, 0), lines.length);
   if (anchor !== undefined && !hunk.endOfFile) return cursor;
   return lines.length > 0 && lines[lines.length - 1] === '' ? lines.length - 1 : lines.length;
@@ -131,8 +159,18 @@ function ordered(path: string, located: Replacement[], hunks: readonly Hunk[]): 
       const later = Math.max(previous.hunk, current.hunk);
       const other = later === current.hunk ? previous : current;
       const hunk = hunks[later - 1]!;
-      const span = other.length === 0 ? `inserts at line ${other.start + 1}` : `changes lines ${other.start + 1}-${other.start + other.length}`;
-      throw conflict(path, later, hunk, hunk.oldLines, `it overlaps hunk ${other.hunk}, which ${span}`, 'merge the two hunks into one');
+      const span =
+        other.length === 0
+          ? `inserts at line ${other.start + 1}`
+          : `changes lines ${other.start + 1}-${other.start + other.length}`;
+      throw conflict(
+        path,
+        later,
+        hunk,
+        hunk.oldLines,
+        `it overlaps hunk ${other.hunk}, which ${span}`,
+        'merge the two hunks into one',
+      );
     }
   }
   return sorted;
@@ -148,18 +186,28 @@ export function applyHunks(path: string, original: string, hunks: readonly Hunk[
 }
 
 /** As applyHunks, also reporting which lines changed into which (for a diff that need not search). */
-export function applyHunksWithRanges(path: string, original: string, hunks: readonly Hunk[]): { text: string; ranges: ChangedRange[] } {
+export function applyHunksWithRanges(
+  path: string,
+  original: string,
+  hunks: readonly Hunk[],
+): { text: string; ranges: ChangedRange[] } {
   if (hunks.length === 0) return { text: original, ranges: [] };
   const file = splitFile(original);
   // Patch lines may still carry the `\r` of a CRLF file (a git diff of one does): it is the file's ending, not text.
-  const clean = file.eol === '\r\n' ? (line: string) => (line.endsWith('\r') ? line.slice(0, -1) : line) : (line: string) => line;
+  const clean =
+    file.eol === '\r\n' ? (line: string) => (line.endsWith('\r') ? line.slice(0, -1) : line) : (line: string) => line;
   const replacements = ordered(path, locate(path, file.lines, hunks, clean), hunks);
   const result: string[] = [];
   const ranges: ChangedRange[] = [];
   let position = 0;
   for (const replacement of replacements) {
     for (; position < replacement.start; position += 1) result.push(file.lines[position]!);
-    ranges.push({ oldStart: replacement.start, oldLength: replacement.length, newStart: result.length, newLength: replacement.newLines.length });
+    ranges.push({
+      oldStart: replacement.start,
+      oldLength: replacement.length,
+      newStart: result.length,
+      newLength: replacement.newLines.length,
+    });
     for (const line of replacement.newLines) result.push(line);
     position = replacement.start + replacement.length;
   }

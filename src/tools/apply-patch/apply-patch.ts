@@ -20,7 +20,11 @@ export const applyPatch = defineTool({
     const patch = parsePatch(args.patch);
     for (let attempt = 1; ; attempt += 1) {
       const plan = await planPatch(workspace, patch, limits.maxFileBytes);
-      const result = { files: plan.files.map(describeFile), summary: summarise(plan.files), dryRun: args.dryRun === true };
+      const result = {
+        files: plan.files.map(describeFile),
+        summary: summarise(plan.files),
+        dryRun: args.dryRun === true,
+      };
       if (args.dryRun) return result;
       try {
         await workspace.commit(plan.changes, recordEffect);
@@ -34,17 +38,26 @@ export const applyPatch = defineTool({
   },
 });
 
-function describeFile(file: PlannedFile): { path: string; action: PlannedFile['action']; movedTo?: string; diff: string } {
+function describeFile(file: PlannedFile): {
+  path: string;
+  action: PlannedFile['action'];
+  movedTo?: string;
+  diff: string;
+} {
   const oldName = file.action === 'add' && file.before === '' ? '/dev/null' : `a/${file.path}`;
   const newName = file.action === 'delete' ? '/dev/null' : `b/${file.movedTo ?? file.path}`;
   const diff = fileDiff(oldName, newName, file.before, file.after, file.ranges);
-  return file.movedTo === undefined ? { path: file.path, action: file.action, diff } : { path: file.path, action: file.action, movedTo: file.movedTo, diff };
+  return file.movedTo === undefined
+    ? { path: file.path, action: file.action, diff }
+    : { path: file.path, action: file.action, movedTo: file.movedTo, diff };
 }
 
 /** `A path` lines, then `M path` (a move names its target), then `D path`. */
 function summarise(files: readonly PlannedFile[]): string {
   const added = files.filter((file) => file.action === 'add').map((file) => `A ${file.path}`);
-  const modified = files.filter((file) => file.action === 'update' || file.action === 'move').map((file) => `M ${file.movedTo ?? file.path}`);
+  const modified = files
+    .filter((file) => file.action === 'update' || file.action === 'move')
+    .map((file) => `M ${file.movedTo ?? file.path}`);
   const deleted = files.filter((file) => file.action === 'delete').map((file) => `D ${file.path}`);
   return [...added, ...modified, ...deleted].join('\n');
 }

@@ -26,15 +26,25 @@ interface DiffHunk {
  * hunks in a 5,000-line file cost 200 small diffs rather than one Myers diff of the whole file;
  * without them, or when the end of a file without a final newline changed, jsdiff diffs the whole text.
  */
-export function fileDiff(oldName: string, newName: string, before: string, after: string, ranges?: readonly ChangedRange[]): string {
+export function fileDiff(
+  oldName: string,
+  newName: string,
+  before: string,
+  after: string,
+  ranges?: readonly ChangedRange[],
+): string {
   const oldLines = linesWithEndings(before);
   const newLines = linesWithEndings(after);
   // A change at the end of a file without a final newline moves that newline between lines: rare, so jsdiff handles it.
   const lastLineMoves =
     before.endsWith('\n') !== after.endsWith('\n') ||
-    ((!before.endsWith('\n') || !after.endsWith('\n')) && ranges?.some((range) => range.oldStart + range.oldLength >= oldLines.length));
+    ((!before.endsWith('\n') || !after.endsWith('\n')) &&
+      ranges?.some((range) => range.oldStart + range.oldLength >= oldLines.length));
   if (ranges === undefined || lastLineMoves) {
-    return createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, { context: CONTEXT, headerOptions: FILE_HEADERS_ONLY });
+    return createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, {
+      context: CONTEXT,
+      headerOptions: FILE_HEADERS_ONLY,
+    });
   }
   const hunks: DiffHunk[] = [];
   let current: DiffHunk | undefined;
@@ -47,19 +57,27 @@ export function fileDiff(oldName: string, newName: string, before: string, after
       if (current) closeHunk(current, oldLines, oldEnd, hunks);
       const lead = Math.min(CONTEXT, range.oldStart);
       current = { oldFirst: range.oldStart - lead, newFirst: range.newStart - lead, lines: [] };
-      for (let i = range.oldStart - lead; i < range.oldStart; i += 1) current.lines.push({ kind: ' ', text: oldLines[i]! });
+      for (let i = range.oldStart - lead; i < range.oldStart; i += 1)
+        current.lines.push({ kind: ' ', text: oldLines[i]! });
     }
     current.lines.push(
-      ...diffLines(oldLines.slice(range.oldStart, range.oldStart + range.oldLength), newLines.slice(range.newStart, range.newStart + range.newLength)),
+      ...diffLines(
+        oldLines.slice(range.oldStart, range.oldStart + range.oldLength),
+        newLines.slice(range.newStart, range.newStart + range.newLength),
+      ),
     );
     oldEnd = range.oldStart + range.oldLength;
   }
   if (current) closeHunk(current, oldLines, oldEnd, hunks);
-  return `--- ${oldName}\n+++ ${newName}\n${hunks.filter((hunk) => hunk.lines.some((line) => line.kind !== ' ')).map(formatHunk).join('')}`;
+  return `--- ${oldName}\n+++ ${newName}\n${hunks
+    .filter((hunk) => hunk.lines.some((line) => line.kind !== ' '))
+    .map(formatHunk)
+    .join('')}`;
 }
 
 function closeHunk(hunk: DiffHunk, oldLines: readonly string[], oldEnd: number, hunks: DiffHunk[]): void {
-  for (let i = oldEnd; i < Math.min(oldLines.length, oldEnd + CONTEXT); i += 1) hunk.lines.push({ kind: ' ', text: oldLines[i]! });
+  for (let i = oldEnd; i < Math.min(oldLines.length, oldEnd + CONTEXT); i += 1)
+    hunk.lines.push({ kind: ' ', text: oldLines[i]! });
   hunks.push(hunk);
 }
 
@@ -71,7 +89,9 @@ function formatHunk(hunk: DiffHunk): string {
   const newStart = newCount === 0 ? hunk.newFirst : hunk.newFirst + 1;
   let text = `@@ -${oldStart},${oldCount} +${newStart},${newCount} @@\n`;
   for (const line of hunk.lines) {
-    text += line.text.endsWith('\n') ? `${line.kind}${line.text}` : `${line.kind}${line.text}\n\\ No newline at end of file\n`;
+    text += line.text.endsWith('\n')
+      ? `${line.kind}${line.text}`
+      : `${line.kind}${line.text}\n\\ No newline at end of file\n`;
   }
   return text;
 }
@@ -81,14 +101,23 @@ function diffLines(before: readonly string[], after: readonly string[]): Line[] 
   let head = 0;
   while (head < before.length && head < after.length && before[head] === after[head]) head += 1;
   let tail = 0;
-  while (tail < before.length - head && tail < after.length - head && before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail += 1;
-  const same = (from: readonly string[], start: number, end: number): Line[] => from.slice(start, end).map((text) => ({ kind: ' ', text }));
+  while (
+    tail < before.length - head &&
+    tail < after.length - head &&
+    before[before.length - 1 - tail] === after[after.length - 1 - tail]
+  )
+    tail += 1;
+  const same = (from: readonly string[], start: number, end: number): Line[] =>
+    from.slice(start, end).map((text) => ({ kind: ' ', text }));
   const middleOld = before.slice(head, before.length - tail);
   const middleNew = after.slice(head, after.length - tail);
   const middle =
     middleOld.length * middleNew.length <= MAX_LCS_CELLS
       ? lcsDiff(middleOld, middleNew)
-      : [...middleOld.map((text): Line => ({ kind: '-', text })), ...middleNew.map((text): Line => ({ kind: '+', text }))];
+      : [
+          ...middleOld.map((text): Line => ({ kind: '-', text })),
+          ...middleNew.map((text): Line => ({ kind: '+', text })),
+        ];
   return [...same(before, 0, head), ...middle, ...same(before, before.length - tail, before.length)];
 }
 
@@ -99,7 +128,9 @@ function lcsDiff(before: readonly string[], after: readonly string[]): Line[] {
   for (let i = before.length - 1; i >= 0; i -= 1) {
     for (let j = after.length - 1; j >= 0; j -= 1) {
       suffix[i * columns + j] =
-        before[i] === after[j] ? suffix[(i + 1) * columns + j + 1]! + 1 : Math.max(suffix[(i + 1) * columns + j]!, suffix[i * columns + j + 1]!);
+        before[i] === after[j]
+          ? suffix[(i + 1) * columns + j + 1]! + 1
+          : Math.max(suffix[(i + 1) * columns + j]!, suffix[i * columns + j + 1]!);
     }
   }
   const lines: Line[] = [];
@@ -110,7 +141,10 @@ function lcsDiff(before: readonly string[], after: readonly string[]): Line[] {
       lines.push({ kind: ' ', text: before[i]! });
       i += 1;
       j += 1;
-    } else if (j >= after.length || (i < before.length && suffix[(i + 1) * columns + j]! >= suffix[i * columns + j + 1]!)) {
+    } else if (
+      j >= after.length ||
+      (i < before.length && suffix[(i + 1) * columns + j]! >= suffix[i * columns + j + 1]!)
+    ) {
       lines.push({ kind: '-', text: before[i]! });
       i += 1;
     } else {

@@ -18,7 +18,10 @@ function envelope(lines: readonly string[]): { begin: number; end: number } {
   const heredoc = findHeredoc(lines);
   if (heredoc !== undefined) {
     if (heredoc.closer === undefined) {
-      throw invalidPatch(last + 1, `expected 'EOF' to close the heredoc opened on line ${heredoc.opener + 1}; got ${quoteLine(lines[last]!)}`);
+      throw invalidPatch(
+        last + 1,
+        `expected 'EOF' to close the heredoc opened on line ${heredoc.opener + 1}; got ${quoteLine(lines[last]!)}`,
+      );
     }
     first += 1;
     last -= 1;
@@ -27,7 +30,10 @@ function envelope(lines: readonly string[]): { begin: number; end: number } {
     if (first > last) throw invalidPatch(heredoc.opener + 2, `expected '${BEGIN_PATCH}' inside the heredoc`);
   }
   if (lines[first]!.trim() !== BEGIN_PATCH) {
-    throw invalidPatch(first + 1, `expected '${BEGIN_PATCH}' as the first line of the patch; got ${quoteLine(lines[first]!)}`);
+    throw invalidPatch(
+      first + 1,
+      `expected '${BEGIN_PATCH}' as the first line of the patch; got ${quoteLine(lines[first]!)}`,
+    );
   }
   if (last === first || lines[last]!.trim() !== END_PATCH) {
     const got = last === first ? 'nothing after it' : quoteLine(lines[last]!);
@@ -50,11 +56,20 @@ function isFileHeader(line: string): boolean {
 
 function unexpectedTopLevel(line: string, lineNumber: number): ToolError {
   const trimmed = line.trim();
-  if (trimmed === END_PATCH) return invalidPatch(lineNumber, `'${END_PATCH}' must be the last line of the patch; remove what follows it or split the patches`);
-  if (trimmed.startsWith(MOVE_TO)) return invalidPatch(lineNumber, `'${MOVE_TO}' must directly follow its '${UPDATE_FILE}' line`);
-  if (trimmed === END_OF_FILE) return invalidPatch(lineNumber, `'${END_OF_FILE}' must end a hunk of an '${UPDATE_FILE}' section`);
+  if (trimmed === END_PATCH)
+    return invalidPatch(
+      lineNumber,
+      `'${END_PATCH}' must be the last line of the patch; remove what follows it or split the patches`,
+    );
+  if (trimmed.startsWith(MOVE_TO))
+    return invalidPatch(lineNumber, `'${MOVE_TO}' must directly follow its '${UPDATE_FILE}' line`);
+  if (trimmed === END_OF_FILE)
+    return invalidPatch(lineNumber, `'${END_OF_FILE}' must end a hunk of an '${UPDATE_FILE}' section`);
   if (trimmed.startsWith('***')) {
-    return invalidPatch(lineNumber, `${quoteLine(trimmed)} is not a valid file header; expected '${ADD_FILE} <path>', '${DELETE_FILE} <path>' or '${UPDATE_FILE} <path>'`);
+    return invalidPatch(
+      lineNumber,
+      `${quoteLine(trimmed)} is not a valid file header; expected '${ADD_FILE} <path>', '${DELETE_FILE} <path>' or '${UPDATE_FILE} <path>'`,
+    );
   }
   return invalidPatch(
     lineNumber,
@@ -85,7 +100,8 @@ function parseUpdateHunks(lines: readonly string[], start: number, end: number):
   const close = (lineNumber: number): void => {
     if (open === undefined) return;
     // A header with no line under it cannot be located or applied: Codex refuses it too.
-    if (open.size === 0) throw invalidPatch(lineNumber, `expected hunk lines after the '@@' header on line ${open.headerLine}`);
+    if (open.size === 0)
+      throw invalidPatch(lineNumber, `expected hunk lines after the '@@' header on line ${open.headerLine}`);
     hunks.push(open.hunk);
     open = undefined;
   };
@@ -103,13 +119,21 @@ function parseUpdateHunks(lines: readonly string[], start: number, end: number):
       }
       close(lineNumber);
       const anchors = header.anchor === undefined ? [] : [header.anchor];
-      open = { hunk: { anchors, oldLines: [], newLines: [], endOfFile: false, line: lineNumber }, size: 0, headerLine: lineNumber };
+      open = {
+        hunk: { anchors, oldLines: [], newLines: [], endOfFile: false, line: lineNumber },
+        size: 0,
+        headerLine: lineNumber,
+      };
       continue;
     }
     // Exact but for trailing whitespace, as in Codex: an indented '*** End of File' is a context line.
     if (line.trimEnd() === END_OF_FILE) {
       if (open === undefined) throw unexpectedTopLevel(line, lineNumber);
-      if (open.size === 0) throw invalidPatch(lineNumber, `expected hunk lines after the '@@' header on line ${open.headerLine}, before '${END_OF_FILE}'`);
+      if (open.size === 0)
+        throw invalidPatch(
+          lineNumber,
+          `expected hunk lines after the '@@' header on line ${open.headerLine}, before '${END_OF_FILE}'`,
+        );
       open.hunk.endOfFile = true;
       close(lineNumber);
       continue;
@@ -120,14 +144,25 @@ function parseUpdateHunks(lines: readonly string[], start: number, end: number):
     const kind = line === '' ? ' ' : line[0];
     if (kind !== ' ' && kind !== '+' && kind !== '-') {
       if (open === undefined && hunks.length > 0) {
-        throw invalidPatch(lineNumber, `expected '@@' to start the next hunk, or a '*** ' file header; got ${quoteLine(line)}`);
+        throw invalidPatch(
+          lineNumber,
+          `expected '@@' to start the next hunk, or a '*** ' file header; got ${quoteLine(line)}`,
+        );
       }
-      throw invalidPatch(lineNumber, `expected a hunk line starting with ' ', '+' or '-', or '@@', or a '*** ' file header; got ${quoteLine(line)}`);
+      throw invalidPatch(
+        lineNumber,
+        `expected a hunk line starting with ' ', '+' or '-', or '@@', or a '*** ' file header; got ${quoteLine(line)}`,
+      );
     }
     if (open === undefined) {
       // Codex lets only the first hunk of a file start without an '@@' header.
-      if (hunks.length > 0) throw invalidPatch(lineNumber, `expected '@@' to start the next hunk; got ${quoteLine(line)}`);
-      open = { hunk: { anchors: [], oldLines: [], newLines: [], endOfFile: false, line: lineNumber }, size: 0, headerLine: lineNumber };
+      if (hunks.length > 0)
+        throw invalidPatch(lineNumber, `expected '@@' to start the next hunk; got ${quoteLine(line)}`);
+      open = {
+        hunk: { anchors: [], oldLines: [], newLines: [], endOfFile: false, line: lineNumber },
+        size: 0,
+        headerLine: lineNumber,
+      };
     }
     // An empty line inside a hunk is an empty context line: editors and models drop the lone space.
     const body = line.slice(1);
@@ -176,16 +211,26 @@ export function parseCodexPatch(text: string): ParsedPatch {
       if (hunks.length === 0) {
         // A misplaced line right after the header says more than "no hunks" does.
         if (next < end && !isFileHeader(lines[next]!)) throw unexpectedTopLevel(lines[next]!, next + 1);
-        throw invalidPatch(lineNumber, `the update of '${path}' has no hunks; add '@@' hunks with ' ', '-' and '+' lines, or use '${DELETE_FILE}' or '${ADD_FILE}'`);
+        throw invalidPatch(
+          lineNumber,
+          `the update of '${path}' has no hunks; add '@@' hunks with ' ', '-' and '+' lines, or use '${DELETE_FILE}' or '${ADD_FILE}'`,
+        );
       }
       index = next;
-      operations.push(moveTo === undefined ? { kind: 'update', path, hunks, line: lineNumber } : { kind: 'update', path, moveTo, hunks, line: lineNumber });
+      operations.push(
+        moveTo === undefined
+          ? { kind: 'update', path, hunks, line: lineNumber }
+          : { kind: 'update', path, moveTo, hunks, line: lineNumber },
+      );
     } else {
       throw unexpectedTopLevel(line, lineNumber);
     }
   }
   if (operations.length === 0) {
-    throw invalidPatch(end + 1, `the patch contains no file operations; put '${ADD_FILE}', '${UPDATE_FILE}' or '${DELETE_FILE}' sections between the markers`);
+    throw invalidPatch(
+      end + 1,
+      `the patch contains no file operations; put '${ADD_FILE}', '${UPDATE_FILE}' or '${DELETE_FILE}' sections between the markers`,
+    );
   }
   return { format: 'codex', operations };
 }

@@ -39,7 +39,11 @@ function refuseRepeatedPaths(operations: readonly FileOperation[]): void {
   const seen = new Map<string, { line: number; path: string }>();
   for (const operation of operations) {
     const paths = [operation.path];
-    if (operation.kind === 'update' && operation.moveTo !== undefined && pathKey(operation.moveTo) !== pathKey(operation.path)) {
+    if (
+      operation.kind === 'update' &&
+      operation.moveTo !== undefined &&
+      pathKey(operation.moveTo) !== pathKey(operation.path)
+    ) {
       paths.push(operation.moveTo);
     }
     for (const path of paths) {
@@ -72,7 +76,10 @@ export function parsePatch(text: string): ParsedPatch {
     parsed = parseUnifiedDiff(heredoc === undefined ? text : withoutHeredoc(text, heredoc));
   } else {
     const got = first < lines.length ? `got ${quoteLine(opening)}` : 'the patch is empty';
-    throw invalidPatch(first < lines.length ? first + 1 : 1, `a patch must start with '*** Begin Patch' or be a unified diff starting with 'diff --git', '--- ' or 'Index:'; ${got}`);
+    throw invalidPatch(
+      first < lines.length ? first + 1 : 1,
+      `a patch must start with '*** Begin Patch' or be a unified diff starting with 'diff --git', '--- ' or 'Index:'; ${got}`,
+    );
   }
   refuseRepeatedPaths(parsed.operations);
   return parsed;

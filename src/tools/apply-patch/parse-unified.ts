@@ -10,7 +10,8 @@ const HUNK_HEADER = /^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/;
 /** Lines that start the diff of one file, as jsdiff splits them. */
 const DIFF_HEADER = /^(?:diff --git |Index:\s|diff(?: -r \w+)+\s)/;
 /** Header lines between files that carry nothing toolgate needs (modes, hashes, similarity, `diff -u …`). */
-const METADATA = /^(?:index |old mode |new mode |new file mode |deleted file mode |similarity index |dissimilarity index |rename from |rename to |diff |=+$)/;
+const METADATA =
+  /^(?:index |old mode |new mode |new file mode |deleted file mode |similarity index |dissimilarity index |rename from |rename to |diff |=+$)/;
 
 /** Refuses what jsdiff would accept but toolgate cannot apply, and hunk headers jsdiff would misread. */
 function refuseUnsupported(lines: readonly string[]): void {
@@ -67,26 +68,41 @@ function fromJsdiffError(error: unknown, lines: readonly string[]): ToolError {
     const bad = firstUnreadableLine(lines, header);
     const line = lines[bad] ?? '';
     if (line === '' && bad === lines.length - 1) {
-      return invalidPatch(bad + 1, `the patch ends inside the hunk of line ${header + 1}: its header counts more lines than follow it; fix the counts in the '@@' header`);
+      return invalidPatch(
+        bad + 1,
+        `the patch ends inside the hunk of line ${header + 1}: its header counts more lines than follow it; fix the counts in the '@@' header`,
+      );
     }
-    return invalidPatch(bad + 1, `expected a hunk line starting with ' ', '+', '-' or '\\' (the header on line ${header + 1} counts more lines); got ${quoteLine(line)}`);
+    return invalidPatch(
+      bad + 1,
+      `expected a hunk line starting with ' ', '+', '-' or '\\' (the header on line ${header + 1} counts more lines); got ${quoteLine(line)}`,
+    );
   }
   const badCount = /^(Added|Removed) line count did not match for hunk at line (\d+)/.exec(message);
   if (badCount) {
     const header = Number(badCount[2]);
     const side = badCount[1] === 'Added' ? 'new' : 'old';
-    return invalidPatch(header, `the ${side} line count in ${quoteLine(lines[header - 1] ?? '')} does not match the hunk's lines; fix the counts in the '@@' header`);
+    return invalidPatch(
+      header,
+      `the ${side} line count in ${quoteLine(lines[header - 1] ?? '')} does not match the hunk's lines; fix the counts in the '@@' header`,
+    );
   }
   const tooLong = /^Hunk at line (\d+) has more lines than expected/.exec(message);
   if (tooLong) {
     const header = Number(tooLong[1]);
     const extra = lineAfterCountedHunk(lines, header - 1);
-    return invalidPatch(extra + 1, `the hunk of line ${header} has more lines than its '@@' header counts; got ${quoteLine(lines[extra] ?? '')} after its last counted line; fix the counts in the header`);
+    return invalidPatch(
+      extra + 1,
+      `the hunk of line ${header} has more lines than its '@@' header counts; got ${quoteLine(lines[extra] ?? '')} after its last counted line; fix the counts in the header`,
+    );
   }
   const missingHeader = /^Missing "(---|\+\+\+) \.\.\." file header for (.*)$/.exec(message);
   if (missingHeader) {
     const present = lines.findIndex((line) => /^(?:---|\+\+\+)\s/.test(line) && line.includes(missingHeader[2]!));
-    return invalidPatch(present + 1 || 1, `expected a '${missingHeader[1]} <path>' line to pair with ${quoteLine(lines[present] ?? '')}`);
+    return invalidPatch(
+      present + 1 || 1,
+      `expected a '${missingHeader[1]} <path>' line to pair with ${quoteLine(lines[present] ?? '')}`,
+    );
   }
   const anyLine = /line (\d+)/.exec(message);
   return invalidPatch(anyLine ? Number(anyLine[1]) : 1, `the unified diff does not parse: ${message}`);
@@ -111,7 +127,7 @@ function scanLayout(lines: readonly string[], patches: readonly StructuredPatch[
     layout.fileStarts.push(index);
     file = { sawFileHeader: false, hunks: 0 };
   };
-  for (let index = 0; index < lines.length; ) {
+  for (let index = 0; index < lines.length;) {
     const line = lines[index]!;
     if (line.startsWith('@@')) {
       const hunk = hunks[layout.hunkHeaders.length];
@@ -130,7 +146,10 @@ function scanLayout(lines: readonly string[], patches: readonly StructuredPatch[
       if (file === undefined || file.sawFileHeader || file.hunks > 0) startFile(index);
       file!.sawFileHeader = true;
     } else if (!(line.trim() === '' || /^\+\+\+\s/.test(line) || METADATA.test(line))) {
-      throw invalidPatch(index + 1, `expected a '@@ -a,b +c,d @@' hunk header, a '--- ' / '+++ ' file header or git metadata; got ${quoteLine(line)}`);
+      throw invalidPatch(
+        index + 1,
+        `expected a '@@ -a,b +c,d @@' hunk header, a '--- ' / '+++ ' file header or git metadata; got ${quoteLine(line)}`,
+      );
     }
     index += 1;
   }
@@ -145,7 +164,14 @@ interface ConvertedHunk {
 }
 
 function convertHunk(source: StructuredPatchHunk, headerIndex: number): ConvertedHunk {
-  const hunk: Hunk = { anchors: [], oldLines: [], newLines: [], endOfFile: false, line: headerIndex + 1, oldStart: source.oldStart };
+  const hunk: Hunk = {
+    anchors: [],
+    oldLines: [],
+    newLines: [],
+    endOfFile: false,
+    line: headerIndex + 1,
+    oldStart: source.oldStart,
+  };
   const result: ConvertedHunk = { hunk, oldEndsWithoutNewline: false, newEndsWithoutNewline: false };
   let side: '-' | '+' | ' ' | undefined;
   for (const raw of source.lines) {
@@ -174,7 +200,11 @@ function stripPrefixes(oldName: string, newName: string): { oldPath: string; new
   return { oldPath: oldReal ? oldName.slice(2) : oldName, newPath: newReal ? newName.slice(2) : newName };
 }
 
-function fileOperation(patch: StructuredPatch, line: number, hunks: readonly ConvertedHunk[]): FileOperation | undefined {
+function fileOperation(
+  patch: StructuredPatch,
+  line: number,
+  hunks: readonly ConvertedHunk[],
+): FileOperation | undefined {
   if (patch.oldFileName === undefined || patch.newFileName === undefined) {
     throw invalidPatch(line, "expected '--- a/<path>' and '+++ b/<path>' lines naming the file");
   }
@@ -183,7 +213,8 @@ function fileOperation(patch: StructuredPatch, line: number, hunks: readonly Con
   if (isAdd && isDelete) throw invalidPatch(line, 'a file diff cannot both create and delete its file');
   const { oldPath, newPath } = stripPrefixes(patch.oldFileName, patch.newFileName);
   const path = isAdd ? newPath : oldPath;
-  if (path === '' || (!isAdd && !isDelete && newPath === '')) throw invalidPatch(line, 'expected a path in the file headers');
+  if (path === '' || (!isAdd && !isDelete && newPath === ''))
+    throw invalidPatch(line, 'expected a path in the file headers');
   const newEndsWithoutNewline = hunks.some((converted) => converted.newEndsWithoutNewline);
   if (isAdd) {
     const added = hunks.flatMap((converted) => converted.hunk.newLines);
@@ -192,7 +223,10 @@ function fileOperation(patch: StructuredPatch, line: number, hunks: readonly Con
   }
   if (isDelete) return { kind: 'delete', path, line };
   if (oldPath !== newPath && patch.isRename !== true) {
-    throw invalidPatch(line, `the '---' and '+++' paths differ (${quoteLine(oldPath)} and ${quoteLine(newPath)}) without 'rename from' / 'rename to' lines; name the same file on both`);
+    throw invalidPatch(
+      line,
+      `the '---' and '+++' paths differ (${quoteLine(oldPath)} and ${quoteLine(newPath)}) without 'rename from' / 'rename to' lines; name the same file on both`,
+    );
   }
   const moveTo = oldPath !== newPath ? newPath : undefined;
   if (hunks.length === 0 && moveTo === undefined) {
@@ -206,7 +240,9 @@ function fileOperation(patch: StructuredPatch, line: number, hunks: readonly Con
     else if (hunks.some((converted) => converted.oldEndsWithoutNewline)) last.hunk.finalNewline = true;
   }
   const converted = hunks.map((entry) => entry.hunk);
-  return moveTo === undefined ? { kind: 'update', path, hunks: converted, line } : { kind: 'update', path, moveTo, hunks: converted, line };
+  return moveTo === undefined
+    ? { kind: 'update', path, hunks: converted, line }
+    : { kind: 'update', path, moveTo, hunks: converted, line };
 }
 
 /** Parses a unified diff; errors are patch_invalid with the 1-based patch line in `details.line`. */
@@ -222,7 +258,9 @@ export function parseUnifiedDiff(text: string): ParsedPatch {
     throw fromJsdiffError(error, lines);
   }
   const layout = scanLayout(lines, patches);
-  const files = patches.filter((patch) => patch.oldFileName !== undefined || patch.newFileName !== undefined || patch.hunks.length > 0);
+  const files = patches.filter(
+    (patch) => patch.oldFileName !== undefined || patch.newFileName !== undefined || patch.hunks.length > 0,
+  );
   const operations: FileOperation[] = [];
   let hunkIndex = 0;
   files.forEach((patch, fileIndex) => {

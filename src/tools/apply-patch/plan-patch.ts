@@ -33,19 +33,27 @@ export async function planPatch(workspace: Workspace, patch: ParsedPatch, maxFil
   const claim = (resolved: WorkspacePath, asWritten: string) => {
     const earlier = claimed.get(resolved.path);
     if (earlier !== undefined) {
-      throw new ToolError('patch_invalid', `${asWritten} and ${earlier} name the same file (${resolved.path}); change each file in one operation.`, {
-        path: asWritten,
-      });
+      throw new ToolError(
+        'patch_invalid',
+        `${asWritten} and ${earlier} name the same file (${resolved.path}); change each file in one operation.`,
+        {
+          path: asWritten,
+        },
+      );
     }
     claimed.set(resolved.path, asWritten);
   };
   const guarded = (content: string, path: string): Uint8Array => {
     const bytes = utf8Encoder.encode(content);
     if (bytes.byteLength > maxFileBytes) {
-      throw new ToolError('payload_too_large', `${path} would be ${bytes.byteLength} bytes, over the file limit of ${maxFileBytes} bytes.`, {
-        path,
-        limit: maxFileBytes,
-      });
+      throw new ToolError(
+        'payload_too_large',
+        `${path} would be ${bytes.byteLength} bytes, over the file limit of ${maxFileBytes} bytes.`,
+        {
+          path,
+          limit: maxFileBytes,
+        },
+      );
     }
     return bytes;
   };
@@ -56,17 +64,26 @@ export async function planPatch(workspace: Workspace, patch: ParsedPatch, maxFil
       claim(target, operation.path);
       const current = existingFile(target, operation, 'add');
       const before = current ? await readText(workspace, target) : '';
-      changes.push({ op: 'write', path: target.path, content: guarded(operation.contents, operation.path), expect: expectation(target) });
+      changes.push({
+        op: 'write',
+        path: target.path,
+        content: guarded(operation.contents, operation.path),
+        expect: expectation(target),
+      });
       files.push({ path: target.path, action: 'add', before, after: operation.contents });
       continue;
     }
     const source = await workspace.resolve(operation.path, 'write');
     claim(source, operation.path);
     if (!existingFile(source, operation, operation.kind)) {
-      throw new ToolError('not_found', `${operation.path} does not exist, so it cannot be ${operation.kind === 'delete' ? 'deleted' : 'updated'}; check the path (patch line ${operation.line}).`, {
-        path: operation.path,
-        line: operation.line,
-      });
+      throw new ToolError(
+        'not_found',
+        `${operation.path} does not exist, so it cannot be ${operation.kind === 'delete' ? 'deleted' : 'updated'}; check the path (patch line ${operation.line}).`,
+        {
+          path: operation.path,
+          line: operation.line,
+        },
+      );
     }
     const before = await readText(workspace, source);
     if (operation.kind === 'delete') {
@@ -76,14 +93,24 @@ export async function planPatch(workspace: Workspace, patch: ParsedPatch, maxFil
     }
     const { text: after, ranges } = applyHunksWithRanges(operation.path, before, operation.hunks);
     if (operation.moveTo === undefined) {
-      changes.push({ op: 'write', path: source.path, content: guarded(after, operation.path), expect: expectation(source) });
+      changes.push({
+        op: 'write',
+        path: source.path,
+        content: guarded(after, operation.path),
+        expect: expectation(source),
+      });
       files.push({ path: source.path, action: 'update', before, after, ranges });
       continue;
     }
     const destination = await workspace.resolve(operation.moveTo, 'write');
     claim(destination, operation.moveTo);
     existingFile(destination, operation, 'move');
-    changes.push({ op: 'write', path: destination.path, content: guarded(after, operation.moveTo), expect: expectation(destination) });
+    changes.push({
+      op: 'write',
+      path: destination.path,
+      content: guarded(after, operation.moveTo),
+      expect: expectation(destination),
+    });
     changes.push({ op: 'delete', path: source.path, expect: expectation(source) });
     files.push({ path: source.path, action: 'move', movedTo: destination.path, before, after, ranges });
   }
@@ -91,13 +118,21 @@ export async function planPatch(workspace: Workspace, patch: ParsedPatch, maxFil
 }
 
 /** True when a file is there; a directory is `is_directory`, whatever the operation. */
-function existingFile(resolved: WorkspacePath, operation: FileOperation, as: 'add' | 'update' | 'delete' | 'move'): boolean {
+function existingFile(
+  resolved: WorkspacePath,
+  operation: FileOperation,
+  as: 'add' | 'update' | 'delete' | 'move',
+): boolean {
   const entry = resolved.entry;
   if (entry?.type === 'dir') {
-    throw new ToolError('is_directory', `${resolved.path} is a directory, so the patch cannot ${as === 'move' ? 'move a file onto' : as} it (patch line ${operation.line}).`, {
-      path: resolved.path,
-      line: operation.line,
-    });
+    throw new ToolError(
+      'is_directory',
+      `${resolved.path} is a directory, so the patch cannot ${as === 'move' ? 'move a file onto' : as} it (patch line ${operation.line}).`,
+      {
+        path: resolved.path,
+        line: operation.line,
+      },
+    );
   }
   return entry?.type === 'file';
 }
@@ -112,7 +147,9 @@ async function readText(workspace: Workspace, resolved: WorkspacePath): Promise<
     return utf8Decoder.decode(await workspace.readBytes(resolved.path, resolved.entry!));
   } catch (error) {
     if (error instanceof TypeError) {
-      throw new ToolError('binary_file', `${resolved.path} is not UTF-8 text, so apply_patch cannot change it.`, { path: resolved.path });
+      throw new ToolError('binary_file', `${resolved.path} is not UTF-8 text, so apply_patch cannot change it.`, {
+        path: resolved.path,
+      });
     }
     throw error;
   }

@@ -16,7 +16,8 @@ function asciiFor(code: number): string | undefined {
   if ((code >= 0x2010 && code <= 0x2015) || code === 0x2212) return '-';
   if (code >= 0x2018 && code <= 0x201b) return "'";
   if (code >= 0x201c && code <= 0x201f) return '"';
-  if (code === 0xa0 || (code >= 0x2002 && code <= 0x200a) || code === 0x202f || code === 0x205f || code === 0x3000) return ' ';
+  if (code === 0xa0 || (code >= 0x2002 && code <= 0x200a) || code === 0x202f || code === 0x205f || code === 0x3000)
+    return ' ';
   return undefined;
 }
 

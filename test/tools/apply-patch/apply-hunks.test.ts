@@ -76,13 +76,18 @@ describe('applyHunks: where hunks land', () => {
 
   it('narrows the search with an @@ anchor when the same block repeats', () => {
     const original = 'function a() {\n  return 1;\n}\nfunction b() {\n  return 1;\n}\n';
-    expect(update(original, '@@ function b() {\n-  return 1;\n+  return 2;')).toBe(original.replace(/return 1;\n}\n$/, 'return 2;\n}\n'));
+    expect(update(original, '@@ function b() {\n-  return 1;\n+  return 2;')).toBe(
+      original.replace(/return 1;\n}\n$/, 'return 2;\n}\n'),
+    );
   });
 
   it('narrows step by step with stacked anchors', () => {
-    const original = 'class A:\n  def run(self):\n    x = 1\nclass B:\n  def stop(self):\n    x = 1\n  def run(self):\n    x = 1\n';
+    const original =
+      'class A:\n  def run(self):\n    x = 1\nclass B:\n  def stop(self):\n    x = 1\n  def run(self):\n    x = 1\n';
     const result = update(original, '@@ class B:\n@@   def run(self):\n-    x = 1\n+    x = 2');
-    expect(result).toBe('class A:\n  def run(self):\n    x = 1\nclass B:\n  def stop(self):\n    x = 1\n  def run(self):\n    x = 2\n');
+    expect(result).toBe(
+      'class A:\n  def run(self):\n    x = 1\nclass B:\n  def stop(self):\n    x = 1\n  def run(self):\n    x = 2\n',
+    );
   });
 
   it('anchors an End of File hunk at the end even when its lines also appear earlier', () => {
@@ -91,7 +96,9 @@ describe('applyHunks: where hunks land', () => {
 
   it('applies several hunks in one file, in order', () => {
     const original = 'a\nb\nc\nd\ne\nf\n';
-    expect(update(original, '@@\n a\n-b\n+B\n@@\n d\n-e\n+E\n@@\n f\n+g\n*** End of File')).toBe('a\nB\nc\nd\nE\nf\ng\n');
+    expect(update(original, '@@\n a\n-b\n+B\n@@\n d\n-e\n+E\n@@\n f\n+g\n*** End of File')).toBe(
+      'a\nB\nc\nd\nE\nf\ng\n',
+    );
   });
 
   it('appends a pure addition without anchor at the end, before a final empty line (Codex)', () => {
@@ -101,7 +108,9 @@ describe('applyHunks: where hunks land', () => {
   });
 
   it('inserts a pure addition right after its @@ anchor', () => {
-    expect(update('class A:\n  x = 1\nclass B:\n  y = 1\n', '@@ class A:\n+  z = 0')).toBe('class A:\n  z = 0\n  x = 1\nclass B:\n  y = 1\n');
+    expect(update('class A:\n  x = 1\nclass B:\n  y = 1\n', '@@ class A:\n+  z = 0')).toBe(
+      'class A:\n  z = 0\n  x = 1\nclass B:\n  y = 1\n',
+    );
   });
 
   it('retries without a trailing empty context line, as Codex does', () => {
@@ -109,10 +118,12 @@ describe('applyHunks: where hunks land', () => {
   });
 
   it('finds the context again when a model repeats the @@ line as the first context line', () => {
-    expect(update('def f():\n    return 1\n', '@@ def f():\n def f():\n-    return 1\n+    return 2')).toBe('def f():\n    return 2\n');
+    expect(update('def f():\n    return 1\n', '@@ def f():\n def f():\n-    return 1\n+    return 2')).toBe(
+      'def f():\n    return 2\n',
+    );
   });
 
-  it('believes a unified hunk\'s old start when the lines are there, and searches when they moved', () => {
+  it("believes a unified hunk's old start when the lines are there, and searches when they moved", () => {
     const original = 'x\ny\nx\ny\n';
     expect(unified(original, '--- a/f\n+++ b/f\n@@ -3,2 +3,2 @@\n x\n-y\n+Y\n')).toBe('x\ny\nx\nY\n');
     expect(unified('new\nx\ny\n', '--- a/f\n+++ b/f\n@@ -5,2 +5,2 @@\n x\n-y\n+Y\n')).toBe('new\nx\nY\n');
@@ -125,7 +136,9 @@ describe('applyHunks: conflicts', () => {
     const error = caught(() => update('a\nb\nc\n', '@@\n-a\n+A\n@@\n-zzz\n+y'));
     expect(error.code).toBe('patch_conflict');
     expect(error.details).toEqual({ path: 'f.txt', hunk: 2, line: 6, expected: ['zzz'] });
-    expect(error.message).toBe("hunk 2 of f.txt (patch line 6) does not match the file: these lines were not found in order after line 1: 'zzz'; read the file again and regenerate the hunk");
+    expect(error.message).toBe(
+      "hunk 2 of f.txt (patch line 6) does not match the file: these lines were not found in order after line 1: 'zzz'; read the file again and regenerate the hunk",
+    );
   });
 
   it('reports an anchor that is not there', () => {
@@ -151,7 +164,10 @@ describe('applyHunks: conflicts', () => {
   });
 
   it('refuses two hunks that claim the same lines', () => {
-    const hunks = [hunk({ oldLines: ['a', 'b'], newLines: ['A', 'B'] }), hunk({ oldLines: ['b'], newLines: ['X'], endOfFile: true, line: 7 })];
+    const hunks = [
+      hunk({ oldLines: ['a', 'b'], newLines: ['A', 'B'] }),
+      hunk({ oldLines: ['b'], newLines: ['X'], endOfFile: true, line: 7 }),
+    ];
     const error = caught(() => applyHunks('f', 'a\nb\n', hunks));
     expect(error.code).toBe('patch_conflict');
     expect(error.details).toMatchObject({ path: 'f', hunk: 2, line: 7 });
@@ -171,7 +187,14 @@ describe('applyHunks: a large file', () => {
     const expected = [...lines];
     const body: string[] = [];
     for (let index = 12; index < 5000 && body.length < 200 * 6; index += 25) {
-      body.push(`@@ ${lines[index - 3]!.trimStart()}`, ` ${lines[index - 2]}`, ` ${lines[index - 1]}`, `-${lines[index]}`, `+  changed(${index});`, ` ${lines[index + 1]}`);
+      body.push(
+        `@@ ${lines[index - 3]!.trimStart()}`,
+        ` ${lines[index - 2]}`,
+        ` ${lines[index - 1]}`,
+        `-${lines[index]}`,
+        `+  changed(${index});`,
+        ` ${lines[index + 1]}`,
+      );
       expected[index] = `  changed(${index});`;
     }
     const parsed = parsePatch(`*** Begin Patch\n*** Update File: big.ts\n${body.join('\n')}\n*** End Patch`);

@@ -20,7 +20,10 @@ describe('fileDiff', () => {
     const before = `${lines.join('\n')}\n`;
     const hunks = [5, 20, 23, 50].map((at) => hunkAt(lines, at, [`changed ${at}`, `added ${at}`]));
     const { text: after, ranges } = applyHunksWithRanges('f', before, hunks);
-    const whole = createTwoFilesPatch('a/f', 'b/f', before, after, undefined, undefined, { context: 3, headerOptions: FILE_HEADERS_ONLY });
+    const whole = createTwoFilesPatch('a/f', 'b/f', before, after, undefined, undefined, {
+      context: 3,
+      headerOptions: FILE_HEADERS_ONLY,
+    });
     expect(fileDiff('a/f', 'b/f', before, after, ranges)).toBe(whole);
   });
 

@@ -27,7 +27,11 @@ const wrap = (body: string): string => `*** Begin Patch\n${body}\n*** End Patch\
 
 describe('parsePatch: the Codex envelope', () => {
   it('parses add, delete, update and move', () => {
-    const parsed = parsePatch(wrap('*** Add File: a.txt\n+one\n+\n*** Delete File: b.txt\n*** Update File: c.txt\n*** Move to: d/c.txt\n@@ def f():\n-    pass\n+    return 1'));
+    const parsed = parsePatch(
+      wrap(
+        '*** Add File: a.txt\n+one\n+\n*** Delete File: b.txt\n*** Update File: c.txt\n*** Move to: d/c.txt\n@@ def f():\n-    pass\n+    return 1',
+      ),
+    );
     expect(parsed).toEqual({
       format: 'codex',
       operations: [
@@ -38,19 +42,27 @@ describe('parsePatch: the Codex envelope', () => {
           path: 'c.txt',
           moveTo: 'd/c.txt',
           line: 6,
-          hunks: [{ anchors: ['def f():'], oldLines: ['    pass'], newLines: ['    return 1'], endOfFile: false, line: 8 }],
+          hunks: [
+            { anchors: ['def f():'], oldLines: ['    pass'], newLines: ['    return 1'], endOfFile: false, line: 8 },
+          ],
         },
       ],
     });
   });
 
   it('gives an add with no lines empty contents', () => {
-    expect(parsePatch(wrap('*** Add File: empty.txt')).operations).toEqual([{ kind: 'add', path: 'empty.txt', contents: '', line: 2 }]);
+    expect(parsePatch(wrap('*** Add File: empty.txt')).operations).toEqual([
+      { kind: 'add', path: 'empty.txt', contents: '', line: 2 },
+    ]);
   });
 
   it('collects stacked @@ headers as anchors of one hunk', () => {
-    const [operation] = parsePatch(wrap('*** Update File: a.py\n@@ class A:\n@@\n@@   def run(self):\n-x\n+y')).operations;
-    expect(operation).toMatchObject({ hunks: [{ anchors: ['class A:', '  def run(self):'], oldLines: ['x'], newLines: ['y'], line: 3 }] });
+    const [operation] = parsePatch(
+      wrap('*** Update File: a.py\n@@ class A:\n@@\n@@   def run(self):\n-x\n+y'),
+    ).operations;
+    expect(operation).toMatchObject({
+      hunks: [{ anchors: ['class A:', '  def run(self):'], oldLines: ['x'], newLines: ['y'], line: 3 }],
+    });
   });
 
   it('lets only the first hunk start without @@, reads an empty line as empty context, and ends a hunk at End of File', () => {
@@ -64,13 +76,29 @@ describe('parsePatch: the Codex envelope', () => {
   });
 
   it('tolerates padded markers and headers, CRLF, blank lines around the envelope and a heredoc wrapper', () => {
-    const expected = [{ kind: 'update', path: 'f.txt', line: 2, hunks: [{ anchors: [], oldLines: ['one'], newLines: ['two'], endOfFile: false, line: 3 }] }];
-    expect(parsePatch(' *** Begin Patch \n  *** Update File:  f.txt \n@@\n-one\n+two\n*** End Patch  ').operations).toEqual(expected);
-    expect(parsePatch('*** Begin Patch\r\n*** Update File: f.txt\r\n@@\r\n-one\r\n+two\r\n*** End Patch\r\n').operations).toEqual(expected);
+    const expected = [
+      {
+        kind: 'update',
+        path: 'f.txt',
+        line: 2,
+        hunks: [{ anchors: [], oldLines: ['one'], newLines: ['two'], endOfFile: false, line: 3 }],
+      },
+    ];
+    expect(
+      parsePatch(' *** Begin Patch \n  *** Update File:  f.txt \n@@\n-one\n+two\n*** End Patch  ').operations,
+    ).toEqual(expected);
+    expect(
+      parsePatch('*** Begin Patch\r\n*** Update File: f.txt\r\n@@\r\n-one\r\n+two\r\n*** End Patch\r\n').operations,
+    ).toEqual(expected);
     const shifted = [{ ...expected[0], line: 3, hunks: [{ ...expected[0]!.hunks[0], line: 4 }] }];
-    expect(parsePatch('\n*** Begin Patch\n*** Update File: f.txt\n@@\n-one\n+two\n*** End Patch\n\n').operations).toEqual(shifted);
+    expect(
+      parsePatch('\n*** Begin Patch\n*** Update File: f.txt\n@@\n-one\n+two\n*** End Patch\n\n').operations,
+    ).toEqual(shifted);
     for (const opener of ['<<EOF', "<<'EOF'", '<<"EOF"']) {
-      expect(parsePatch(`${opener}\n*** Begin Patch\n*** Update File: f.txt\n@@\n-one\n+two\n*** End Patch\nEOF\n`).operations).toEqual(shifted);
+      expect(
+        parsePatch(`${opener}\n*** Begin Patch\n*** Update File: f.txt\n@@\n-one\n+two\n*** End Patch\nEOF\n`)
+          .operations,
+      ).toEqual(shifted);
     }
   });
 
@@ -81,7 +109,10 @@ describe('parsePatch: the Codex envelope', () => {
 
   it('parses a 2 MB patch', () => {
     const added = Array.from({ length: 40_000 }, (_, index) => `+const value${index} = ${'x'.repeat(30)};`).join('\n');
-    const hunks = Array.from({ length: 2000 }, (_, index) => `@@ function f${index}() {\n-  return ${index};\n+  return ${index + 1};`).join('\n');
+    const hunks = Array.from(
+      { length: 2000 },
+      (_, index) => `@@ function f${index}() {\n-  return ${index};\n+  return ${index + 1};`,
+    ).join('\n');
     const text = wrap(`*** Add File: big.ts\n${added}\n*** Update File: other.ts\n${hunks}`);
     expect(text.length).toBeGreaterThan(2_000_000);
     const parsed = parsePatch(text);
@@ -99,9 +130,17 @@ describe('parsePatch: Codex refusals point at the offending line', () => {
   it('refuses a missing Begin or End marker', () => {
     expectInvalid('*** Update File: a\n@@\n-a\n+b\n*** End Patch', 1, /must start with '\*\*\* Begin Patch'/);
     expectInvalid('*** Add File: a\n+x', 1, /must start with '\*\*\* Begin Patch'/);
-    expectInvalid('*** Begin Patch\n*** Add File: a\n+x\n', 3, /expected '\*\*\* End Patch' as the last line of the patch; got '\+x'/);
+    expectInvalid(
+      '*** Begin Patch\n*** Add File: a\n+x\n',
+      3,
+      /expected '\*\*\* End Patch' as the last line of the patch; got '\+x'/,
+    );
     expectInvalid('*** Begin Patch', 1, /expected '\*\*\* End Patch'.*got nothing after it/);
-    expectInvalid('<<EOF\n*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n', 5, /expected 'EOF' to close the heredoc opened on line 1/);
+    expectInvalid(
+      '<<EOF\n*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n',
+      5,
+      /expected 'EOF' to close the heredoc opened on line 1/,
+    );
     const error = refusal('bad', parseCodexPatch);
     expect(error.details).toEqual({ line: 1 });
     expect(error.message).toMatch(/expected '\*\*\* Begin Patch' as the first line/);
@@ -111,12 +150,20 @@ describe('parsePatch: Codex refusals point at the offending line', () => {
     expectInvalid(wrap('*** Update File: foo.txt'), 2, /the update of 'foo.txt' has no hunks/);
     expectInvalid(wrap('*** Update File: foo.txt\n*** Move to: bar.txt'), 2, /has no hunks/);
     expectInvalid(wrap('*** Update File: a\n@@'), 4, /expected hunk lines after the '@@' header on line 3/);
-    expectInvalid(wrap('*** Update File: a\n@@ x\n*** End of File'), 4, /expected hunk lines after the '@@' header on line 3/);
+    expectInvalid(
+      wrap('*** Update File: a\n@@ x\n*** End of File'),
+      4,
+      /expected hunk lines after the '@@' header on line 3/,
+    );
     expectInvalid(wrap('*** Update File: a\n@@\n-a\n+b\n@@\n*** Delete File: b'), 7, /after the '@@' header on line 6/);
   });
 
   it('refuses hunk lines where they do not belong', () => {
-    expectInvalid(wrap('*** Update File: a\nfoo'), 3, /expected a hunk line starting with ' ', '\+' or '-', or '@@', or a '\*\*\* ' file header; got 'foo'/);
+    expectInvalid(
+      wrap('*** Update File: a\nfoo'),
+      3,
+      /expected a hunk line starting with ' ', '\+' or '-', or '@@', or a '\*\*\* ' file header; got 'foo'/,
+    );
     expectInvalid(wrap('*** Update File: a\n@@\n-a\nfoo'), 5, /expected a hunk line .*got 'foo'/);
     expectInvalid(wrap('*** Update File: a\n@@\n-a\n*** End of File\n-b'), 6, /expected '@@' to start the next hunk/);
     expectInvalid(wrap('*** Delete File: a\n+x'), 3, /expected a '\*\*\* ' file header; got '\+x'/);
@@ -126,14 +173,22 @@ describe('parsePatch: Codex refusals point at the offending line', () => {
   });
 
   it('refuses a Move to that does not directly follow its Update', () => {
-    expectInvalid(wrap('*** Update File: a\n\n*** Move to: b\n@@\n-a\n+b'), 4, /'\*\*\* Move to:' must directly follow/);
+    expectInvalid(
+      wrap('*** Update File: a\n\n*** Move to: b\n@@\n-a\n+b'),
+      4,
+      /'\*\*\* Move to:' must directly follow/,
+    );
     expectInvalid(wrap('*** Update File: a\n@@\n-a\n+b\n*** Move to: b'), 6, /must directly follow/);
     expectInvalid(wrap('*** Add File: a\n*** Move to: b'), 3, /must directly follow/);
   });
 
   it('refuses unknown *** headers and a second End Patch', () => {
     expectInvalid(wrap('*** Frobnicate File: foo'), 2, /'\*\*\* Frobnicate File: foo' is not a valid file header/);
-    expectInvalid('*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n*** Add File: b\n+y\n*** End Patch', 4, /must be the last line of the patch/);
+    expectInvalid(
+      '*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n*** Add File: b\n+y\n*** End Patch',
+      4,
+      /must be the last line of the patch/,
+    );
   });
 
   it('refuses an empty path after a header', () => {
@@ -156,7 +211,11 @@ describe('parsePatch: format detection and whole-patch checks', () => {
     expect(error.code).toBe('patch_invalid');
     expect(error.details).toEqual({ line: 6, firstLine: 2, path: './a' });
     expect(error.message).toMatch(/^line 6: '\.\/a' is already the subject of the operation on line 2/);
-    expectInvalid(wrap('*** Add File: new.txt\n+x\n*** Update File: old.txt\n*** Move to: new.txt\n@@\n-a\n+b'), 4, /'new.txt' is already the subject of the operation on line 2/);
+    expectInvalid(
+      wrap('*** Add File: new.txt\n+x\n*** Update File: old.txt\n*** Move to: new.txt\n@@\n-a\n+b'),
+      4,
+      /'new.txt' is already the subject of the operation on line 2/,
+    );
     expectInvalid(wrap('*** Delete File: a\n*** Add File: a\n+x'), 3, /already the subject/);
   });
 
@@ -196,21 +255,57 @@ describe('parsePatch: unified diffs', () => {
           path: 'src/x.ts',
           line: 1,
           hunks: [
-            { anchors: [], oldLines: ['one', 'two', 'three'], newLines: ['one', 'TWO', 'three'], endOfFile: false, line: 5, oldStart: 1 },
-            { anchors: [], oldLines: ['ten', 'eleven'], newLines: ['ten', 'ten and a half', 'eleven'], endOfFile: false, line: 10, oldStart: 10 },
+            {
+              anchors: [],
+              oldLines: ['one', 'two', 'three'],
+              newLines: ['one', 'TWO', 'three'],
+              endOfFile: false,
+              line: 5,
+              oldStart: 1,
+            },
+            {
+              anchors: [],
+              oldLines: ['ten', 'eleven'],
+              newLines: ['ten', 'ten and a half', 'eleven'],
+              endOfFile: false,
+              line: 10,
+              oldStart: 10,
+            },
           ],
         },
-        { kind: 'update', path: 'y.txt', line: 14, hunks: [{ anchors: [], oldLines: ['old'], newLines: ['new'], endOfFile: false, line: 17, oldStart: 1 }] },
+        {
+          kind: 'update',
+          path: 'y.txt',
+          line: 14,
+          hunks: [{ anchors: [], oldLines: ['old'], newLines: ['new'], endOfFile: false, line: 17, oldStart: 1 }],
+        },
       ],
     });
   });
 
   it('reads /dev/null as an add or a delete, and empty files by their mode lines', () => {
     const diff = [
-      'diff --git a/new.txt b/new.txt', 'new file mode 100644', 'index 0000000..1111111', '--- /dev/null', '+++ b/new.txt', '@@ -0,0 +1,2 @@', '+hello', '+world',
-      'diff --git a/gone.txt b/gone.txt', 'deleted file mode 100644', '--- a/gone.txt', '+++ /dev/null', '@@ -1,2 +0,0 @@', '-bye', '-now',
-      'diff --git a/empty b/empty', 'new file mode 100644', 'index 0000000..e69de29',
-      'diff --git a/was-empty b/was-empty', 'deleted file mode 100644', 'index e69de29..0000000',
+      'diff --git a/new.txt b/new.txt',
+      'new file mode 100644',
+      'index 0000000..1111111',
+      '--- /dev/null',
+      '+++ b/new.txt',
+      '@@ -0,0 +1,2 @@',
+      '+hello',
+      '+world',
+      'diff --git a/gone.txt b/gone.txt',
+      'deleted file mode 100644',
+      '--- a/gone.txt',
+      '+++ /dev/null',
+      '@@ -1,2 +0,0 @@',
+      '-bye',
+      '-now',
+      'diff --git a/empty b/empty',
+      'new file mode 100644',
+      'index 0000000..e69de29',
+      'diff --git a/was-empty b/was-empty',
+      'deleted file mode 100644',
+      'index e69de29..0000000',
       '',
     ].join('\n');
     expect(parsePatch(diff).operations).toEqual([
@@ -223,43 +318,82 @@ describe('parsePatch: unified diffs', () => {
 
   it('reads renames, with or without hunks', () => {
     const diff = [
-      'diff --git a/old/name.txt b/new/name.txt', 'similarity index 100%', 'rename from old/name.txt', 'rename to new/name.txt',
-      'diff --git a/a.ts b/b.ts', 'similarity index 80%', 'rename from a.ts', 'rename to b.ts', 'index 1..2 100644', '--- a/a.ts', '+++ b/b.ts', '@@ -1 +1 @@', '-x', '+y',
+      'diff --git a/old/name.txt b/new/name.txt',
+      'similarity index 100%',
+      'rename from old/name.txt',
+      'rename to new/name.txt',
+      'diff --git a/a.ts b/b.ts',
+      'similarity index 80%',
+      'rename from a.ts',
+      'rename to b.ts',
+      'index 1..2 100644',
+      '--- a/a.ts',
+      '+++ b/b.ts',
+      '@@ -1 +1 @@',
+      '-x',
+      '+y',
       '',
     ].join('\n');
     expect(parsePatch(diff).operations).toEqual([
       { kind: 'update', path: 'old/name.txt', moveTo: 'new/name.txt', hunks: [], line: 1 },
-      { kind: 'update', path: 'a.ts', moveTo: 'b.ts', line: 5, hunks: [{ anchors: [], oldLines: ['x'], newLines: ['y'], endOfFile: false, line: 12, oldStart: 1 }] },
+      {
+        kind: 'update',
+        path: 'a.ts',
+        moveTo: 'b.ts',
+        line: 5,
+        hunks: [{ anchors: [], oldLines: ['x'], newLines: ['y'], endOfFile: false, line: 12, oldStart: 1 }],
+      },
     ]);
   });
 
   it('reads \\ No newline at end of file into finalNewline and add contents', () => {
-    const newSide = parsePatch('--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\\ No newline at end of file\n').operations[0];
+    const newSide = parsePatch('--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\\ No newline at end of file\n')
+      .operations[0];
     expect(newSide).toMatchObject({ hunks: [{ oldLines: ['a', 'b'], newLines: ['a', 'c'], finalNewline: false }] });
-    const oldSide = parsePatch('--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n').operations[0];
+    const oldSide = parsePatch('--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n')
+      .operations[0];
     expect(oldSide).toMatchObject({ hunks: [{ finalNewline: true }] });
-    const both = parsePatch('--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n\\ No newline at end of file\n').operations[0];
+    const both = parsePatch('--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n\\ No newline at end of file\n')
+      .operations[0];
     expect(both).toMatchObject({ hunks: [{ finalNewline: false }] });
     const neither = parsePatch('--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+A\n').operations[0];
     expect(neither).toMatchObject({ hunks: [{}] });
     expect((neither as { hunks: { finalNewline?: boolean }[] }).hunks[0]!.finalNewline).toBeUndefined();
-    const add = parsePatch('--- /dev/null\n+++ b/f\n@@ -0,0 +1,2 @@\n+a\n+b\n\\ No newline at end of file\n').operations[0];
+    const add = parsePatch('--- /dev/null\n+++ b/f\n@@ -0,0 +1,2 @@\n+a\n+b\n\\ No newline at end of file\n')
+      .operations[0];
     expect(add).toEqual({ kind: 'add', path: 'f', contents: 'a\nb', line: 1 });
   });
 
   it('strips a/ and b/ only when the patch uses them', () => {
     expect(parsePatch('--- x.txt\n+++ x.txt\n@@ -1 +1 @@\n-a\n+b\n').operations[0]).toMatchObject({ path: 'x.txt' });
-    expect(parsePatch('--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n').operations[0]).toMatchObject({ path: 'x.txt' });
-    expect(parsePatch('--- a/x.txt\n+++ a/x.txt\n@@ -1 +1 @@\n-a\n+b\n').operations[0]).toMatchObject({ path: 'a/x.txt' });
-    expect(parsePatch('--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+a\n').operations[0]).toMatchObject({ kind: 'add', path: 'n.txt' });
-    expect(parsePatch('--- a/d.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n').operations[0]).toMatchObject({ kind: 'delete', path: 'd.txt' });
+    expect(parsePatch('--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n').operations[0]).toMatchObject({
+      path: 'x.txt',
+    });
+    expect(parsePatch('--- a/x.txt\n+++ a/x.txt\n@@ -1 +1 @@\n-a\n+b\n').operations[0]).toMatchObject({
+      path: 'a/x.txt',
+    });
+    expect(parsePatch('--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+a\n').operations[0]).toMatchObject({
+      kind: 'add',
+      path: 'n.txt',
+    });
+    expect(parsePatch('--- a/d.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n').operations[0]).toMatchObject({
+      kind: 'delete',
+      path: 'd.txt',
+    });
   });
 
   it('accepts Index: headers, a heredoc wrapper and CRLF transport', () => {
-    const svn = 'Index: f.txt\n===================================================================\n--- f.txt\t(revision 1)\n+++ f.txt\t(working copy)\n@@ -1 +1 @@\n-a\n+b\n';
+    const svn =
+      'Index: f.txt\n===================================================================\n--- f.txt\t(revision 1)\n+++ f.txt\t(working copy)\n@@ -1 +1 @@\n-a\n+b\n';
     expect(parsePatch(svn).operations[0]).toMatchObject({ path: 'f.txt', line: 1, hunks: [{ line: 5 }] });
-    expect(parsePatch(`<<'EOF'\n${twoFiles}EOF\n`).operations[1]).toMatchObject({ path: 'y.txt', line: 15, hunks: [{ line: 18 }] });
-    expect(parsePatch(twoFiles.replace(/\n/g, '\r\n')).operations[1]).toMatchObject({ hunks: [{ oldLines: ['old'], newLines: ['new'] }] });
+    expect(parsePatch(`<<'EOF'\n${twoFiles}EOF\n`).operations[1]).toMatchObject({
+      path: 'y.txt',
+      line: 15,
+      hunks: [{ line: 18 }],
+    });
+    expect(parsePatch(twoFiles.replace(/\n/g, '\r\n')).operations[1]).toMatchObject({
+      hunks: [{ oldLines: ['old'], newLines: ['new'] }],
+    });
   });
 
   it('keeps a mode-only change out of the operations', () => {
@@ -271,15 +405,31 @@ describe('parsePatch: unified diffs', () => {
 
 describe('parsePatch: unified refusals point at the offending line', () => {
   it('refuses binary patches and copies', () => {
-    expectInvalid('diff --git a/i.png b/i.png\nindex 1..2 100644\nGIT binary patch\nliteral 5\nabcde\n', 3, /binary patches are not supported/);
-    expectInvalid('diff --git a/i.png b/i.png\nindex 1..2 100644\nBinary files a/i.png and b/i.png differ\n', 3, /binary patches are not supported/);
+    expectInvalid(
+      'diff --git a/i.png b/i.png\nindex 1..2 100644\nGIT binary patch\nliteral 5\nabcde\n',
+      3,
+      /binary patches are not supported/,
+    );
+    expectInvalid(
+      'diff --git a/i.png b/i.png\nindex 1..2 100644\nBinary files a/i.png and b/i.png differ\n',
+      3,
+      /binary patches are not supported/,
+    );
     expectInvalid('diff --git a/a b/b\nsimilarity index 100%\ncopy from a\ncopy to b\n', 3, /copies are not supported/);
   });
 
   it('maps jsdiff errors to the line at fault', () => {
-    expectInvalid('--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\nb\n+c\n', 5, /expected a hunk line starting with ' ', '\+', '-' or '\\' .*got 'b'/);
+    expectInvalid(
+      '--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\nb\n+c\n',
+      5,
+      /expected a hunk line starting with ' ', '\+', '-' or '\\' .*got 'b'/,
+    );
     expectInvalid('--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n', 6, /the patch ends inside the hunk of line 3/);
-    expectInvalid('--- a/x\n+++ b/x\n@@ -1 +1 @@\n-b\n+c\n+d\n', 6, /the hunk of line 3 has more lines than its '@@' header counts; got '\+d'/);
+    expectInvalid(
+      '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-b\n+c\n+d\n',
+      6,
+      /the hunk of line 3 has more lines than its '@@' header counts; got '\+d'/,
+    );
     expectInvalid('--- a/x\n@@ -1 +1 @@\n-b\n+c\n', 1, /expected a '\+\+\+ <path>' line to pair with '--- a\/x'/);
   });
 
@@ -287,14 +437,25 @@ describe('parsePatch: unified refusals point at the offending line', () => {
     expectInvalid('--- a/x\n+++ b/x\n@@\n-b\n+c\n', 3, /expected a hunk header like '@@ -12,5 \+12,6 @@'; got '@@'/);
     expectInvalid('--- a/x\n+++ b/x\n@@ -1 +1 @@\n-b\n+c\nfoo\n', 6, /got 'foo'/);
     expectInvalid('--- a/x\n+++ b/x\n@@ -1 +1 @@\n-b\n+c\n\n-stray\n', 7, /got '-stray'/);
-    expect(parsePatch('diff --git a/x b/x\n@@ -1 +1 @@\n-b\n+c\n').operations[0]).toMatchObject({ kind: 'update', path: 'x' });
-    expectInvalid('diff --git x y\n@@ -1 +1 @@\n-b\n+c\n', 1, /expected '--- a\/<path>' and '\+\+\+ b\/<path>' lines naming the file/);
+    expect(parsePatch('diff --git a/x b/x\n@@ -1 +1 @@\n-b\n+c\n').operations[0]).toMatchObject({
+      kind: 'update',
+      path: 'x',
+    });
+    expectInvalid(
+      'diff --git x y\n@@ -1 +1 @@\n-b\n+c\n',
+      1,
+      /expected '--- a\/<path>' and '\+\+\+ b\/<path>' lines naming the file/,
+    );
     const error = refusal('@@ -1 +1 @@\n-b\n+c\n', parseUnifiedDiff);
     expect(error.details).toEqual({ line: 1 });
   });
 
   it('refuses a file diff with no hunks, or with two names and no rename', () => {
     expectInvalid('--- a/x\n+++ b/x\n', 1, /the diff of 'x' has no hunks/);
-    expectInvalid('--- a/x.orig\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n', 1, /paths differ \('x.orig' and 'x'\) without 'rename from'/);
+    expectInvalid(
+      '--- a/x.orig\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n',
+      1,
+      /paths differ \('x.orig' and 'x'\) without 'rename from'/,
+    );
   });
 });

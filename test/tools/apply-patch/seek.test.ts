@@ -30,7 +30,9 @@ describe('seekSequence', () => {
     expect(seekSequence(lines, ['const title = "Hello - world";', "it's fine", 'x - y'], 0, false)).toBe(0);
     expect(foldPunctuation('\u2010\u2011\u2012\u2013\u2014\u2015\u2212')).toBe('-------');
     expect(foldPunctuation('\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f')).toBe('\'\'\'\'""""');
-    expect(foldPunctuation('\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000')).toBe(' '.repeat(13));
+    expect(foldPunctuation('\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000')).toBe(
+      ' '.repeat(13),
+    );
     expect(foldPunctuation('… « » \u2001')).toBe('… « » \u2001');
   });
 
@@ -58,12 +60,15 @@ describe('seekSequence', () => {
   });
 
   it('finds every block in a 5,000-line file where every seek needs the forgiving passes', () => {
-    const lines = Array.from({ length: 5000 }, (_, index) => `    line ${index} – value  `).join('\n').split('\n');
+    const lines = Array.from({ length: 5000 }, (_, index) => `    line ${index} – value  `)
+      .join('\n')
+      .split('\n');
     const seekAll = (): number[] => {
       const folds = new LineFolds(lines);
       const found: number[] = [];
       for (let index = 10, cursor = 0; index < 5000; index += 25) {
-        const at = seekSequence(lines, [`line ${index} - value`, `line ${index + 1} - value`], cursor, false, folds) ?? -1;
+        const at =
+          seekSequence(lines, [`line ${index} - value`, `line ${index + 1} - value`], cursor, false, folds) ?? -1;
         found.push(at);
         cursor = at + 2;
       }

@@ -91,7 +91,7 @@ const applyFailures: Record<string, { code: ErrorCode; line?: number }> = {
   cli_reports_missing_context: { code: 'patch_conflict' },
 };
 
-const notFoundIsWorkspaces = 'a missing file is the workspace layer\'s not_found, outside these text modules';
+const notFoundIsWorkspaces = "a missing file is the workspace layer's not_found, outside these text modules";
 /** apply_cases these modules do not assert, and why. Summaries (expected_stdout) and diffs are the tool layer's. */
 const applyDivergences: Record<string, string> = {
   cli_requires_existing_file_for_update: notFoundIsWorkspaces,
@@ -102,8 +102,10 @@ const applyDivergences: Record<string, string> = {
 
 /** Parser cases toolgate answers differently on purpose. */
 const parserDivergences: Record<string, string> = {
-  parse_empty_patch_ok: 'toolgate refuses a patch with no operations at parse time (docs/api.md: patch_invalid), as the Codex CLI does later',
-  parse_environment_id_preamble: 'toolgate has no multi-environment patches: `*** Environment ID:` is an unknown header, patch_invalid',
+  parse_empty_patch_ok:
+    'toolgate refuses a patch with no operations at parse time (docs/api.md: patch_invalid), as the Codex CLI does later',
+  parse_environment_id_preamble:
+    'toolgate has no multi-environment patches: `*** Environment ID:` is an unknown header, patch_invalid',
 };
 /** Patch lines of the parser errors. Codex's messages differ by design; toolgate always names a line. */
 const parserErrorLines: Record<string, number> = {
@@ -124,7 +126,12 @@ function codexShape(operation: FileOperation): unknown {
     move_path: operation.moveTo ?? null,
     chunks: operation.hunks.map((hunk) => {
       expect(hunk.anchors.length).toBeLessThanOrEqual(1);
-      return { change_context: hunk.anchors[0] ?? null, old_lines: hunk.oldLines, new_lines: hunk.newLines, is_end_of_file: hunk.endOfFile };
+      return {
+        change_context: hunk.anchors[0] ?? null,
+        old_lines: hunk.oldLines,
+        new_lines: hunk.newLines,
+        is_end_of_file: hunk.endOfFile,
+      };
     }),
   };
 }
@@ -148,7 +155,9 @@ describe('Codex apply_cases', () => {
     expect(asserted.length + Object.keys(applyDivergences).length).toBe(cases.length);
     // Pinned, so that a new case or a new reason to diverge shows up here.
     expect([asserted.length, cases.length]).toEqual([20, 24]);
-    const failing = asserted.filter((entry) => entry.expected_error_contains !== undefined || entry.expected_exit !== undefined).map((entry) => entry.id);
+    const failing = asserted
+      .filter((entry) => entry.expected_error_contains !== undefined || entry.expected_exit !== undefined)
+      .map((entry) => entry.id);
     expect(failing.sort()).toEqual(Object.keys(applyFailures).sort());
   });
 
@@ -184,7 +193,12 @@ describe('Codex parser_cases', () => {
     expect(Object.keys(parserDivergences).every((id) => cases.some((entry) => entry.id === id))).toBe(true);
     expect(asserted.length + Object.keys(parserDivergences).length).toBe(cases.length);
     expect([asserted.length, cases.length]).toEqual([12, 14]);
-    expect(asserted.filter((entry) => entry.expected_error !== undefined).map((entry) => entry.id).sort()).toEqual(Object.keys(parserErrorLines).sort());
+    expect(
+      asserted
+        .filter((entry) => entry.expected_error !== undefined)
+        .map((entry) => entry.id)
+        .sort(),
+    ).toEqual(Object.keys(parserErrorLines).sort());
   });
 
   it.each(asserted.map((entry) => [entry.id, entry] as const))('%s', (_id, entry) => {
@@ -195,8 +209,10 @@ describe('Codex parser_cases', () => {
       return;
     }
     // One case points at another's hunks by name; toolgate always parses leniently, as Codex's default does.
-    const reference = typeof entry.expected_hunks === 'string' ? /^same as (\S+)$/.exec(entry.expected_hunks)?.[1] : undefined;
-    const expected = reference === undefined ? entry.expected_hunks : cases.find((other) => other.id === reference)?.expected_hunks;
+    const reference =
+      typeof entry.expected_hunks === 'string' ? /^same as (\S+)$/.exec(entry.expected_hunks)?.[1] : undefined;
+    const expected =
+      reference === undefined ? entry.expected_hunks : cases.find((other) => other.id === reference)?.expected_hunks;
     expect(Array.isArray(expected)).toBe(true);
     expect(parsePatch(entry.patch).operations.map(codexShape)).toEqual(expected);
   });
@@ -230,7 +246,9 @@ describe('Codex classic_update_chunk_cases', () => {
     if (operation.kind !== 'update') throw new Error('expected an update');
     expect(operation.hunks).toHaveLength(2);
     expect(body).toHaveLength(entry.expected_lines_consumed!);
-    expect(codexShape({ ...operation, hunks: [operation.hunks[1]!] })).toMatchObject({ chunks: [entry.expected_chunk] });
+    expect(codexShape({ ...operation, hunks: [operation.hunks[1]!] })).toMatchObject({
+      chunks: [entry.expected_chunk],
+    });
   });
 });
 
@@ -239,7 +257,8 @@ function readTree(directory: URL, prefix = ''): Files {
   const files: Files = {};
   for (const name of readdirSync(directory)) {
     const entry = new URL(name, directory);
-    if (statSync(entry).isDirectory()) Object.assign(files, readTree(new URL(`${name}/`, directory), `${prefix}${name}/`));
+    if (statSync(entry).isDirectory())
+      Object.assign(files, readTree(new URL(`${name}/`, directory), `${prefix}${name}/`));
     else files[`${prefix}${name}`] = readFileSync(entry, 'utf8');
   }
   return files;
@@ -261,18 +280,25 @@ const scenarioFailures: Record<string, ErrorCode> = {
 const scenarioDivergences: Record<string, string> = {
   '007_rejects_missing_file_delete': notFoundIsWorkspaces,
   '009_requires_existing_file_for_update': notFoundIsWorkspaces,
-  '010_move_overwrites_existing_destination': 'whether a move may replace an existing file is the workspace layer\'s decision',
-  '011_add_overwrites_existing_file': 'whether an add may replace an existing file is the workspace layer\'s decision',
-  '012_delete_directory_fails': 'a directory named by an operation is the workspace layer\'s is_directory',
+  '010_move_overwrites_existing_destination':
+    "whether a move may replace an existing file is the workspace layer's decision",
+  '011_add_overwrites_existing_file': "whether an add may replace an existing file is the workspace layer's decision",
+  '012_delete_directory_fails': "a directory named by an operation is the workspace layer's is_directory",
   '015_failure_after_partial_success_leaves_changes': `toolgate is atomic: created.txt is not created when the update fails; also ${notFoundIsWorkspaces}`,
 };
 
 describe('Codex scenarios', () => {
   const scenariosRoot = new URL('scenarios/', root);
-  const names = readdirSync(scenariosRoot).filter((name) => statSync(new URL(name, scenariosRoot)).isDirectory()).sort();
+  const names = readdirSync(scenariosRoot)
+    .filter((name) => statSync(new URL(name, scenariosRoot)).isDirectory())
+    .sort();
   const load = (name: string) => {
     const directory = new URL(`${name}/`, scenariosRoot);
-    return { patch: readFileSync(new URL('patch.txt', directory), 'utf8'), input: readTree(new URL('input/', directory)), expected: readTree(new URL('expected/', directory)) };
+    return {
+      patch: readFileSync(new URL('patch.txt', directory), 'utf8'),
+      input: readTree(new URL('input/', directory)),
+      expected: readTree(new URL('expected/', directory)),
+    };
   };
   const asserted = names.filter((name) => !(name in scenarioDivergences));
 
