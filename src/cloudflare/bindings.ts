@@ -1,9 +1,20 @@
 // What the Cloudflare home is given: its bindings and variables, read into typed settings, and
 // the way its objects call one another.
-import type { MiddlewareHandler } from 'hono';
+import type { Hono, MiddlewareHandler } from 'hono';
+import type { z } from 'zod';
+import type {
+  JobMessage,
+  ObjectCall,
+  ObjectCallAnswer,
+  ObjectCallAnswerInput,
+  ObjectCallBody,
+} from '../contract/object-calls.ts';
+import { parseInput } from '../contract/parse-input.ts';
 import { readSetting, type SettingName } from '../contract/settings.ts';
 import { errorStatus, ToolError, type ErrorBody } from '../core/errors.ts';
+import type { AppEnv } from '../http/app-deps.ts';
 import { errorResponse } from '../http/error-response.ts';
+import { readJsonBody } from '../http/json-body.ts';
 import type { DurableObjectStorageBinding } from '../storage/durable-object-sql-database.ts';
 import type { R2BucketBinding } from '../storage/r2-object-store.ts';
 
@@ -30,10 +41,7 @@ export interface QueueBinding<Body> {
 }
 
 /** What the Queue carries: the id of a job and the workspace that holds it, nothing more. */
-export interface JobMessage {
-  workspace: string;
-  jobId: string;
-}
+export type { JobMessage };
 
 export interface Env {
   /** One object per workspace: its manifest, processes, logs, approvals and usage records. */
@@ -128,15 +136,20 @@ export function dispatcherObject(env: Env): DurableObjectStub {
 }
 
 /**
- * One object's call to another: a JSON body in, the JSON answer out (undefined for 204). A
- * contract error the other object answered (a spent quota, say) is thrown as it came, so the
- * client sees it unchanged; any other failure is `unavailable`, which is safe to retry.
+ * One object's call to another, as `call` declares it: its JSON body in, its JSON answer out,
+ * parsed with the call's schema (undefined for 204). A contract error the other object answered
+ * (a spent quota, say) is thrown as it came, so the client sees it unchanged; any other failure,
+ * an answer this object cannot read among them, is `unavailable`, which is safe to retry.
  */
-export async function callObject<T>(stub: DurableObjectStub, path: string, body: unknown): Promise<T | undefined> {
+export async function callObject<Call extends ObjectCall>(
+  stub: DurableObjectStub,
+  call: Call,
+  body: ObjectCallBody<Call>,
+): Promise<ObjectCallAnswer<Call>> {
   let response: Response;
   try {
     response = await stub.fetch(
-      new Request(`https://toolgate.internal${INTERNAL_PREFIX}${path}`, {
+      new Request(`https://toolgate.internal${INTERNAL_PREFIX}${call.path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', [INTERNAL_HEADER]: '1' },
         body: JSON.stringify(body),
@@ -148,9 +161,10 @@ export async function callObject<T>(stub: DurableObjectStub, path: string, body:
       `A part of toolgate could not be reached (${(error as Error).message}); retry the call.`,
     );
   }
-  if (response.status === 204) return undefined;
+  // The casts name what the call declares: 204 is its answer of none, and readAnswer parsed any other with its schema.
+  if (response.status === 204) return undefined as ObjectCallAnswer<Call>;
   const text = await response.text();
-  if (response.ok) return JSON.parse(text) as T;
+  if (response.ok) return readAnswer(call, text) as ObjectCallAnswer<Call>;
   let error: Partial<ErrorBody['error']> | undefined;
   try {
     error = (JSON.parse(text) as Partial<ErrorBody>).error;
@@ -160,4 +174,53 @@ export async function callObject<T>(stub: DurableObjectStub, path: string, body:
   if (error?.code !== undefined && error.code in errorStatus && typeof error.message === 'string')
     throw new ToolError(error.code, error.message, error.details);
   throw new ToolError('unavailable', `A part of toolgate answered ${response.status}; retry the call.`);
+}
+
+/**
+ * A call's answer, parsed with its schema: one that does not fit (the objects' versions differ
+ * while a deploy rolls out) is `unavailable`, naming what did not fit.
+ */
+function readAnswer(call: ObjectCall, text: string): unknown {
+  try {
+    if (call.answer === null) throw new Error('an answer where none is declared');
+    return parseInput(call.answer, JSON.parse(text), `answer to ${call.path}`);
+  } catch (error) {
+    throw new ToolError(
+      'unavailable',
+      `A part of toolgate answered the internal call ${call.path} in a form this one does not read (${(error as Error).message}); retry the call.`,
+    );
+  }
+}
+
+/** The body of an internal call, parsed with its schema: a bad one is `invalid_argument`, naming every bad field. */
+export async function readCallBody<Call extends ObjectCall>(
+  call: Call,
+  request: Request,
+  maxBodyBytes: number,
+): Promise<z.output<Call['body']>> {
+  return parseInput<Call['body']>(
+    call.body,
+    await readJsonBody(request, maxBodyBytes),
+    `body of the internal call ${call.path}`,
+  );
+}
+
+/** The answer to an internal call, as `call` declares it: its JSON, or 204 when there is none. */
+export function answerCall<Call extends ObjectCall>(_call: Call, value: ObjectCallAnswerInput<Call>): Response {
+  return value === undefined ? new Response(null, { status: 204 }) : Response.json(value);
+}
+
+/**
+ * What serves the internal calls on `routes`: each call's body parsed with its schema, and what its
+ * handler gives answered as the call declares.
+ */
+export function callServer(routes: Hono<AppEnv>, maxBodyBytes: number) {
+  return <Call extends ObjectCall>(
+    call: Call,
+    handle: (body: z.output<Call['body']>) => ObjectCallAnswerInput<Call> | Promise<ObjectCallAnswerInput<Call>>,
+  ): void => {
+    routes.post(`/${call.path}`, async (c) =>
+      answerCall(call, await handle(await readCallBody(call, c.req.raw, maxBodyBytes))),
+    );
+  };
 }

@@ -11,7 +11,6 @@ import { createBaseApp } from '../http/app.ts';
 import { approvalRoutes, type ApprovalDesk } from '../http/approval-routes.ts';
 import { hookRoutes } from '../http/hook-routes.ts';
 import { assertRoutesGuarded } from '../http/route-access.ts';
-import { readJsonBody } from '../http/json-body.ts';
 import { keyRoutes } from '../http/key-routes.ts';
 import { toolListRoutes } from '../http/tool-routes.ts';
 import { usageRoutes } from '../http/usage-routes.ts';
@@ -23,7 +22,15 @@ import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import {
+  directoryCalls,
+  workspaceCalls,
+  type ObjectCall,
+  type ObjectCallAnswer,
+  type ObjectCallBody,
+} from '../contract/object-calls.ts';
+import {
   callObject,
+  callServer,
   INTERNAL_PREFIX,
   internalOnly,
   readSettings,
@@ -106,47 +113,19 @@ export class DirectoryObject {
     // The other objects' calls: each a JSON body in, a JSON answer out.
     const internal = new Hono<AppEnv>();
     internal.use('*', internalOnly());
-    const read = async <T>(request: Request): Promise<T> => (await readJsonBody(request, settings.maxBodyBytes)) as T;
-    internal.post('/authenticate', async (c) =>
-      answer(await keys.authenticate((await read<{ secret: string }>(c.req.raw)).secret)),
-    );
-    internal.post('/key', async (c) => answer(keys.get((await read<{ id: string }>(c.req.raw)).id)));
-    internal.post('/notify-secret', async (c) =>
-      answer({ secret: keys.notifySecret((await read<{ id: string }>(c.req.raw)).id) ?? null }),
-    );
-    internal.post('/rate-limit', async (c) => {
-      const { keyId, perMinute } = await read<{ keyId: string; perMinute: number }>(c.req.raw);
-      limiter.take(keyId, perMinute);
-      return c.body(null, 204);
-    });
-    internal.post('/quota/admit', async (c) => {
-      const { key, usesProcessTime } = await read<{ key: ApiKey; usesProcessTime: boolean }>(c.req.raw);
-      ledger.admit(key, usesProcessTime);
-      return c.body(null, 204);
-    });
-    internal.post('/quota/spent', async (c) => {
-      const { key } = await read<{ key: ApiKey }>(c.req.raw);
-      return c.json({ spent: ledger.processSecondsSpent(key) });
-    });
-    internal.post('/quota/seconds', async (c) => {
-      const { keyId, startedAt, seconds } = await read<{ keyId: string; startedAt: number; seconds: number }>(
-        c.req.raw,
-      );
-      ledger.addSeconds(keyId, startedAt, seconds);
-      return c.body(null, 204);
-    });
-    internal.post('/register', async (c) => {
-      index.add((await read<{ workspace: string }>(c.req.raw)).workspace);
-      return c.body(null, 204);
-    });
+    const serve = callServer(internal, settings.maxBodyBytes);
+    serve(directoryCalls.authenticate, ({ secret }) => keys.authenticate(secret));
+    serve(directoryCalls.key, ({ id }) => keys.get(id));
+    serve(directoryCalls.notifySecret, ({ id }) => ({ secret: keys.notifySecret(id) ?? null }));
+    serve(directoryCalls.rateLimit, ({ keyId, perMinute }) => limiter.take(keyId, perMinute));
+    serve(directoryCalls.quotaAdmit, ({ key, usesProcessTime }) => ledger.admit(key, usesProcessTime));
+    serve(directoryCalls.quotaSpent, ({ key }) => ({ spent: ledger.processSecondsSpent(key) }));
+    serve(directoryCalls.quotaSeconds, ({ keyId, startedAt, seconds }) => ledger.addSeconds(keyId, startedAt, seconds));
+    serve(directoryCalls.register, ({ workspace }) => index.add(workspace));
     app.route(INTERNAL_PREFIX.slice(0, -1), internal);
     assertRoutesGuarded(app);
     this.app = app;
   }
-}
-
-function answer(value: unknown): Response {
-  return value === undefined ? new Response(null, { status: 204 }) : Response.json(value);
 }
 
 /**
@@ -238,7 +217,7 @@ class SpanningViews implements ApprovalDesk {
     const names = this.index
       .names()
       .filter((name) => query.workspaces === undefined || scopeCovers(query.workspaces, name));
-    const parts = await this.ask<UsageRow[]>(names, 'usage', query);
+    const parts = await this.ask(names, workspaceCalls.usage, query);
     const totals = new Map<string, UsageRow>();
     for (const row of parts.flat()) {
       const total = totals.get(row.group);
@@ -257,7 +236,7 @@ class SpanningViews implements ApprovalDesk {
 
   async listApprovals(key: ApiKey, status: Approval['status'] | undefined, limit: number): Promise<Approval[]> {
     const visible = this.index.names().filter((name) => canSeeWorkspace(key, name));
-    const parts = await this.ask<Approval[]>(visible, 'approvals', { key, status, limit });
+    const parts = await this.ask(visible, workspaceCalls.approvals, { key, status, limit });
     // Newest first, as one object lists them.
     return parts
       .flat()
@@ -274,13 +253,18 @@ class SpanningViews implements ApprovalDesk {
     return this.getApproval(key, id);
   }
 
-  private async ask<T>(names: string[], path: string, body: unknown): Promise<T[]> {
-    const answers: T[] = [];
+  /** Asks each named workspace object, a batch at a time; every one of these calls has an answer. */
+  private async ask<Call extends ObjectCall>(
+    names: string[],
+    call: Call,
+    body: ObjectCallBody<Call>,
+  ): Promise<NonNullable<ObjectCallAnswer<Call>>[]> {
+    const answers: NonNullable<ObjectCallAnswer<Call>>[] = [];
     for (let start = 0; start < names.length; start += FAN_OUT) {
       const batch = names.slice(start, start + FAN_OUT);
       answers.push(
         ...(await Promise.all(
-          batch.map(async (name) => (await callObject<T>(workspaceObject(this.env, name), path, body))!),
+          batch.map(async (name) => (await callObject(workspaceObject(this.env, name), call, body))!),
         )),
       );
     }

@@ -2,6 +2,7 @@
 // hands them to runners that lease. It only offers: the workspace object that holds a job
 // leases it (or answers that it no longer waits), so a job delivered twice runs once.
 import type { Hono } from 'hono';
+import { dispatcherCalls, directoryCalls, workspaceCalls } from '../contract/object-calls.ts';
 import { parseInput } from '../contract/parse-input.ts';
 import { leaseRequestSchema } from '../contract/runner-protocol.ts';
 import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
@@ -9,7 +10,6 @@ import type { AppEnv } from '../http/app-deps.ts';
 import { createBaseApp } from '../http/app.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { assertRoutesGuarded } from '../http/route-access.ts';
-import type { ApiKey } from '../keys/key-store.ts';
 import type { LeaseHolder } from '../processes/runner-reports.ts';
 import type { LeaseWish } from '../processes/runner-side.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
@@ -17,10 +17,12 @@ import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import {
+  answerCall,
   callObject,
   directoryObject,
   INTERNAL_PREFIX,
   internalOnly,
+  readCallBody,
   readSettings,
   workspaceObject,
   type DurableObjectState,
@@ -46,7 +48,7 @@ export class DispatcherObject {
     const settings = readSettings(env);
     this.offers = new JobOffers(new DurableObjectSqlDatabase(state.storage));
     const keys = {
-      authenticate: async (secret: string) => callObject<ApiKey>(directoryObject(env), 'authenticate', { secret }),
+      authenticate: async (secret: string) => callObject(directoryObject(env), directoryCalls.authenticate, { secret }),
     };
     const app = createBaseApp({ keys, tools: new ToolRegistry(builtinTools), runnerProtocol: true });
     app.post('/v1/runner/lease', async (c) => {
@@ -67,11 +69,10 @@ export class DispatcherObject {
       );
       return job ? c.json({ job }) : c.body(null, 204);
     });
-    app.post(`${INTERNAL_PREFIX}offer`, internalOnly(), async (c) => {
-      const message = (await readJsonBody(c.req.raw, settings.maxBodyBytes)) as JobMessage;
-      this.offers.add(message);
+    app.post(`${INTERNAL_PREFIX}${dispatcherCalls.offer.path}`, internalOnly(), async (c) => {
+      this.offers.add(await readCallBody(dispatcherCalls.offer, c.req.raw, settings.maxBodyBytes));
       for (const wake of [...this.waiting.keys()]) wake();
-      return c.body(null, 204);
+      return answerCall(dispatcherCalls.offer, undefined);
     });
     assertRoutesGuarded(app);
     this.app = app;
@@ -110,11 +111,12 @@ export class DispatcherObject {
         }
         this.claimed.add(offer.jobId);
         try {
-          const answer = await callObject<{ job?: unknown; later?: boolean }>(
-            workspaceObject(env, offer.workspace),
-            'lease-job',
-            { jobId: offer.jobId, runnerId, holder, wish },
-          );
+          const answer = await callObject(workspaceObject(env, offer.workspace), workspaceCalls.leaseJob, {
+            jobId: offer.jobId,
+            runnerId,
+            holder,
+            wish,
+          });
           if (answer?.later) {
             // Held back from an exec-only request, the job may suit a request that takes any: those re-check.
             if (wish.execOnly) for (const [wake, execOnly] of [...this.waiting]) if (!execOnly) wake();

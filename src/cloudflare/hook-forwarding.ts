@@ -1,16 +1,12 @@
 // The directory's side of a webhook delivery on the Cloudflare home: hooks are configured and
 // verified in the directory (the Worker cannot tell a hook's workspace from its URL), and a
 // verified delivery is handed to its workspace's object, which runs it as the hook's owner key.
+import type { ForwardedDelivery } from '../contract/object-calls.ts';
 import type { CallAnswer } from '../core/call-answer.ts';
 import { errorBody, ToolError } from '../core/errors.ts';
 import type { HookDeliverer, SignedDelivery } from '../http/app-deps.ts';
 import { INTERNAL_HEADER, INTERNAL_PREFIX, workspaceObject, type Env } from './bindings.ts';
-import {
-  HOOK_ANSWER_HEADERS,
-  HOOK_DELIVERY_HEADER,
-  HOOK_DELIVERY_PATH,
-  type ForwardedDelivery,
-} from './hook-delivery-route.ts';
+import { HOOK_ANSWER_HEADERS, HOOK_DELIVERY_HEADER, HOOK_DELIVERY_PATH } from './hook-delivery-route.ts';
 import { WORKSPACE_HEADER } from './workspace-object.ts';
 
 export class WorkspaceHookForwarder implements HookDeliverer {

@@ -1,6 +1,7 @@
 // The Cloudflare Worker: sends each request to the object that holds what it is about (a
 // workspace's object, the dispatcher for leases, the directory for the rest), and feeds the
 // dispatcher from the job Queue.
+import { dispatcherCalls } from '../contract/object-calls.ts';
 import { errorResponse } from '../http/error-response.ts';
 import { readBodyBytes } from '../http/json-body.ts';
 import { ToolError } from '../core/errors.ts';
@@ -65,7 +66,7 @@ export const worker = {
   async queue(batch: { messages: readonly QueueMessage<JobMessage>[] }, env: Env): Promise<void> {
     for (const message of batch.messages) {
       try {
-        await callObject(dispatcherObject(env), 'offer', message.body);
+        await callObject(dispatcherObject(env), dispatcherCalls.offer, message.body);
         message.ack();
       } catch (error) {
         log(`could not offer job ${message.body.jobId}; the Queue delivers it again`, error);

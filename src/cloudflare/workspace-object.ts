@@ -2,7 +2,7 @@
 // processes, logs, approvals and the usage records of calls on it (each written in the
 // transaction of the call's effect), serving the workspace's routes with the core's own code.
 import { Hono } from 'hono';
-import { ApprovalStore, type Approval } from '../approvals/approval-store.ts';
+import { ApprovalStore } from '../approvals/approval-store.ts';
 import { ToolCalls } from '../calls/tool-calls.ts';
 import type { KeyLookup } from '../keys/key-lookup.ts';
 import type { QuotaLedger } from '../metering/quota-ledger.ts';
@@ -13,17 +13,14 @@ import type { AppEnv, KeyAuthority } from '../http/app-deps.ts';
 import { createBaseApp } from '../http/app.ts';
 import { approvalRoutes } from '../http/approval-routes.ts';
 import { historyRoutes } from '../http/history-routes.ts';
-import { readJsonBody } from '../http/json-body.ts';
 import { mcpRoutes } from '../http/mcp-routes.ts';
 import { assertRoutesGuarded } from '../http/route-access.ts';
 import { leasedJobBody, runnerRoutes } from '../http/runner-routes.ts';
 import { toolRoutes } from '../http/tool-routes.ts';
 import { workspaceRoutes } from '../http/workspace-routes.ts';
 import type { ApiKey } from '../keys/key-store.ts';
-import { UsageMeter, type UsageQuery } from '../metering/usage-meter.ts';
+import { UsageMeter } from '../metering/usage-meter.ts';
 import { ProcessStore } from '../processes/process-store.ts';
-import type { LeaseHolder } from '../processes/runner-reports.ts';
-import type { LeaseWish } from '../processes/runner-side.ts';
 import { WorkspaceHistory } from '../history/workspace-history.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
@@ -32,7 +29,15 @@ import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { Workspaces } from '../workspace/workspaces.ts';
 import {
+  directoryCalls,
+  workspaceCalls,
+  type ObjectCall,
+  type ObjectCallAnswer,
+  type ObjectCallBody,
+} from '../contract/object-calls.ts';
+import {
   callObject,
+  callServer,
   directoryObject,
   INTERNAL_PREFIX,
   internalOnly,
@@ -164,27 +169,18 @@ export class WorkspaceObject {
 
     const internal = new Hono<AppEnv>();
     internal.use('*', internalOnly());
-    const read = async <T>(request: Request): Promise<T> => (await readJsonBody(request, settings.maxBodyBytes)) as T;
-    internal.post('/usage', async (c) => c.json(meter.summary(await read<UsageQuery>(c.req.raw))));
-    internal.post('/approvals', async (c) => {
-      const { key, status, limit } = await read<{ key: ApiKey; status?: Approval['status']; limit: number }>(c.req.raw);
-      return c.json(calls.listApprovals(key, status, limit));
-    });
-    internal.post('/lease-job', async (c) => {
-      const { jobId, runnerId, holder, wish } = await read<{
-        jobId: string;
-        runnerId: string;
-        holder: LeaseHolder;
-        wish?: LeaseWish;
-      }>(c.req.raw);
+    const serve = callServer(internal, settings.maxBodyBytes);
+    serve(workspaceCalls.usage, (query) => meter.summary(query));
+    serve(workspaceCalls.approvals, ({ key, status, limit }) => calls.listApprovals(key, status, limit));
+    serve(workspaceCalls.leaseJob, ({ jobId, runnerId, holder, wish }) => {
       const job = processes.leaseJob(jobId, runnerId, holder, wish);
-      if (job === 'gone') return c.body(null, 204);
+      if (job === 'gone') return undefined;
       if (job === 'later') {
         // Held back: once a slot frees, this object's jobs are offered again so a waiting runner hears of them.
         this.dispatch!.heldBack = true;
-        return c.json({ later: true });
+        return { later: true };
       }
-      return c.json({ job: leasedJobBody(job, deps) });
+      return { job: leasedJobBody(job, deps) };
     });
     // Webhook deliveries the directory verified: run here, as the hook's owner key, once per delivery id.
     const hookDeliveries = new HookDeliveries({
@@ -222,7 +218,7 @@ export class WorkspaceObject {
    */
   private async register(workspace: string | null): Promise<void> {
     if (workspace === null || this.registered.has(workspace) || this.workspaces?.info(workspace) === undefined) return;
-    await callObject(directoryObject(this.env), 'register', { workspace });
+    await callObject(directoryObject(this.env), directoryCalls.register, { workspace });
     this.registered.add(workspace);
   }
 
@@ -311,34 +307,34 @@ class DirectoryClient implements KeyAuthority, KeyLookup, CallLimiter, QuotaLedg
   constructor(private readonly env: Env) {}
 
   async authenticate(secret: string): Promise<ApiKey | undefined> {
-    return this.call<ApiKey>('authenticate', { secret });
+    return this.call(directoryCalls.authenticate, { secret });
   }
 
   async get(id: string): Promise<ApiKey | undefined> {
-    return this.call<ApiKey>('key', { id });
+    return this.call(directoryCalls.key, { id });
   }
 
   async notifySecret(id: string): Promise<string | undefined> {
-    return (await this.call<{ secret: string | null }>('notify-secret', { id }))?.secret ?? undefined;
+    return (await this.call(directoryCalls.notifySecret, { id }))?.secret ?? undefined;
   }
 
   async take(keyId: string, perMinute: number): Promise<void> {
-    await this.call('rate-limit', { keyId, perMinute });
+    await this.call(directoryCalls.rateLimit, { keyId, perMinute });
   }
 
   async admit(key: ApiKey, options: { usesProcessTime: boolean }): Promise<void> {
-    await this.call('quota/admit', { key, usesProcessTime: options.usesProcessTime });
+    await this.call(directoryCalls.quotaAdmit, { key, usesProcessTime: options.usesProcessTime });
   }
 
   async addProcessSeconds(keyId: string, startedAt: number, seconds: number): Promise<void> {
-    await this.call('quota/seconds', { keyId, startedAt, seconds });
+    await this.call(directoryCalls.quotaSeconds, { keyId, startedAt, seconds });
   }
 
   async processSecondsSpent(key: ApiKey): Promise<boolean> {
-    return (await this.call<{ spent: boolean }>('quota/spent', { key }))?.spent ?? false;
+    return (await this.call(directoryCalls.quotaSpent, { key }))?.spent ?? false;
   }
 
-  private call<T>(path: string, body: unknown): Promise<T | undefined> {
-    return callObject<T>(directoryObject(this.env), path, body);
+  private call<Call extends ObjectCall>(call: Call, body: ObjectCallBody<Call>): Promise<ObjectCallAnswer<Call>> {
+    return callObject(directoryObject(this.env), call, body);
   }
 }

@@ -1,0 +1,206 @@
+// The calls between the Cloudflare home's Durable Objects, declared once: each is a path under the
+// internal prefix, the JSON body it takes and the JSON it answers. The receiving object parses the
+// body with the call's schema; the calling one types the body from it and parses the answer, so
+// two versions of an object that drift apart (during a rolling deploy) fail with a clear error.
+import { z } from 'zod';
+import { errorStatus, type ErrorCode } from '../core/errors.ts';
+import { usageRowSchema } from './http-answers.ts';
+import {
+  approvalModeSchema,
+  approvalRuleInput,
+  approvalStatusSchema,
+  keyRoleSchema,
+  quotaInput,
+  usageGroupSchema,
+} from './http-requests.ts';
+import { leasedJobSchema } from './runner-protocol.ts';
+import { count } from './wire-values.ts';
+
+/** One call between objects: its path under the internal prefix, its body, and its answer (null: none, status 204). */
+export interface ObjectCall<Body extends z.ZodType = z.ZodType, Answer extends z.ZodType | null = z.ZodType | null> {
+  readonly path: string;
+  readonly body: Body;
+  readonly answer: Answer;
+}
+
+/** The body a caller sends. */
+export type ObjectCallBody<Call extends ObjectCall> = z.input<Call['body']>;
+/** The answer the receiving object gives; undefined (or nothing) when it answers 204. */
+export type ObjectCallAnswerInput<Call extends ObjectCall> = Call['answer'] extends z.ZodType
+  ? z.input<Call['answer']> | undefined
+  : void;
+/** The answer as the caller reads it; undefined when the object answered 204. */
+export type ObjectCallAnswer<Call extends ObjectCall> = Call['answer'] extends z.ZodType
+  ? z.output<Call['answer']> | undefined
+  : undefined;
+
+function objectCall<Body extends z.ZodType, Answer extends z.ZodType | null>(
+  path: string,
+  body: Body,
+  answer: Answer,
+): ObjectCall<Body, Answer> {
+  return { path, body, answer };
+}
+
+// The records the calls carry are plain objects: a field a newer object adds is dropped, not refused.
+// JSON leaves out a field whose value is undefined; read back, each such field is there again.
+
+/** An API key as the directory holds it (its secret never travels). */
+export const storedKeySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    role: keyRoleSchema,
+    workspaces: z.array(z.string()),
+    tools: z.array(z.string()).optional(),
+    approvalMode: approvalModeSchema,
+    rules: z.array(approvalRuleInput),
+    quota: quotaInput.optional(),
+    rateLimitPerMinute: z.number().int().optional(),
+    notifyUrl: z.string().optional(),
+    createdAt: z.string(),
+  })
+  .transform((key) => ({
+    ...key,
+    tools: key.tools,
+    quota: key.quota,
+    rateLimitPerMinute: key.rateLimitPerMinute,
+    notifyUrl: key.notifyUrl,
+  }));
+export type StoredKey = z.output<typeof storedKeySchema>;
+
+const errorCodes = Object.keys(errorStatus) as ErrorCode[];
+
+/** An approval as a workspace object holds it, with the usage record of its call. */
+export const storedApprovalSchema = z
+  .object({
+    id: z.string(),
+    status: approvalStatusSchema,
+    tool: z.string(),
+    action: z.string().optional(),
+    arguments: z.unknown(),
+    workspace: z.string(),
+    keyId: z.string(),
+    createdAt: z.string(),
+    expiresAt: z.string(),
+    decidedAt: z.string().optional(),
+    decidedBy: z.string().optional(),
+    reason: z.string().optional(),
+    result: z.unknown().optional(),
+    error: z
+      .object({
+        code: z.enum([...errorCodes, 'interrupted']),
+        message: z.string(),
+        details: z.unknown().optional(),
+      })
+      .optional(),
+    usageId: z.number().int(),
+    bytesIn: count,
+  })
+  .transform((approval) => ({
+    ...approval,
+    action: approval.action,
+    decidedAt: approval.decidedAt,
+    decidedBy: approval.decidedBy,
+    reason: approval.reason,
+    result: approval.result,
+    error: approval.error,
+  }));
+
+/** Who leases a job: the runner key and the workspaces it serves. */
+const leaseHolderSchema = z.object({ keyId: z.string(), workspaces: z.array(z.string()).readonly() });
+
+/** A hook as its deliveries need it, without its secret. */
+const hookTargetSchema = z.object({
+  id: z.string(),
+  workspace: z.string(),
+  ownerKeyId: z.string(),
+  checkpoint: z.boolean(),
+});
+
+// Calls to the directory: keys, rate limits, the quota ledger and the index of workspace objects.
+
+export const directoryCalls = {
+  /** The key a secret belongs to; none (204) when it belongs to no live key. */
+  authenticate: objectCall('authenticate', z.strictObject({ secret: z.string() }), storedKeySchema),
+  /** A live key by id; none (204) when there is none. */
+  key: objectCall('key', z.strictObject({ id: z.string() }), storedKeySchema),
+  /** The secret a key's approval notices are signed with. */
+  notifySecret: objectCall(
+    'notify-secret',
+    z.strictObject({ id: z.string() }),
+    z.looseObject({ secret: z.string().nullable() }),
+  ),
+  /** Takes one call from a key's allowance a minute; `rate_limited` when it is spent. */
+  rateLimit: objectCall('rate-limit', z.strictObject({ keyId: z.string(), perMinute: z.number().int().min(1) }), null),
+  /** Admits one call against the key's quota; `quota_exceeded` when it is spent. */
+  quotaAdmit: objectCall('quota/admit', z.strictObject({ key: storedKeySchema, usesProcessTime: z.boolean() }), null),
+  /** Whether the key's processSeconds quota is spent in its current period. */
+  quotaSpent: objectCall(
+    'quota/spent',
+    z.strictObject({ key: storedKeySchema }),
+    z.looseObject({ spent: z.boolean() }),
+  ),
+  /** Process seconds a key's call used, counted in the period the call started in. */
+  quotaSeconds: objectCall(
+    'quota/seconds',
+    z.strictObject({ keyId: z.string(), startedAt: z.number(), seconds: z.number().min(0) }),
+    null,
+  ),
+  /** Enters a workspace in the index the listings that span workspaces ask. */
+  register: objectCall('register', z.strictObject({ workspace: z.string() }), null),
+} as const;
+
+// Calls to a workspace object: its part of the listings that span workspaces, and the leasing of its jobs.
+
+/** Which calls a usage summary adds up (ms since the epoch; the scope's workspaces, `*` for all). */
+export const usageQuerySchema = z.strictObject({
+  from: z.number(),
+  to: z.number(),
+  groupBy: usageGroupSchema,
+  keyId: z.string().optional(),
+  workspaces: z.array(z.string()).readonly().optional(),
+});
+
+export const workspaceCalls = {
+  /** The usage totals of the calls recorded in this object. */
+  usage: objectCall('usage', usageQuerySchema, z.array(usageRowSchema)),
+  /** The approvals of this object the key may see, newest first. */
+  approvals: objectCall(
+    'approvals',
+    z.strictObject({ key: storedKeySchema, status: approvalStatusSchema.optional(), limit: count }),
+    z.array(storedApprovalSchema),
+  ),
+  /**
+   * Leases an offered job to a runner: the job, `later` when it must wait (its workspace runs its
+   * most processes, or it is a start and the runner takes execs only), or none (204) when it no longer waits.
+   */
+  leaseJob: objectCall(
+    'lease-job',
+    z.strictObject({
+      jobId: z.string(),
+      runnerId: z.string(),
+      holder: leaseHolderSchema,
+      wish: z.object({ execOnly: z.boolean().optional() }).optional(),
+    }),
+    z.looseObject({ job: leasedJobSchema.optional(), later: z.boolean().optional() }),
+  ),
+} as const;
+
+/**
+ * A webhook delivery the directory verified, sent to the hook's workspace object: this travels as
+ * JSON in a header (the hook, and the sender's delivery id), the body being the delivery's raw body.
+ */
+export const forwardedDeliverySchema = z.strictObject({ hook: hookTargetSchema, deliveryId: z.string().optional() });
+export type ForwardedDelivery = z.input<typeof forwardedDeliverySchema>;
+
+// Calls to the dispatcher.
+
+/** A job waiting in a workspace object: what the Queue carries, and what the dispatcher is offered. */
+export const jobMessageSchema = z.strictObject({ workspace: z.string(), jobId: z.string() });
+export type JobMessage = z.output<typeof jobMessageSchema>;
+
+export const dispatcherCalls = {
+  /** Offers a job to the runners that lease (a job offered twice is held once). */
+  offer: objectCall('offer', jobMessageSchema, null),
+} as const;

@@ -1,0 +1,223 @@
+// The calls between the Cloudflare home's objects (src/contract/object-calls.ts): each call takes the
+// body its caller sends, as it goes over the wire, and refuses a malformed one naming the field;
+// each answer reads back what the receiving object sends.
+import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import type { Approval } from '../../src/approvals/approval-store.ts';
+import {
+  directoryCalls,
+  dispatcherCalls,
+  forwardedDeliverySchema,
+  workspaceCalls,
+  type ObjectCall,
+} from '../../src/contract/object-calls.ts';
+import { parseInput } from '../../src/contract/parse-input.ts';
+import { ToolError } from '../../src/core/errors.ts';
+import type { ApiKey } from '../../src/keys/key-store.ts';
+
+/** A key as the directory's store gives it: the fields it does not hold are undefined. */
+const key: ApiKey = {
+  id: 'key_1',
+  name: 'agent',
+  role: 'agent',
+  workspaces: ['alpha'],
+  tools: undefined,
+  approvalMode: 'safe',
+  rules: [{ tool: 'bash', action: 'exec', decision: 'approve' }],
+  quota: undefined,
+  rateLimitPerMinute: undefined,
+  notifyUrl: undefined,
+  createdAt: '2026-01-01T00:00:00.000Z',
+};
+const limitedKey: ApiKey = {
+  ...key,
+  tools: ['read_file'],
+  quota: { calls: 10, period: 'day' },
+  rateLimitPerMinute: 60,
+  notifyUrl: 'https://example.test/notify',
+};
+
+const approval: Approval = {
+  id: 'apr_1.alpha',
+  status: 'rejected',
+  tool: 'bash',
+  action: 'exec',
+  arguments: { action: 'exec', command: 'ls' },
+  workspace: 'alpha',
+  keyId: 'key_1',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  expiresAt: '2026-01-01T01:00:00.000Z',
+  decidedAt: '2026-01-01T00:10:00.000Z',
+  decidedBy: 'key_admin',
+  reason: undefined,
+  result: undefined,
+  error: { code: 'interrupted', message: 'The server stopped.' },
+  usageId: 7,
+  bytesIn: 120,
+};
+
+/** A value as it crosses: JSON, which leaves out undefined fields. */
+const wire = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+
+/** Each call: a body its caller sends, and malformed ones with the field the refusal names. */
+const bodies: { call: ObjectCall; good: unknown[]; bad: { body: unknown; field: string }[] }[] = [
+  {
+    call: directoryCalls.authenticate,
+    good: [{ secret: 'tg_secret' }],
+    bad: [
+      { body: {}, field: 'secret' },
+      { body: { secret: 1 }, field: 'secret' },
+    ],
+  },
+  { call: directoryCalls.key, good: [{ id: 'key_1' }], bad: [{ body: { id: null }, field: 'id' }] },
+  { call: directoryCalls.notifySecret, good: [{ id: 'key_1' }], bad: [{ body: { id: 'key_1', x: 1 }, field: '' }] },
+  {
+    call: directoryCalls.rateLimit,
+    good: [{ keyId: 'key_1', perMinute: 60 }],
+    bad: [{ body: { keyId: 'key_1', perMinute: '60' }, field: 'perMinute' }],
+  },
+  {
+    call: directoryCalls.quotaAdmit,
+    good: [
+      { key, usesProcessTime: false },
+      { key: limitedKey, usesProcessTime: true },
+    ],
+    bad: [
+      { body: { key: { ...key, role: 'root' }, usesProcessTime: false }, field: 'key.role' },
+      { body: { key }, field: 'usesProcessTime' },
+    ],
+  },
+  {
+    call: directoryCalls.quotaSpent,
+    good: [{ key: limitedKey }],
+    bad: [{ body: { key: { ...limitedKey, quota: { calls: 1, period: 'week' } } }, field: 'key.quota.period' }],
+  },
+  {
+    call: directoryCalls.quotaSeconds,
+    good: [{ keyId: 'key_1', startedAt: 1_767_225_600_000, seconds: 1.5 }],
+    bad: [{ body: { keyId: 'key_1', startedAt: 1_767_225_600_000, seconds: -1 }, field: 'seconds' }],
+  },
+  {
+    call: directoryCalls.register,
+    good: [{ workspace: 'alpha' }],
+    bad: [{ body: { workspace: 42 }, field: 'workspace' }],
+  },
+  {
+    call: workspaceCalls.usage,
+    good: [
+      { from: 0, to: Number.MAX_SAFE_INTEGER, groupBy: 'tool', keyId: 'key_1', workspaces: ['*'] },
+      { from: 0, to: 10, groupBy: 'workspace', keyId: undefined, workspaces: ['alpha'] },
+    ],
+    bad: [{ body: { from: 0, to: 10, groupBy: 'day' }, field: 'groupBy' }],
+  },
+  {
+    call: workspaceCalls.approvals,
+    good: [
+      { key, status: undefined, limit: 100 },
+      { key, status: 'pending', limit: 1 },
+    ],
+    bad: [{ body: { key, status: 'expired', limit: 100 }, field: 'status' }],
+  },
+  {
+    call: workspaceCalls.leaseJob,
+    good: [
+      { jobId: 'job_1', runnerId: 'runner', holder: { keyId: 'key_runner', workspaces: ['*'] }, wish: {} },
+      {
+        jobId: 'job_1',
+        runnerId: 'runner',
+        holder: { keyId: 'key_runner', workspaces: ['alpha'] },
+        wish: { execOnly: true },
+      },
+    ],
+    bad: [
+      { body: { jobId: 'job_1', runnerId: 'runner', holder: { keyId: 'key_runner' } }, field: 'holder.workspaces' },
+    ],
+  },
+  {
+    call: dispatcherCalls.offer,
+    good: [{ workspace: 'alpha', jobId: 'job_1' }],
+    bad: [{ body: { workspace: 'alpha' }, field: 'jobId' }],
+  },
+];
+
+function refusal(schema: z.ZodType, value: unknown): ToolError {
+  try {
+    parseInput(schema, value, 'body');
+  } catch (error) {
+    return error as ToolError;
+  }
+  throw new Error(`${JSON.stringify(value)} was taken`);
+}
+
+describe('the calls between objects', () => {
+  it('names every call by a path of its own', () => {
+    const paths = [directoryCalls, workspaceCalls, dispatcherCalls].flatMap((table) =>
+      Object.values(table).map((call: ObjectCall) => call.path),
+    );
+    expect(new Set(paths).size).toBe(paths.length);
+    expect(paths).toEqual([
+      'authenticate',
+      'key',
+      'notify-secret',
+      'rate-limit',
+      'quota/admit',
+      'quota/spent',
+      'quota/seconds',
+      'register',
+      'usage',
+      'approvals',
+      'lease-job',
+      'offer',
+    ]);
+  });
+
+  for (const { call, good, bad } of bodies) {
+    it(`${call.path}: takes the body its caller sends, unchanged on the wire`, () => {
+      for (const body of good) {
+        const parsed = parseInput(call.body, wire(body), 'body');
+        expect(wire(parsed)).toEqual(wire(body));
+      }
+    });
+
+    it(`${call.path}: refuses a malformed body with invalid_argument naming the field`, () => {
+      for (const { body, field } of bad) {
+        const error = refusal(call.body, body);
+        expect(error).toBeInstanceOf(ToolError);
+        expect(error.code).toBe('invalid_argument');
+        expect((error.details as { issues: { path: string }[] }).issues.map((issue) => issue.path)).toContain(field);
+      }
+    });
+  }
+
+  it('reads a key back with the fields JSON left out, as the store gives it', () => {
+    for (const each of [key, limitedKey]) {
+      const answer = directoryCalls.authenticate.answer.parse(wire(each));
+      expect(answer).toStrictEqual(each);
+      // The order of the fields is kept, so a key sent on again is the same JSON.
+      expect(JSON.stringify(answer)).toBe(JSON.stringify(each));
+    }
+    expect(directoryCalls.key.answer.safeParse({ ...(wire(key) as object), workspaces: 'alpha' }).success).toBe(false);
+  });
+
+  it('reads the other answers back', () => {
+    expect(directoryCalls.notifySecret.answer.parse({ secret: null })).toEqual({ secret: null });
+    expect(directoryCalls.notifySecret.answer.safeParse({}).success).toBe(false);
+    expect(directoryCalls.quotaSpent.answer.parse({ spent: true })).toEqual({ spent: true });
+    expect(directoryCalls.quotaSpent.answer.safeParse({ spent: 'no' }).success).toBe(false);
+    const row = { group: 'read_file', calls: 2, errors: 0, bytesIn: 10, bytesOut: 20, processSeconds: 0 };
+    expect(workspaceCalls.usage.answer.parse([row])).toEqual([row]);
+    expect(workspaceCalls.usage.answer.safeParse([{ ...row, calls: -1 }]).success).toBe(false);
+    expect(workspaceCalls.approvals.answer.parse(wire([approval]))).toStrictEqual([approval]);
+    expect(workspaceCalls.approvals.answer.safeParse([{ ...approval, status: 'lost' }]).success).toBe(false);
+    expect(workspaceCalls.leaseJob.answer.parse({ later: true })).toEqual({ later: true });
+    expect(workspaceCalls.leaseJob.answer.safeParse({ job: { processId: 'p' } }).success).toBe(false);
+  });
+
+  it('reads the forwarded hook delivery', () => {
+    const hook = { id: 'hook_1', workspace: 'alpha', ownerKeyId: 'key_admin', checkpoint: false };
+    expect(forwardedDeliverySchema.parse(wire({ hook, deliveryId: undefined }))).toEqual({ hook });
+    expect(forwardedDeliverySchema.parse({ hook, deliveryId: 'd1' })).toEqual({ hook, deliveryId: 'd1' });
+    const error = refusal(forwardedDeliverySchema, { hook: { ...hook, checkpoint: 'yes' } });
+    expect(error.code).toBe('invalid_argument');
+  });
+});
