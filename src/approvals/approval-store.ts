@@ -1,34 +1,16 @@
 // Approvals kept durably: a pending call, its one decision, and the outcome of running it.
-import { ToolError, type ErrorCode } from '../core/errors.ts';
+import { ToolError } from '../core/errors.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { ApprovalStatus } from '../contract/http-requests.ts';
+import type { StoredApproval } from '../contract/object-calls.ts';
 
 export type { ApprovalStatus };
 
 export const STOP_REASON = 'BLOCKED_BY_APPROVAL';
 export const REJECTED_PREFIX = '[approval-rejected]';
 
-export interface Approval {
-  id: string;
-  status: ApprovalStatus;
-  tool: string;
-  action: string | undefined;
-  arguments: unknown;
-  workspace: string;
-  /** The key whose call waits. */
-  keyId: string;
-  createdAt: string;
-  expiresAt: string;
-  decidedAt: string | undefined;
-  decidedBy: string | undefined;
-  reason: string | undefined;
-  /** Once an approved call has run: its result, or its error. */
-  result: unknown;
-  error: { code: ErrorCode | 'interrupted'; message: string; details?: unknown } | undefined;
-  /** The open usage record of the call. */
-  usageId: number;
-  bytesIn: number;
-}
+/** A pending call, its one decision and the outcome of running it; the record workspace objects also send in listings. */
+export type Approval = StoredApproval;
 
 type ApprovalRow = {
   id: string;

@@ -106,17 +106,20 @@ export const storedApprovalSchema = z
     result: approval.result,
     error: approval.error,
   }));
+export type StoredApproval = z.output<typeof storedApprovalSchema>;
 
 /** Who leases a job: the runner key and the workspaces it serves. */
-const leaseHolderSchema = z.object({ keyId: z.string(), workspaces: z.array(z.string()).readonly() });
+export const leaseHolderSchema = z.object({ keyId: z.string(), workspaces: z.array(z.string()).readonly() });
+export type LeaseHolder = z.output<typeof leaseHolderSchema>;
 
 /** A hook as its deliveries need it, without its secret. */
-const hookTargetSchema = z.object({
+export const hookTargetSchema = z.object({
   id: z.string(),
   workspace: z.string(),
   ownerKeyId: z.string(),
   checkpoint: z.boolean(),
 });
+export type HookTarget = z.output<typeof hookTargetSchema>;
 
 // Calls to the directory: keys, rate limits, the quota ledger and the index of workspace objects.
 
@@ -161,6 +164,7 @@ export const usageQuerySchema = z.strictObject({
   keyId: z.string().optional(),
   workspaces: z.array(z.string()).readonly().optional(),
 });
+export type UsageQuery = z.output<typeof usageQuerySchema>;
 
 export const workspaceCalls = {
   /** The usage totals of the calls recorded in this object. */

@@ -1,16 +1,11 @@
 // Webhook configurations: the secret that verifies a hook's deliveries, the workspace they patch,
 // and the admin key they run as.
 import type { SqlDatabase } from '../storage/sql-database.ts';
+import type { HookTarget } from '../contract/object-calls.ts';
 
 /** A hook as its deliveries need it, without its secret: what may travel between a home's parts. */
-export interface HookTarget {
-  id: string;
-  workspace: string;
-  /** The admin key that configured the hook: deliveries run as this key. */
-  ownerKeyId: string;
-  /** Make a checkpoint after each applied delivery. */
-  checkpoint: boolean;
-}
+/** A hook as its deliveries need it (its workspace, the owner key they run as, whether to checkpoint), never its secret. */
+export type { HookTarget };
 
 export interface Hook extends HookTarget {
   /** Kept as given, since verifying an HMAC needs the secret itself; never part of an answer. */

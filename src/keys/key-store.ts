@@ -5,29 +5,15 @@ import { ToolError } from '../core/errors.ts';
 import { scopeCovers, scopeWithin } from '../core/workspace-scope.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { sha256Hex } from '../core/content-hash.ts';
+import type { StoredKey } from '../contract/object-calls.ts';
 
 export type { ApprovalMode, KeyRole, NewKey };
 /** An explicit approval rule: the first one matching a call decides it, before the mode. */
 export type ApprovalRule = z.output<typeof approvalRuleInput>;
 export type Quota = z.output<typeof quotaInput>;
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  role: KeyRole;
-  /** Workspace ids the key may see, or `*` for all. */
-  workspaces: string[];
-  /** Tool names or `bash:<action>` the key may call; undefined means all tools. */
-  tools: string[] | undefined;
-  approvalMode: ApprovalMode;
-  rules: ApprovalRule[];
-  quota: Quota | undefined;
-  /** Tool calls a minute this key may make; undefined means the server's default. */
-  rateLimitPerMinute: number | undefined;
-  /** Where a signed notice goes when one of this key's calls waits for approval. */
-  notifyUrl: string | undefined;
-  createdAt: string;
-}
+/** An API key as the server holds it (never its secret): the record the directory object also sends between objects. */
+export type ApiKey = StoredKey;
 
 /** The id of the first admin key, the one configured by TOOLGATE_API_KEY or generated at first start. */
 export const BOOTSTRAP_KEY_ID = 'key_bootstrap_admin';

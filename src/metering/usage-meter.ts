@@ -1,11 +1,12 @@
 // Usage records: exactly one per tool call, the quota check that admits a call, and the totals.
 import { ToolError } from '../core/errors.ts';
-import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
+import { scopeFilter } from '../core/workspace-scope.ts';
 import type { ApiKey, Quota } from '../keys/key-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { consoleLog, type Log } from '../core/log.ts';
 import type { UsageRow } from '../contract/http-answers.ts';
 import type { UsageGroup } from '../contract/http-requests.ts';
+import type { UsageQuery } from '../contract/object-calls.ts';
 
 export interface CallIdentity {
   keyId: string;
@@ -39,13 +40,7 @@ export interface ProcessSeconds {
 }
 
 /** Which calls a usage summary adds up: a time range, and optionally one key's calls and the workspaces of a scope. */
-export interface UsageQuery {
-  from: number;
-  to: number;
-  groupBy: UsageGroup;
-  keyId?: string;
-  workspaces?: WorkspaceScope;
-}
+export type { UsageQuery };
 
 /** The outcome of calls that were cut off by a server stop before they answered. */
 export const INTERRUPTED = 'interrupted';

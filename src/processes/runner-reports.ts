@@ -1,14 +1,11 @@
 // The process store's side of leases: who holds one, the fence its reports carry, and the job it hands out.
 // The wire shapes a runner is handed and reports back are contract/runner-protocol.ts's.
 import { finishReportSchema, type FinishReport } from '../contract/runner-protocol.ts';
-import type { WorkspaceScope } from '../core/workspace-scope.ts';
 import type { ProcessRecord } from './process-record.ts';
+import type { LeaseHolder } from '../contract/object-calls.ts';
 
 /** Who asks for a lease: the runner key's id and the workspaces it may serve. */
-export interface LeaseHolder {
-  keyId: string;
-  workspaces: WorkspaceScope;
-}
+export type { LeaseHolder };
 
 /**
  * What every report about a leased job carries: the lease's fencing token and the key presenting
