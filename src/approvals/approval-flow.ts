@@ -7,21 +7,10 @@ import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
 import { waitFor } from '../processes/process-events.ts';
 import { concluded, finalAnswer } from './approval-answers.ts';
 import { deliverNotice } from './approval-notifier.ts';
-import { publicApproval, type Approval, type ApprovalStore } from './approval-store.ts';
+import { publicApproval, type Approval, type ApprovalStore, type PendingCall } from './approval-store.ts';
 
 /** The longest a caller may wait for an approval decision. */
 export const MAX_WAIT_MS = 60_000;
-
-/** A call waiting for an approver: what it would run, and the usage record reserved for it. */
-export interface PendingCall {
-  tool: string;
-  action: string | undefined;
-  arguments: unknown;
-  workspace: string;
-  keyId: string;
-  usageId: number;
-  bytesIn: number;
-}
 
 /** How a usage record ends, as the approval flow closes the one a call reserved. */
 export interface RecordClosing {

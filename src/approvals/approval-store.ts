@@ -9,6 +9,12 @@ export type { ApprovalStatus };
 export const STOP_REASON = 'BLOCKED_BY_APPROVAL';
 export const REJECTED_PREFIX = '[approval-rejected]';
 
+/** A call waiting for an approver: what it would run, and the usage record reserved for it. */
+export type PendingCall = Pick<
+  Approval,
+  'tool' | 'action' | 'arguments' | 'workspace' | 'keyId' | 'usageId' | 'bytesIn'
+>;
+
 /** A pending call, its one decision and the outcome of running it; the record workspace objects also send in listings. */
 export type Approval = StoredApproval;
 
@@ -64,19 +70,7 @@ export class ApprovalStore {
   }
 
   /** Records a pending approval; `inTransaction` runs in the same transaction. */
-  create(
-    input: {
-      tool: string;
-      action: string | undefined;
-      arguments: unknown;
-      workspace: string;
-      keyId: string;
-      usageId: number;
-      bytesIn: number;
-      ttlMs: number;
-    },
-    inTransaction?: (approval: Approval) => void,
-  ): Approval {
+  create(input: PendingCall & { ttlMs: number }, inTransaction?: (approval: Approval) => void): Approval {
     const id = this.newId(input.workspace);
     const now = this.now();
     return this.db.transaction(() => {

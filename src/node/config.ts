@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { readSetting, type SettingName } from '../contract/settings.ts';
 import type { EgressAllowList } from '../core/egress-policy.ts';
-import type { SandboxSettings } from '../runner/node/sandbox-settings.ts';
+import { readSandboxSettings, type SandboxSettings } from '../runner/node/sandbox-settings.ts';
 import type { ReadOnlyRoot } from '../workspace/workspaces.ts';
 
 export interface NodeConfig {
@@ -60,16 +60,8 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
     maxProcessOutputChars: read('TOOLGATE_MAX_PROCESS_OUTPUT_CHARS'),
     runnerNetwork: read('TOOLGATE_RUNNER_NETWORK'),
     runnerOverlay: read('TOOLGATE_RUNNER_OVERLAY'),
-    sandbox: {
-      mode: read('TOOLGATE_SANDBOX'),
-      bwrapPath: read('TOOLGATE_BWRAP_PATH'),
-      commandUid: read('TOOLGATE_RUNNER_UID'),
-      limits: {
-        memoryMb: read('TOOLGATE_PROCESS_MEMORY_MB'),
-        pids: read('TOOLGATE_PROCESS_PIDS'),
-        maxProcessMs: read('TOOLGATE_MAX_PROCESS_MS'),
-      },
-    },
+    // The in-process runner's sandbox, read as any runner reads it.
+    sandbox: readSandboxSettings(env),
     approvalTtlMs: read('TOOLGATE_APPROVAL_TTL_MS'),
     processAccrualMs: read('TOOLGATE_PROCESS_ACCRUAL_MS'),
     rateLimitPerMinute: read('TOOLGATE_RATE_LIMIT_PER_MINUTE'),

@@ -244,30 +244,3 @@ export async function letEventLoopRun(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
   sliceEnds = performance.now() + SLICE_MS;
 }
-
-/**
- * Runs `work` over the items, `width` at a time. After a failure no further item is started, and
- * the answer waits for those already running: nothing is left working once the caller has moved on.
- */
-export async function inParallel<T>(
-  items: readonly T[],
-  width: number,
-  work: (item: T) => Promise<unknown>,
-): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const workers = await Promise.allSettled(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (!failed && next < items.length) {
-        try {
-          await work(items[next++]!);
-        } catch (error) {
-          failed = true;
-          throw error;
-        }
-      }
-    }),
-  );
-  const failure = workers.find((result) => result.status === 'rejected');
-  if (failure) throw failure.reason;
-}

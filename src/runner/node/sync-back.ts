@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { blobFrameStream } from '../../contract/blob-frames.ts';
 import type { LeasedJob, RunnerChange, SyncAnswer, SyncChange } from '../../contract/runner-protocol.ts';
 import { StaleLeaseError, type RunnerClient } from '../runner-client.ts';
-import { inParallel, sha256 } from './blob-files.ts';
+import { concurrently } from '../../core/concurrently.ts';
+import { sha256 } from './blob-files.ts';
 
 /** Files up to this size may go inline in the sync; a larger one costs less sent raw than as base64 inside JSON. */
 const INLINE_MAX_BYTES = 64 * 1024;
@@ -132,7 +133,7 @@ async function upload(
   }
   if (batch.length > 0) tasks.push(batch);
   const refused = new Map<string, string>();
-  await inParallel(tasks, UPLOADS_AT_ONCE, async (task) => {
+  await concurrently(tasks, UPLOADS_AT_ONCE, async (task) => {
     try {
       if (task.length === 1 && FRAME_HEADER_BYTES + task[0]!.bytes.byteLength > requestBytes)
         await uploadInPieces(client, job, task[0]!, requestBytes);

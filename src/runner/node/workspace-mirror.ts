@@ -4,7 +4,8 @@ import { mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isCanonicalPath } from '../../core/virtual-path.ts';
 import type { RunnerChange } from '../../contract/runner-protocol.ts';
-import { inParallel, letEventLoopRun, sha256, type BlobFiles } from './blob-files.ts';
+import { concurrently } from '../../core/concurrently.ts';
+import { letEventLoopRun, sha256, type BlobFiles } from './blob-files.ts';
 import type { FileWriters } from './file-writers.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
 import { applyUpper, readUpper, type UpperNode } from './overlay-upper.ts';
@@ -196,7 +197,7 @@ export class WorkspaceMirror {
       : new Set<string>();
     const rest = files.filter((file) => !written.has(file.entry.blob!));
     const cachedFiles = new Map<string, string>();
-    await inParallel([...new Set(rest.map((file) => file.entry.blob!))], BLOB_FETCHES, async (hash) => {
+    await concurrently([...new Set(rest.map((file) => file.entry.blob!))], BLOB_FETCHES, async (hash) => {
       cachedFiles.set(hash, await this.blobs.file(hash, fetchBlob));
     });
     await this.putFiles(
