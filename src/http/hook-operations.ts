@@ -6,22 +6,14 @@ import { hookDeliveryInput } from '../contract/http-requests.ts';
 import { SIGNATURE_HEADERS } from '../hooks/hook-signature.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
 import { DELIVERY_ID_HEADERS } from './hook-routes.ts';
-import type { Operation, Parameter } from './openapi-types.ts';
+import { callErrors, type Operation, type Parameter } from './openapi-types.ts';
 
 const hookId = { hookId: `The hook id (${WORKSPACE_ID_PATTERN.source}).` };
 
 /** What a delivery may fail with: apply_patch's codes, as the hook's owner key calls it. */
 const deliveryErrors: ErrorCode[] = [
   'unauthorized',
-  'invalid_argument',
-  'forbidden',
-  'tool_not_allowed',
-  'not_found',
-  'payload_too_large',
-  'rate_limited',
-  'quota_exceeded',
-  'approval_rejected',
-  'unavailable',
+  ...callErrors,
   'path_outside_workspace',
   'path_denied',
   'symlink_loop',

@@ -14,21 +14,9 @@ import { inputJsonSchema } from '../tools/tool-formats.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { hookOperations } from './hook-operations.ts';
 import { historyOperations } from './history-operations.ts';
-import type { JsonSchema, Operation, Parameter } from './openapi-types.ts';
+import { callErrors, type JsonSchema, type Operation, type Parameter } from './openapi-types.ts';
 import { runnerOperations } from './runner-operations.ts';
 
-/** Errors every tool call may answer, whatever the tool. */
-const callErrors: ErrorCode[] = [
-  'invalid_argument',
-  'forbidden',
-  'tool_not_allowed',
-  'not_found',
-  'payload_too_large',
-  'rate_limited',
-  'quota_exceeded',
-  'approval_rejected',
-  'unavailable',
-];
 const pathErrors: ErrorCode[] = ['path_outside_workspace', 'symlink_loop', 'is_directory'];
 /** The further errors of each built-in tool; a tool not named here is documented with every code. */
 const toolErrors: Record<string, ErrorCode[]> = {

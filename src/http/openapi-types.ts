@@ -1,4 +1,4 @@
-// The shapes of the OpenAPI document's operations, shared by the modules that list them by area.
+// The shapes of the OpenAPI document's operations, and the errors every tool call may answer, shared by the modules that list them by area.
 import type { ErrorCode } from '../core/errors.ts';
 
 export type JsonSchema = Record<string, unknown>;
@@ -34,3 +34,16 @@ export interface Operation {
   errors: ErrorCode[];
   public?: true;
 }
+
+/** Errors every tool call may answer, whatever the tool (a webhook delivery is one such call). */
+export const callErrors: readonly ErrorCode[] = [
+  'invalid_argument',
+  'forbidden',
+  'tool_not_allowed',
+  'not_found',
+  'payload_too_large',
+  'rate_limited',
+  'quota_exceeded',
+  'approval_rejected',
+  'unavailable',
+];
