@@ -8,6 +8,13 @@ export interface LoadSpec {
   body?: string;
   connections: number;
   durationMs: number;
+  /** Load sent first in the same process and not counted, so the client's code is warm too (default 0). */
+  warmupMs?: number;
+  /**
+   * Send exactly this many requests, shared by the connections, and stop: each request's body is `body`
+   * with `{i}` replaced by its index and `{i%N}` by its index modulo N. durationMs then only caps the run.
+   */
+  count?: number;
 }
 
 export interface LoadResult {
@@ -17,14 +24,27 @@ export interface LoadResult {
   latenciesMs: number[];
 }
 
+/** `body` for request `index` of a counted run: `{i}` and `{i%N}` filled in. */
+export function bodyFor(body: string | undefined, index: number): string | undefined {
+  return body?.replace(/\{i(?:%(\d+))?\}/g, (_, modulo?: string) =>
+    String(modulo === undefined ? index : index % Number(modulo)),
+  );
+}
+
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  if (spec.warmupMs) await measure({ ...spec, durationMs: spec.warmupMs, count: undefined });
+  return measure(spec);
+}
+
+async function measure(spec: LoadSpec): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: spec.connections });
   const url = new URL(spec.url);
   const latencies: number[] = [];
   let errors = 0;
+  let next = 0;
   const started = performance.now();
   const deadline = started + spec.durationMs;
-  const one = () =>
+  const one = (body: string | undefined) =>
     new Promise<void>((resolve) => {
       const t0 = performance.now();
       const req = request(
@@ -49,11 +69,15 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
         errors += 1;
         resolve();
       });
-      req.end(spec.body);
+      req.end(body);
     });
   await Promise.all(
     Array.from({ length: spec.connections }, async () => {
-      while (performance.now() < deadline) await one();
+      while (performance.now() < deadline) {
+        if (spec.count === undefined) await one(spec.body);
+        else if (next < spec.count) await one(bodyFor(spec.body, next++));
+        else break;
+      }
     }),
   );
   agent.destroy();
