@@ -102,6 +102,8 @@ export class ToolCalls {
   }
 
   stop(): void {
+    // Records of calls that answered ahead of them are committed before the server goes.
+    this.options.meter.flush();
     this.processTime?.stop();
     this.approvalFlow.stop();
   }
@@ -133,17 +135,29 @@ export class ToolCalls {
       }
     } catch (error) {
       const answer = this.errorAnswer(error);
-      await this.options.meter.settle(
+      // Refused before it ran, so it changed nothing: its record may follow the answer.
+      void this.options.meter.settle(
         identity,
         { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - identity.startedAt },
-        { billable: false },
+        { billable: false, deferrable: true },
       );
       return answer;
     }
     if (!admitted.needsApproval) {
       const ran = await this.execute(identity, admitted.tool, admitted.args, admitted.workspace, usageId);
-      if (usageId !== undefined) this.options.meter.finish(usageId, ran.outcome);
-      else await this.options.meter.settle(identity, ran.outcome, { billable: true, effectKey: ran.effectKey });
+      if (usageId !== undefined) {
+        this.options.meter.finish(usageId, ran.outcome);
+      } else {
+        // A call that changed nothing and used no process time answers before its record is committed.
+        const deferrable =
+          !ran.effected && ran.outcome.processSeconds === undefined && ran.outcome.processId === undefined;
+        const recorded = this.options.meter.settle(identity, ran.outcome, {
+          billable: true,
+          effectKey: ran.effectKey,
+          deferrable,
+        });
+        if (!deferrable) await recorded;
+      }
       this.countProcessTime(identity, ran.outcome);
       return ran.answer;
     }
@@ -219,8 +233,12 @@ export class ToolCalls {
     const { meter, limits, processes } = this.options;
     // Without a record ahead, the effect's transaction writes one, found again by this key.
     const effectKey = usageId === undefined ? crypto.randomUUID() : undefined;
-    const recordEffect =
-      usageId === undefined ? () => meter.recordEffect(identity, effectKey!) : () => meter.markEffect(usageId);
+    let effected = false;
+    const recordEffect = () => {
+      effected = true;
+      if (usageId === undefined) meter.recordEffect(identity, effectKey!);
+      else meter.markEffect(usageId);
+    };
     try {
       const result = await tool.execute(args, { workspace, limits, processes, recordEffect });
       await this.options
@@ -235,7 +253,7 @@ export class ToolCalls {
         durationMs: this.now() - started,
         ...used,
       };
-      return { answer, outcome, result, effectKey };
+      return { answer, outcome, result, effectKey, effected };
     } catch (error) {
       const answer = this.errorAnswer(error);
       const outcome: CallOutcome = {
@@ -250,7 +268,7 @@ export class ToolCalls {
             ...(error.details === undefined ? {} : { details: error.details }),
           }
         : { code: 'internal' as const, message: INTERNAL_MESSAGE };
-      return { answer, outcome, error: failure, effectKey };
+      return { answer, outcome, error: failure, effectKey, effected };
     }
   }
 
@@ -341,6 +359,8 @@ interface Executed {
   outcome: CallOutcome;
   /** Set when the call ran without a record ahead: its effect's transaction may have written one under this key. */
   effectKey?: string;
+  /** Whether the call's effect reached a transaction (which then held its record). */
+  effected?: boolean;
   result?: unknown;
   error?: NonNullable<Approval['error']>;
 }

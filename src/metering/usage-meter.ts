@@ -54,10 +54,19 @@ interface Settling {
   done: () => void;
 }
 
+/**
+ * How long the record of a call that changed nothing may wait for its group commit (docs/api.md
+ * "Metering of calls that change nothing": at most 50 ms). Records that must be durable before
+ * their call answers are committed at the next turn of the event loop, with any waiting here.
+ */
+export const DEFERRED_RECORD_MS = 20;
+
 export class UsageMeter {
-  /** Records waiting for the next group commit, and whether one is scheduled. */
+  /** Records waiting for the next group commit. */
   private settling: Settling[] = [];
-  private flushScheduled = false;
+  /** The next group commit, when one is scheduled: at the next turn (`soon`) or within DEFERRED_RECORD_MS. */
+  private scheduled: 'soon' | 'later' | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly db: SqlDatabase,
@@ -105,19 +114,38 @@ export class UsageMeter {
 
   /**
    * Records a finished call that holds no record yet: refused before admission (not billable),
-   * or run without needing one ahead (no quota, no approval). Resolves once the record is
-   * committed; calls that end together share one transaction (a group commit), so a record
-   * costs a fraction of a commit, and a call answers only once its record is durable.
+   * or run without needing one ahead (no quota, no approval). Calls that end together share one
+   * transaction (a group commit), so a record costs a fraction of a commit. Resolves once the
+   * record is committed: at the next turn of the event loop, or, for a call that changed nothing
+   * (`deferrable`: no effect landed, no process time), within DEFERRED_RECORD_MS, and such a call
+   * need not wait for it. A crash may lose only those deferred records; a call whose effect landed
+   * has its record in the effect's transaction already (recordEffect).
    */
-  settle(call: CallIdentity, outcome: CallOutcome, options: { billable: boolean; effectKey?: string }): Promise<void> {
+  settle(
+    call: CallIdentity,
+    outcome: CallOutcome,
+    options: { billable: boolean; effectKey?: string; deferrable?: boolean },
+  ): Promise<void> {
     return new Promise((done) => {
       this.settling.push({ call, outcome, billable: options.billable, effectKey: options.effectKey, done });
-      if (this.flushScheduled) return;
-      this.flushScheduled = true;
-      const later =
-        (globalThis as { setImmediate?: (work: () => void) => unknown }).setImmediate ??
-        ((work: () => void) => setTimeout(work, 0));
-      later(() => this.flush());
+      this.schedule(options.deferrable === true ? 'later' : 'soon');
+    });
+  }
+
+  private schedule(when: 'soon' | 'later'): void {
+    if (this.scheduled === 'soon' || this.scheduled === when) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.scheduled = when;
+    if (when === 'later') {
+      this.timer = setTimeout(() => this.flush(), DEFERRED_RECORD_MS);
+      return;
+    }
+    this.timer = undefined;
+    const later =
+      (globalThis as { setImmediate?: (work: () => void) => unknown }).setImmediate ??
+      ((work: () => void) => setTimeout(work, 0));
+    later(() => {
+      if (this.scheduled === 'soon') this.flush();
     });
   }
 
@@ -139,9 +167,15 @@ export class UsageMeter {
     );
   }
 
-  /** Commits every record waiting to settle, in one transaction. */
+  /**
+   * Commits every record waiting to settle, in one transaction. Whatever reads records (a
+   * summary, a quota check) flushes first, so it sees every call that has answered; so does a
+   * server that stops.
+   */
   flush(): void {
-    this.flushScheduled = false;
+    this.scheduled = undefined;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
     const batch = this.settling;
     this.settling = [];
     if (batch.length === 0) return;
@@ -197,6 +231,8 @@ export class UsageMeter {
    * callers are admitted one at a time, so a quota of N admits exactly N. Throws `quota_exceeded`.
    */
   admit(key: Pick<ApiKey, 'id' | 'quota'>, call: CallIdentity, options: { usesProcessTime: boolean }): number {
+    // The quota counts every call that has answered, deferred records included.
+    if (key.quota) this.flush();
     return this.db.transaction(() => {
       if (key.quota) this.checkQuota(key.id, key.quota, options.usesProcessTime);
       const [row] = this.db.query<{ id: number }>(
@@ -274,6 +310,7 @@ export class UsageMeter {
   /** Whether the key's processSeconds quota is spent by the calls recorded here. */
   processSecondsSpent(keyId: string, quota: Quota): boolean {
     if (quota.processSeconds === undefined) return false;
+    this.flush();
     return this.spent(keyId, quota).seconds >= quota.processSeconds;
   }
 

@@ -118,3 +118,77 @@ describe('crash safety', () => {
     expect(info.body.bytes).toBe(files.reduce((sum: number, entry: any) => sum + entry.size, 0));
   });
 });
+
+describe('usage records after a crash', () => {
+  it('SIGKILL during 16 writers and 4 readers: every acknowledged write is whole, and the write records equal the writes present', async () => {
+    const dataDir = makeDataDir();
+    dirs.push(dataDir);
+    const server = await start(dataDir);
+    await server.call('PUT', '/v1/workspaces/metered');
+    const from = Date.now() - 1000;
+
+    // Every write goes to a path of its own, so each write that landed is one file present.
+    const acknowledged = new Map<string, string>();
+    let stop = false;
+    let answered = 0;
+    const writer = async (id: number) => {
+      for (let n = 0; !stop; n += 1) {
+        const path = `w${id}/f${n}.txt`;
+        const content = `writer ${id} write ${n}\n`.repeat(1 + (n % 50));
+        try {
+          const answer = await callApi(server.url, server.key, 'POST', '/v1/workspaces/metered/tools/write_file', {
+            path,
+            content,
+          });
+          if (answer.status !== 200) throw new Error(`write ${path} answered ${answer.status}`);
+          acknowledged.set(path, content);
+          answered += 1;
+        } catch (error) {
+          if (stop || server.child.exitCode !== null || server.child.signalCode !== null) return;
+          throw error;
+        }
+      }
+    };
+    // Readers' records may follow their answers (and be lost with the crash); writers' may not.
+    const reader = async () => {
+      while (!stop) {
+        try {
+          await callApi(server.url, server.key, 'POST', '/v1/workspaces/metered/tools/read_file', { path: 'none.txt' });
+        } catch {
+          return;
+        }
+      }
+    };
+    const running = [
+      ...Array.from({ length: 16 }, (_, id) => writer(id)),
+      ...Array.from({ length: 4 }, () => reader()),
+    ];
+    await eventually(() => answered >= 200, { what: 'two hundred writes to be acknowledged', intervalMs: 10 });
+    stop = true;
+    await server.kill();
+    await Promise.all(running);
+
+    const restarted = await start(dataDir);
+    const listing = await restarted.call('GET', '/v1/workspaces/metered/files?recursive=true');
+    const files = new Map<string, number>(
+      listing.body.entries.filter((entry: any) => entry.type === 'file').map((entry: any) => [entry.path, entry.size]),
+    );
+    for (const [path, content] of acknowledged)
+      expect({ path, size: files.get(path) }).toEqual({ path, size: new TextEncoder().encode(content).byteLength });
+    // No half file: each present file holds exactly what its writer sent.
+    for (const path of files.keys()) {
+      const [, id, n] = /^w(\d+)\/f(\d+)\.txt$/.exec(path)!.map(Number);
+      const read = await restarted.call('POST', '/v1/workspaces/metered/tools/read_file', {
+        path,
+        maxChars: 1_000_000,
+      });
+      expect({ path, content: read.body.result.content }).toEqual({
+        path,
+        content: `writer ${id} write ${n}\n`.repeat(1 + (n! % 50)),
+      });
+    }
+    const usage = await restarted.call('GET', `/v1/usage?groupBy=tool&from=${from}&to=${Date.now() + 60_000}`);
+    const writes = usage.body.rows.find((row: any) => row.group === 'write_file');
+    expect({ calls: writes.calls, errors: writes.errors }).toEqual({ calls: files.size, errors: 0 });
+  });
+});

@@ -1,9 +1,9 @@
 // The usage meter on a real SQLite database: one record per call, totals by tool, workspace, key
 // and day, and quotas that admit exactly their number of calls a period, on an injected clock.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ToolError } from '../../src/core/errors.ts';
 import type { Quota } from '../../src/keys/key-store.ts';
-import { UsageMeter, type CallIdentity } from '../../src/metering/usage-meter.ts';
+import { DEFERRED_RECORD_MS, UsageMeter, type CallIdentity } from '../../src/metering/usage-meter.ts';
 import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
 
 const DAY = 86_400_000;
@@ -11,7 +11,8 @@ const MONDAY = Date.UTC(2026, 2, 2);
 
 function meterAt(start = MONDAY + 9 * 3_600_000) {
   const clock = { ms: start };
-  const meter = new UsageMeter(SqliteDatabase.memory(), () => clock.ms);
+  const db = SqliteDatabase.memory();
+  const meter = new UsageMeter(db, () => clock.ms);
   const call = (tool: string, more: Partial<CallIdentity> = {}): CallIdentity => ({
     keyId: 'key_a',
     workspace: 'ws',
@@ -21,7 +22,9 @@ function meterAt(start = MONDAY + 9 * 3_600_000) {
     startedAt: clock.ms,
     ...more,
   });
-  return { clock, meter, call };
+  /** The records committed so far, read from the table itself (a summary would commit those waiting). */
+  const committed = () => db.query<{ n: number }>('SELECT COUNT(*) AS n FROM usage')[0]!.n;
+  return { clock, meter, call, committed };
 }
 
 function refusal(action: () => unknown): ToolError | undefined {
@@ -38,6 +41,36 @@ const ok = (bytesOut = 20) => ({ outcome: 'ok', bytesOut, durationMs: 5 });
 const everything = { from: 0, to: Number.MAX_SAFE_INTEGER };
 
 describe('records', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('commits the record of a call that changed nothing within DEFERRED_RECORD_MS (≤ 50 ms), or at once when read', async () => {
+    expect(DEFERRED_RECORD_MS).toBeLessThanOrEqual(50);
+    vi.useFakeTimers();
+    const { meter, call, committed } = meterAt();
+    let settled = false;
+    void meter.settle(call('read_file'), ok(), { billable: true, deferrable: true }).then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(DEFERRED_RECORD_MS - 1);
+    expect({ committed: committed(), settled }).toEqual({ committed: 0, settled: false });
+    await vi.advanceTimersByTimeAsync(1);
+    expect({ committed: committed(), settled }).toEqual({ committed: 1, settled: true });
+    // One waiting is committed by whatever reads the records, before it reads them.
+    void meter.settle(call('read_file'), ok(), { billable: true, deferrable: true });
+    expect(meter.summary({ ...everything, groupBy: 'tool' })[0]!.calls).toBe(2);
+    expect(committed()).toBe(2);
+  });
+
+  it('commits a record that must be durable at the next turn, with any deferred ones waiting', async () => {
+    vi.useFakeTimers();
+    const { meter, call, committed } = meterAt();
+    void meter.settle(call('read_file'), ok(), { billable: true, deferrable: true });
+    const durable = meter.settle(call('write_file'), ok(), { billable: true });
+    await vi.advanceTimersByTimeAsync(0);
+    await durable;
+    expect(committed()).toBe(2);
+  });
+
   it('keeps one record per settled call, totalled per tool (bash per action) with its errors and bytes', async () => {
     const { meter, call } = meterAt();
     await Promise.all([
