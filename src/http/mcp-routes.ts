@@ -4,7 +4,10 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
+  CallToolResultSchema,
   ListToolsRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolRequest,
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -51,6 +54,17 @@ export function mcpRoutes(deps: AppDeps): Hono<AppEnv> {
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: the body is not UTF-8 JSON.');
     }
+    const call = plainToolCall(c.req.raw.headers, parsedBody);
+    if (call !== undefined) {
+      // The SDK's server would answer exactly this (see plainToolCall), after building a server
+      // and a transport for the request: that costs as much as a read_file itself.
+      // Its result goes through the schema the SDK checks results with, as the SDK's answer does.
+      const result = CallToolResultSchema.parse(await callTool(deps, key, c.req.param('ws'), waitMs, call.params));
+      return new Response(JSON.stringify({ result, jsonrpc: '2.0', id: call.id }), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
+    }
     const server = mcpServer(deps, key, c.req.param('ws'), waitMs);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -80,19 +94,52 @@ function mcpServer(deps: AppDeps, key: ApiKey, workspace: string, waitMs: number
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: formatTools(deps.tools.list(), 'mcp').tools as Tool[],
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const args = request.params.arguments ?? {};
-    const bytes = encoder.encode(JSON.stringify(args)).byteLength;
-    const answer = await deps.calls.call({
-      key,
-      workspace,
-      tool: request.params.name,
-      waitMs,
-      readArguments: async () => ({ value: args, bytes }),
-    });
-    return toolResult(answer);
-  });
+  server.setRequestHandler(CallToolRequestSchema, (request) => callTool(deps, key, workspace, waitMs, request.params));
   return server;
+}
+
+/** One tools/call, run as the key through the same gate as the HTTP tool route. */
+async function callTool(
+  deps: AppDeps,
+  key: ApiKey,
+  workspace: string,
+  waitMs: number | undefined,
+  params: CallToolRequest['params'],
+): Promise<CallToolResult> {
+  const args = params.arguments ?? {};
+  const bytes = encoder.encode(JSON.stringify(args)).byteLength;
+  const answer = await deps.calls.call({
+    key,
+    workspace,
+    tool: params.name,
+    waitMs,
+    readArguments: async () => ({ value: args, bytes }),
+  });
+  return toolResult(answer);
+}
+
+/**
+ * The message when it is one plain tools/call request that the SDK's stateless transport and
+ * server would take as it is, and answer with the handler's result alone: a POST that accepts
+ * JSON and event streams, sends `application/json`, names a supported protocol version (or
+ * none), and whose request passes the SDK's own CallToolRequestSchema without asking for a task.
+ * Anything else (batches, notifications, initialize, tools/list, malformed or unusual requests)
+ * goes through the SDK, which answers it, errors included, as it always has.
+ */
+function plainToolCall(
+  headers: Headers,
+  body: unknown,
+): { id: string | number; params: CallToolRequest['params'] } | undefined {
+  if (!isRecord(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
+  if (typeof body.id !== 'string' && !(typeof body.id === 'number' && Number.isInteger(body.id))) return undefined;
+  const accept = headers.get('accept') ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  if (headers.get('content-type') !== 'application/json') return undefined;
+  const version = headers.get('mcp-protocol-version');
+  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  const request = CallToolRequestSchema.safeParse(body);
+  if (!request.success || request.data.params.task !== undefined) return undefined;
+  return { id: body.id, params: request.data.params };
 }
 
 /** A call's answer as an MCP tool result: the result itself, or `isError` with the contract's code first. */
