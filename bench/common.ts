@@ -34,6 +34,33 @@ export function describe(result: LoadResult, unit = 'req/s'): string {
   return `${perSecond(result).toFixed(0)} ${unit}, p50 ${percentile(result.latenciesMs, 50).toFixed(2)} ms, p99 ${percentile(result.latenciesMs, 99).toFixed(2)} ms, errors ${result.errors}`;
 }
 
+/**
+ * Measures each side `rounds` times for `durationMs / rounds`, taking turns in an order that rotates
+ * every round, and merges each side's rounds: on a shared, noisy machine a slow spell then falls on
+ * every side alike rather than on whichever ran at the time. Each side gets `durationMs` in all.
+ */
+export async function interleaved<K extends string>(
+  measures: Record<K, (durationMs: number) => Promise<LoadResult>>,
+  durationMs: number,
+  rounds = 3,
+): Promise<Record<K, LoadResult>> {
+  const names = Object.keys(measures) as K[];
+  const merged = {} as Record<K, LoadResult>;
+  for (const name of names) merged[name] = { requests: 0, errors: 0, seconds: 0, latenciesMs: [] };
+  for (let round = 0; round < rounds; round += 1) {
+    for (let turn = 0; turn < names.length; turn += 1) {
+      const name = names[(round + turn) % names.length]!;
+      const result = await measures[name](durationMs / rounds);
+      const into = merged[name];
+      into.requests += result.requests;
+      into.errors += result.errors;
+      into.seconds += result.seconds;
+      into.latenciesMs.push(...result.latenciesMs);
+    }
+  }
+  return merged;
+}
+
 export function verdict(ratio: number, target: string, ok: boolean): string {
   return `${ratio.toFixed(2)}x (target ${target}: ${ok ? 'met' : 'NOT met'})`;
 }

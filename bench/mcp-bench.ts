@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, load, mcpCalls, perSecond, row, verdict } from './common.ts';
+import { describe, interleaved, load, mcpCalls, perSecond, row, verdict } from './common.ts';
 
 /** The reference server's entry (its package's bin), run with this Node rather than through npx. */
 const REFERENCE_SERVER = new URL(
@@ -13,7 +13,8 @@ const REFERENCE_SERVER = new URL(
 
 /**
  * `small` is a workspace holding `path` with `content`; the reference server gets the same content in
- * a temporary directory. Every client warms up in its own process before its measured `durationMs`.
+ * a temporary directory. Every client warms up in its own process before it measures; the three take
+ * turns (see interleaved), each `durationMs` in all.
  */
 export async function benchSequentialRead(
   url: string,
@@ -33,31 +34,41 @@ export async function benchSequentialRead(
     mkdirSync(join(file, '..'), { recursive: true });
     writeFileSync(file, content);
     const warmupMs = 1000;
-    const reference = await mcpCalls({
-      server: { stdio: { command: process.execPath, args: [REFERENCE_SERVER, dir] } },
-      tool: 'read_text_file',
-      arguments: { path: file },
-      expectContent: content,
-      warmupMs,
+    const { reference, rest, mcp } = await interleaved(
+      {
+        reference: (ms) =>
+          mcpCalls({
+            server: { stdio: { command: process.execPath, args: [REFERENCE_SERVER, dir] } },
+            tool: 'read_text_file',
+            arguments: { path: file },
+            expectContent: content,
+            warmupMs,
+            durationMs: ms,
+          }),
+        rest: (ms) =>
+          load({
+            url: `${url}/v1/workspaces/${workspace}/tools/read_file`,
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ path }),
+            connections: 1,
+            warmupMs,
+            durationMs: ms,
+          }),
+        mcp: (ms) =>
+          mcpCalls({
+            server: {
+              http: { url: `${url}/v1/workspaces/${workspace}/mcp`, headers: { authorization: `Bearer ${key}` } },
+            },
+            tool: 'read_file',
+            arguments: { path },
+            expectContent: content,
+            warmupMs,
+            durationMs: ms,
+          }),
+      },
       durationMs,
-    });
-    const rest = await load({
-      url: `${url}/v1/workspaces/${workspace}/tools/read_file`,
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ path }),
-      connections: 1,
-      warmupMs,
-      durationMs,
-    });
-    const mcp = await mcpCalls({
-      server: { http: { url: `${url}/v1/workspaces/${workspace}/mcp`, headers: { authorization: `Bearer ${key}` } } },
-      tool: 'read_file',
-      arguments: { path },
-      expectContent: content,
-      warmupMs,
-      durationMs,
-    });
+    );
     console.log(`MCP reference server (stdio, read_text_file) : ${describe(reference, 'calls/s')}`);
     console.log(`toolgate REST read_file                      : ${describe(rest, 'calls/s')}`);
     console.log(`toolgate MCP endpoint read_file (HTTP)       : ${describe(mcp, 'calls/s')}`);

@@ -8,7 +8,7 @@ import { createNodeHome, startNodeServer } from '../src/node/server.ts';
 import { locateBubblewrap } from '../src/runner/node/bubblewrap.ts';
 import { benchApplyPatch } from './apply-patch-bench.ts';
 import { benchBash } from './bash-bench.ts';
-import { describe, load, percentile, perSecond, printRows, row, verdict } from './common.ts';
+import { describe, interleaved, load, percentile, perSecond, printRows, row, verdict } from './common.ts';
 import { benchLiveControl } from './live-control-bench.ts';
 import type { LoadResult } from './load-client.ts';
 import { benchSequentialRead } from './mcp-bench.ts';
@@ -60,24 +60,30 @@ async function main(): Promise<void> {
     if (answer.status !== 200) throw new Error(`read_file answered ${answer.status}: ${await answer.text()}`);
     bareAnswer = (await answer.json()) as Record<string, unknown>;
     // The bare route's req/s at 16 connections, measured once in a run (P1a's baseline, P10's context).
-    let bare: Promise<LoadResult> | undefined;
-    const bare16 = () =>
-      (bare ??= load({
+    const bareSpec = (ms: number) =>
+      load({
         url: `${server.url}/bench/bare`,
         method: 'POST',
         headers,
         body: readBody,
         connections: 16,
         warmupMs: 1000,
-        durationMs,
-      }));
+        durationMs: ms,
+      });
+    let bare: Promise<LoadResult> | undefined;
+    const bare16 = {
+      measure: bareSpec,
+      /** Keeps P1a's measurement for the rows after it. */
+      keep: (result: LoadResult) => (bare = Promise.resolve(result)),
+      get: () => (bare ??= bareSpec(durationMs)),
+    };
 
     if (runs('read')) {
-      await benchRead(home, server.url, headers, readBody, bare16, durationMs);
+      await benchRead(server.url, headers, readBody, bare16, durationMs);
       await benchSequentialRead(server.url, KEY, 'small', READ_PATH, FOUR_KB, durationMs);
       await benchReadLatency(home, server.url, headers, durationMs);
     }
-    if (runs('write')) await benchWrite(server.url, KEY, home.workspaces, bare16);
+    if (runs('write')) await benchWrite(server.url, KEY, home.workspaces, bare16.get);
     if (runs('worker')) await benchWorkerHome(server.url, KEY, load, describe, durationMs);
     if (runs('patch')) await benchApplyPatch(server.url, KEY, home.workspaces);
     if (runs('bash')) await benchBash(server.url, KEY, home.workspaces, home.processes);
@@ -93,11 +99,10 @@ async function main(): Promise<void> {
 
 /** P1a: read_file against a bare route answering the same JSON, 16 connections. */
 async function benchRead(
-  home: Awaited<ReturnType<typeof createNodeHome>>,
   url: string,
   headers: Record<string, string>,
   readBody: string,
-  bare16: () => Promise<LoadResult>,
+  bare16: { measure: (durationMs: number) => Promise<LoadResult>; keep: (result: LoadResult) => void },
   durationMs: number,
 ): Promise<void> {
   console.log(
@@ -113,8 +118,11 @@ async function benchRead(
   };
   // The server warms up on read_file first; each measuring client warms up in its own process too.
   await load({ ...readSpec, durationMs: 1000 });
-  const bare = await bare16();
-  const read = await load({ ...readSpec, warmupMs: 1000 });
+  const { bare, read } = await interleaved(
+    { bare: bare16.measure, read: (ms) => load({ ...readSpec, warmupMs: 1000, durationMs: ms }) },
+    durationMs,
+  );
+  bare16.keep(bare);
   console.log(`bare route : ${describe(bare)}`);
   console.log(`read_file  : ${describe(read)}`);
   const ratio = perSecond(read) / perSecond(bare);
