@@ -109,7 +109,7 @@ describe('a plain tools/call', () => {
       body: JSON.stringify(toolCall(1, 'read_file', { path: 'f0.txt' })),
     });
     expect(badVersion.status).toBe(400);
-    expect((await badVersion.json()).error.message).toMatch(/Unsupported protocol version/);
+    expect(((await badVersion.json()) as any).error.message).toMatch(/Unsupported protocol version/);
     const malformed = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: {} };
     const noName = await post(agent.secret, malformed);
     expect(noName.body.error.code).toBeLessThan(0);
