@@ -1,4 +1,5 @@
 // Builds the Node home from its configuration: SQLite, an fs or S3 object store, the HTTP app.
+import { hash } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -56,7 +57,10 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   const s3 = s3ObjectStoreFromEnv(config.env);
   if (!s3) makePrivateDir(join(config.dataDir, 'blobs'));
   const objects: ObjectStore = s3 ?? new FsObjectStore(join(config.dataDir, 'blobs'));
-  const workspaces = new Workspaces(db, objects, config.readOnlyRoots);
+  // Node's SHA-256 answers at once; WebCrypto's would take a trip through the thread pool per file.
+  const workspaces = new Workspaces(db, objects, config.readOnlyRoots, undefined, (bytes) =>
+    hash('sha256', bytes, 'hex'),
+  );
   const processes = new ProcessStore(db, {
     leaseMs: config.leaseMs,
     maxOutputChars: config.maxProcessOutputChars,

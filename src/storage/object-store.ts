@@ -16,6 +16,8 @@ export interface PutOptions {
   ifMatch?: string;
   /** `*`: write only when no object exists under the key. */
   ifNoneMatch?: '*';
+  /** The body's SHA-256 in hex, when the caller has it: a driver that keeps one need not compute it again. */
+  sha256?: string;
 }
 
 /** Objects per `list` page when the caller sets no limit. */

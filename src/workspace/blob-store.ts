@@ -4,7 +4,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { deletePrefix } from '../storage/object-store.ts';
 import { BlobCache } from './blob-cache.ts';
 import { BlobUploads } from './blob-uploads.ts';
-import { sha256Hex } from '../core/content-hash.ts';
+import { sha256Hex, type ContentHasher } from '../core/content-hash.ts';
 
 export const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
 
@@ -14,15 +14,16 @@ export class BlobStore {
   constructor(
     private readonly objects: ObjectStore,
     cacheBytes = DEFAULT_BLOB_CACHE_BYTES,
+    private readonly hashContent: ContentHasher = sha256Hex,
   ) {
     this.cache = new BlobCache(cacheBytes);
   }
 
   /** Stores the bytes under their SHA-256 and returns it; storing the same bytes twice is harmless. */
   async put(workspaceUid: string, bytes: Uint8Array): Promise<string> {
-    const hash = await sha256Hex(bytes);
+    const hash = await this.hashContent(bytes);
     const key = blobKey(workspaceUid, hash);
-    await this.objects.put(key, bytes);
+    await this.objects.put(key, bytes, { sha256: hash });
     this.cache.set(key, bytes);
     return hash;
   }

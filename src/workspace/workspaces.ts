@@ -6,6 +6,7 @@ import { ToolError } from '../core/errors.ts';
 import { parseVirtualPath } from '../core/virtual-path.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
+import type { ContentHasher } from '../core/content-hash.ts';
 import { BlobStore } from './blob-store.ts';
 import { EntryCache } from './entry-cache.ts';
 import { KeyedLock } from '../core/keyed-lock.ts';
@@ -55,9 +56,11 @@ export class Workspaces {
     private readonly readOnlyRoots: readonly ReadOnlyRoot[] = [],
     /** Bytes of blob contents kept in memory (default 64 MiB); a home with less memory keeps fewer. */
     blobCacheBytes?: number,
+    /** How contents are addressed: WebCrypto unless the home has a faster SHA-256. */
+    hashContent?: ContentHasher,
   ) {
     applyWorkspaceSchema(db);
-    this.blobs = new BlobStore(objects, blobCacheBytes);
+    this.blobs = new BlobStore(objects, blobCacheBytes, hashContent);
     for (const root of readOnlyRoots) parseVirtualPath(root.path);
   }
 

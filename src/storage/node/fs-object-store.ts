@@ -26,6 +26,10 @@ import {
   type StoredObject,
 } from '../object-store.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
+import { DurableFiles } from './durable-files.ts';
+
+/** The threads that write objects, shared by every store of the process (created at the first write). */
+let durableFiles: DurableFiles | undefined;
 
 const OBJECT_SUFFIX = '.obj';
 const DIRECTORY_SUFFIX = '.d';
@@ -76,7 +80,7 @@ export class FsObjectStore implements ObjectStore {
     // write waits for the key lock.
     const image = Buffer.allocUnsafe(HEADER_SIZE + body.byteLength);
     image.set(body, HEADER_SIZE);
-    const etag = hash('sha256', image.subarray(HEADER_SIZE), 'hex');
+    const etag = options.sha256 ?? hash('sha256', image.subarray(HEADER_SIZE), 'hex');
     image.write(`${HEADER_PREFIX}${etag}\n`, 0, 'latin1');
     return this.#withKeyLock(key, async () => {
       if (options.ifMatch !== undefined || options.ifNoneMatch !== undefined) {
@@ -86,7 +90,18 @@ export class FsObjectStore implements ObjectStore {
           throw new PreconditionFailedError(key);
         }
       }
-      await writeFileAtomically(file, image);
+      durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
+      if (durableFiles.usable) {
+        const dir = dirname(file);
+        await durableFiles.write({
+          dir,
+          temp: join(dir, `.tmp-${randomBytes(8).toString('hex')}`),
+          file,
+          bytes: image,
+        });
+      } else {
+        await writeFileAtomically(file, image);
+      }
       return { key, size: body.byteLength, etag };
     });
   }

@@ -1,0 +1,96 @@
+// The threads that write the fs object store's files: many at once, each durable and whole, a
+// failure of one file never failing the others of its batch, and nothing left half written.
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DurableFiles } from '../../src/storage/node/durable-files.ts';
+import { FsObjectStore } from '../../src/storage/node/fs-object-store.ts';
+
+let parent: string | undefined;
+const writers: DurableFiles[] = [];
+afterEach(async () => {
+  await Promise.all(writers.splice(0).map((writer) => writer.close()));
+  if (parent !== undefined) await rm(parent, { recursive: true, force: true });
+});
+
+function writer(): DurableFiles {
+  const made = new DurableFiles({ dir: 0o700, file: 0o600 }, 2);
+  writers.push(made);
+  return made;
+}
+
+describe('DurableFiles', () => {
+  it('writes 200 files asked for in one turn, each whole, creating their directories, with no temp file left', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    const files = Array.from({ length: 200 }, (_, index) => {
+      const dir = join(parent!, `d${index % 7}`, 'deep');
+      return {
+        dir,
+        temp: join(dir, `.tmp-${index}`),
+        file: join(dir, `f${index}`),
+        bytes: new TextEncoder().encode(`file ${index}\n`.repeat(index)),
+      };
+    });
+    const durable = writer();
+    await Promise.all(files.map((file) => durable.write(file)));
+    for (const [index, file] of files.entries())
+      expect(await readFile(file.file, 'utf8')).toBe(`file ${index}\n`.repeat(index));
+    for (let dir = 0; dir < 7; dir += 1)
+      expect((await readdir(join(parent, `d${dir}`, 'deep'))).filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+
+  it('fails only the file that cannot be written, with its error code, and keeps the rest of its batch', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    // A directory in the way of the rename, and a temp path that already exists (a link planted there is not followed).
+    await writeFile(join(parent, 'outside'), 'untouched');
+    await symlink(join(parent, 'outside'), join(parent, '.tmp-planted'));
+    const durable = writer();
+    const results = await Promise.allSettled([
+      durable.write({ dir: parent, temp: join(parent, '.tmp-a'), file: join(parent, 'a'), bytes: new Uint8Array([1]) }),
+      durable.write({
+        dir: parent,
+        temp: join(parent, '.tmp-planted'),
+        file: join(parent, 'b'),
+        bytes: new Uint8Array([2]),
+      }),
+      durable.write({ dir: parent, temp: join(parent, '.tmp-c'), file: join(parent, 'c'), bytes: new Uint8Array([3]) }),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(((results[1] as PromiseRejectedResult).reason as NodeJS.ErrnoException).code).toBe('EEXIST');
+    expect(await readFile(join(parent, 'outside'), 'utf8')).toBe('untouched');
+    expect((await readdir(parent)).sort()).toEqual(['.tmp-planted', 'a', 'c', 'outside']);
+  });
+
+  it('starts its threads again for a write after close', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    const durable = writer();
+    await durable.write({
+      dir: parent,
+      temp: join(parent, '.t1'),
+      file: join(parent, 'one'),
+      bytes: new Uint8Array(1),
+    });
+    expect(durable.usable).toBe(true);
+    await durable.close();
+    // A closed pool starts afresh on the next write.
+    await durable.write({
+      dir: parent,
+      temp: join(parent, '.t2'),
+      file: join(parent, 'two'),
+      bytes: new Uint8Array(1),
+    });
+    expect((await readdir(parent)).sort()).toEqual(['one', 'two']);
+  });
+});
+
+describe('FsObjectStore with a known SHA-256', () => {
+  it('keeps the hash the caller gives as the etag, which equals the one it computes itself', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    const store = new FsObjectStore(parent);
+    const computed = await store.put('a', new TextEncoder().encode('same bytes'));
+    const given = await store.put('b', new TextEncoder().encode('same bytes'), { sha256: computed.etag });
+    expect(given.etag).toBe(computed.etag);
+    expect((await store.head('b'))?.etag).toBe(computed.etag);
+  });
+});
