@@ -6,6 +6,7 @@ import { resolvePath, type Access, type GuardEntry, type ResolvedPath } from '..
 import type { BlobStore } from './blob-store.ts';
 import type { BlobUploads } from './blob-uploads.ts';
 import type { KeyedLock } from '../core/keyed-lock.ts';
+import type { CommitGroup } from './commit-group.ts';
 import type { CommitResult, Manifest, ManifestChange, ManifestEntry, Precondition } from './manifest.ts';
 
 /** Another workspace's manifest, visible read-only at `path`. */
@@ -37,6 +38,8 @@ interface WorkspaceParts {
   autoCheckpoint: boolean;
   mounts: readonly ReadOnlyMount[];
   writeLock: KeyedLock;
+  /** Commits arriving together share a transaction. */
+  commits: CommitGroup;
 }
 
 export class Workspace {
@@ -141,7 +144,7 @@ export class Workspace {
         return change.expect ? { ...write, expect: change.expect } : write;
       }),
     );
-    return this.parts.manifest.commit(manifestChanges, inTransaction);
+    return this.parts.commits.run(() => this.parts.manifest.commit(manifestChanges, inTransaction));
   }
 
   /** Queues writers of the same path in this process, so they take turns instead of conflicting. */

@@ -7,6 +7,7 @@ import { parseVirtualPath } from '../core/virtual-path.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { ContentHasher } from '../core/content-hash.ts';
+import { CommitGroup } from './commit-group.ts';
 import { BlobStore } from './blob-store.ts';
 import { EntryCache } from './entry-cache.ts';
 import { KeyedLock } from '../core/keyed-lock.ts';
@@ -44,6 +45,7 @@ type WorkspaceRow = {
 export class Workspaces {
   private readonly blobs: BlobStore;
   private readonly writeLock = new KeyedLock();
+  private readonly commits: CommitGroup;
   private readonly entryCache = new EntryCache<ManifestEntry>();
   /** Rows by id for open(); only this class creates, alters and deletes them. */
   private readonly rows = new Map<string, WorkspaceRow>();
@@ -60,6 +62,7 @@ export class Workspaces {
     hashContent?: ContentHasher,
   ) {
     applyWorkspaceSchema(db);
+    this.commits = new CommitGroup(db);
     this.blobs = new BlobStore(objects, blobCacheBytes, hashContent);
     for (const root of readOnlyRoots) parseVirtualPath(root.path);
   }
@@ -171,6 +174,7 @@ export class Workspaces {
       autoCheckpoint: settings.autoCheckpoint === true,
       mounts,
       writeLock: this.writeLock,
+      commits: this.commits,
     });
   }
 
