@@ -1,8 +1,10 @@
 // The threads that write the fs object store's files: many at once, each durable and whole, a
 // failure of one file never failing the others of its batch, and nothing left half written.
+import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DurableFiles } from '../../src/storage/node/durable-files.ts';
 import { FsObjectStore } from '../../src/storage/node/fs-object-store.ts';
@@ -92,5 +94,23 @@ describe('FsObjectStore with a known SHA-256', () => {
     const given = await store.put('b', new TextEncoder().encode('same bytes'), { sha256: computed.etag });
     expect(given.etag).toBe(computed.etag);
     expect((await store.head('b'))?.etag).toBe(computed.etag);
+  });
+});
+
+describe('a process that wrote through the fs object store', () => {
+  it('exits by itself once its writes are done: idle writing threads hold nothing open', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    const script = [
+      `import { FsObjectStore } from ${JSON.stringify(new URL('../../src/storage/node/fs-object-store.ts', import.meta.url).pathname)};`,
+      `const store = new FsObjectStore(${JSON.stringify(parent)});`,
+      `await Promise.all(Array.from({ length: 20 }, (_, i) => store.put('k/' + i, new Uint8Array([i]))));`,
+      `console.log('written');`,
+    ].join('\n');
+    const file = join(parent, 'writer.mts');
+    await writeFile(file, script);
+    // Exits with 0 after printing, rather than hanging (the test's timeout) or exiting before its writes answered.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', file], { cwd: process.cwd() });
+    expect(stdout).toBe('written\n');
+    expect((await readdir(join(parent, 'k.d'))).filter((name) => name.endsWith('.obj'))).toHaveLength(20);
   });
 });

@@ -128,8 +128,19 @@ export class FileWriters {
     return new Promise((resolve, reject) => {
       this.waiting.set(request.id, { resolve, reject });
       // The copied ranges move to the thread rather than being copied again.
+      this.busy(worker, +1);
       worker.postMessage(request, buffers);
     });
+  }
+
+  /** Requests each thread has in hand: a thread holding any keeps the process alive until it answers. */
+  private readonly requests = new Map<Worker, number>();
+
+  private busy(worker: Worker, change: 1 | -1): void {
+    const count = (this.requests.get(worker) ?? 0) + change;
+    this.requests.set(worker, count);
+    if (count === 1 && change === 1) worker.ref();
+    if (count === 0) worker.unref();
   }
 
   private start(): Worker[] {
@@ -137,8 +148,8 @@ export class FileWriters {
     // No execArgv: the thread runs plain JavaScript and needs none of the parent's loaders.
     this.workers = Array.from({ length: this.width }, () => {
       const worker = new Worker(WORKER_CODE, { eval: true, execArgv: [] });
-      worker.unref();
       worker.on('message', ({ id, results }: { id: number; results: CreateResult[] }) => {
+        this.busy(worker, -1);
         const waiter = this.waiting.get(id);
         this.waiting.delete(id);
         waiter?.resolve(results);
@@ -149,6 +160,9 @@ export class FileWriters {
         this.waiting.clear();
       };
       worker.on('error', fail);
+      // Idle threads do not keep the process alive; one with work does (see busy). Unreferenced
+      // only once its listeners are on: adding a message listener references it again.
+      worker.unref();
       worker.on('exit', (code) => {
         if (this.workers?.includes(worker)) fail(new Error(`it exited with code ${code}`));
       });

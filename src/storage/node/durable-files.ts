@@ -140,8 +140,20 @@ export class DurableFiles {
         files: part.map(({ file }) => ({ dir: file.dir, temp: file.temp, file: file.file, bytes: file.bytes })),
       };
       // The bytes are copied to the thread: the caller's buffers may be views of shared memory.
-      workers[this.next++ % workers.length]!.postMessage(batch);
+      const worker = workers[this.next++ % workers.length]!;
+      this.busy(worker, +1);
+      worker.postMessage(batch);
     }
+  }
+
+  /** Batches each thread has in hand: a thread holding any keeps the process alive until it answers. */
+  private readonly batches = new Map<Worker, number>();
+
+  private busy(worker: Worker, change: 1 | -1): void {
+    const count = (this.batches.get(worker) ?? 0) + change;
+    this.batches.set(worker, count);
+    if (count === 1 && change === 1) worker.ref();
+    if (count === 0) worker.unref();
   }
 
   private start(): Worker[] {
@@ -149,8 +161,8 @@ export class DurableFiles {
     this.workers = Array.from({ length: this.width }, () => {
       // No execArgv: the thread runs plain JavaScript and needs none of the parent's loaders.
       const worker = new Worker(WORKER_CODE, { eval: true, execArgv: [] });
-      worker.unref();
       worker.on('message', ({ id, outcomes }: { id: number; outcomes: Outcome[] }) => {
+        this.busy(worker, -1);
         const waiter = this.waiting.get(id);
         this.waiting.delete(id);
         waiter?.settle(outcomes);
@@ -161,6 +173,9 @@ export class DurableFiles {
         this.waiting.clear();
       };
       worker.on('error', fail);
+      // Idle threads do not keep the process alive; one with work does (see busy). Unreferenced
+      // only once its listeners are on: adding a message listener references it again.
+      worker.unref();
       worker.on('exit', (code) => {
         if (this.workers?.includes(worker)) fail(new Error(`it exited with code ${code}`));
       });
