@@ -4,7 +4,8 @@ import { isCrlf } from '../../core/text-lines.ts';
 import type { ChangedRange } from './file-diff.ts';
 import { quoteLine } from './patch-text.ts';
 import type { Hunk } from './patch.ts';
-import { LineFolds, seekSequence, sequenceMatchesAt } from './seek.ts';
+import { LineIndex, seekSequence, sequenceMatchesAt } from './seek.ts';
+import { WorkBudget, WorkLimitReached } from './work-budget.ts';
 
 interface FileText {
   lines: string[];
@@ -65,73 +66,121 @@ function conflict(
 }
 
 /** Locates every hunk in order, with a cursor that only moves forward, as Codex's compute_replacements does. */
-function locate(
+async function locate(
   path: string,
   lines: readonly string[],
   hunks: readonly Hunk[],
   clean: (line: string) => string,
-): Replacement[] {
-  const folds = new LineFolds(lines);
+  work: WorkBudget,
+): Promise<Replacement[]> {
+  // Every line any hunk may look for, so that each pass reads the file once for all hunks.
+  const wanted = new Set<string>();
+  for (const hunk of hunks) {
+    for (const line of hunk.anchors) wanted.add(clean(line));
+    for (const line of hunk.oldLines) wanted.add(clean(line));
+    if (work.spend(hunk.anchors.length + hunk.oldLines.length)) await work.pause();
+  }
+  const index = new LineIndex(lines, work, wanted);
   const located: Replacement[] = [];
   let cursor = 0;
-  hunks.forEach((hunk, index) => {
-    const number = index + 1;
-    let anchor: { text: string; at: number } | undefined;
-    for (const raw of hunk.anchors) {
-      const text = clean(raw);
-      const at = seekSequence(lines, [text], cursor, false, folds);
-      if (at === undefined) {
-        // A unified-diff range in a Codex header is a frequent model mistake: say so rather than only "not found".
-        const advice = /^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@/.test(text)
-          ? "write '@@' alone or '@@ <a line of the file>', not a unified-diff range, in a '*** Update File:' hunk"
-          : undefined;
-        throw conflict(
-          path,
-          number,
-          hunk,
-          [text],
-          `the context line '@@ ${text}' was not found ${where(cursor)}`,
-          advice,
-        );
-      }
-      anchor = { text, at };
-      cursor = at + 1;
+  for (const [position, hunk] of hunks.entries()) {
+    const number = position + 1;
+    try {
+      cursor = await locateHunk(path, lines, hunk, number, cursor, clean, index, located);
+    } catch (error) {
+      if (error instanceof WorkLimitReached) throw workLimit(path, number, hunk, error.limit);
+      throw error;
     }
-    const oldLines = hunk.oldLines.map(clean);
-    let newLines = hunk.newLines.map(clean);
-    if (oldLines.length === 0) {
-      // A pure addition does not move the cursor: the next hunk may still match right after its anchor.
-      located.push({ start: insertionPoint(lines, hunk, anchor, cursor), length: 0, newLines, hunk: number });
-      return;
-    }
-    const seek = (pattern: readonly string[]): number | undefined => {
-      // A unified hunk says where it was cut from: believe it first, then search as for any hunk.
-      const hint = hunk.oldStart === undefined ? undefined : hunk.oldStart - 1;
-      if (hint !== undefined && hint >= cursor && sequenceMatchesAt(lines, pattern, hint, folds)) return hint;
-      const at = seekSequence(lines, pattern, cursor, hunk.endOfFile, folds);
-      // Models often repeat the `@@` line as the hunk's first context line; Codex then fails, having
-      // moved past it. Only when nothing else matched is the search retried from the anchor itself.
-      if (at === undefined && anchor !== undefined && pattern[0]?.trim() === anchor.text.trim()) {
-        return seekSequence(lines, pattern, anchor.at, hunk.endOfFile, folds);
-      }
-      return at;
-    };
-    let pattern = oldLines;
-    let at = seek(pattern);
-    if (at === undefined && pattern[pattern.length - 1] === '') {
-      // Codex's retry: a trailing empty line often stands for the file's final newline, not a line.
-      pattern = pattern.slice(0, -1);
-      if (newLines[newLines.length - 1] === '') newLines = newLines.slice(0, -1);
-      at = seek(pattern);
-    }
-    if (at === undefined) {
-      const place = hunk.endOfFile ? 'at the end of the file' : `in order ${where(cursor)}`;
-      throw conflict(path, number, hunk, oldLines, `these lines were not found ${place}: ${preview(oldLines)}`);
-    }
-    located.push({ start: at, length: pattern.length, newLines, hunk: number });
-    cursor = at + pattern.length;
-  });
+  }
   return located;
+}
+
+/** Locates one hunk from `cursor`, adds it to `located` and answers the cursor for the next. */
+async function locateHunk(
+  path: string,
+  lines: readonly string[],
+  hunk: Hunk,
+  number: number,
+  start: number,
+  clean: (line: string) => string,
+  index: LineIndex,
+  located: Replacement[],
+): Promise<number> {
+  let cursor = start;
+  let anchor: { text: string; at: number } | undefined;
+  for (const raw of hunk.anchors) {
+    const text = clean(raw);
+    const at = await seekSequence(lines, [text], cursor, false, index);
+    if (at === undefined) {
+      // A unified-diff range in a Codex header is a frequent model mistake: say so rather than only "not found".
+      const advice = /^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@/.test(text)
+        ? "write '@@' alone or '@@ <a line of the file>', not a unified-diff range, in a '*** Update File:' hunk"
+        : undefined;
+      throw conflict(
+        path,
+        number,
+        hunk,
+        [text],
+        `the context line '@@ ${text}' was not found ${where(cursor)}`,
+        advice,
+      );
+    }
+    anchor = { text, at };
+    cursor = at + 1;
+  }
+  const oldLines = hunk.oldLines.map(clean);
+  let newLines = hunk.newLines.map(clean);
+  if (oldLines.length === 0) {
+    // A pure addition does not move the cursor: the next hunk may still match right after its anchor.
+    located.push({ start: insertionPoint(lines, hunk, anchor, cursor), length: 0, newLines, hunk: number });
+    return cursor;
+  }
+  const seek = async (pattern: readonly string[]): Promise<number | undefined> => {
+    // A unified hunk says where it was cut from: believe it first, then search as for any hunk.
+    const hint = hunk.oldStart === undefined ? undefined : hunk.oldStart - 1;
+    if (hint !== undefined && hint >= cursor && (await sequenceMatchesAt(lines, pattern, hint, index))) return hint;
+    const at = await seekSequence(lines, pattern, cursor, hunk.endOfFile, index);
+    // Models often repeat the `@@` line as the hunk's first context line; Codex then fails, having
+    // moved past it. Only when nothing else matched is the search retried from the anchor itself.
+    if (at === undefined && anchor !== undefined && pattern[0]?.trim() === anchor.text.trim()) {
+      return seekSequence(lines, pattern, anchor.at, hunk.endOfFile, index);
+    }
+    return at;
+  };
+  let pattern = oldLines;
+  let at = await seek(pattern);
+  if (at === undefined && pattern[pattern.length - 1] === '') {
+    // Codex's retry: a trailing empty line often stands for the file's final newline, not a line.
+    pattern = pattern.slice(0, -1);
+    if (newLines[newLines.length - 1] === '') newLines = newLines.slice(0, -1);
+    at = await seek(pattern);
+  }
+  if (at === undefined) {
+    const place = hunk.endOfFile ? 'at the end of the file' : `in order ${where(cursor)}`;
+    throw conflict(path, number, hunk, oldLines, `these lines were not found ${place}: ${preview(oldLines)}`);
+  }
+  located.push({ start: at, length: pattern.length, newLines, hunk: number });
+  return at + pattern.length;
+}
+
+/** The answer when locating a hunk would take more work than a call may spend (docs/api.md). */
+function workLimit(path: string, number: number, hunk: Hunk, limit: number): ToolError {
+  return new ToolError(
+    'patch_conflict',
+    `hunk ${number} of ${path} (patch line ${hunk.line}) could not be located within the work limit of ` +
+      `${limit.toLocaleString('en-US')} ` +
+      'line comparisons: its lines could start at very many places in the file and none matched whole, or the ' +
+      'file is too long to search again ignoring whitespace and punctuation; nothing was changed. Copy the context ' +
+      'lines exactly from the file, keep each hunk to the lines that change with a few distinctive context lines ' +
+      'around them, or replace the whole file with write_file',
+    {
+      path,
+      hunk: number,
+      line: hunk.line,
+      expected: [...hunk.oldLines],
+      reason: 'work_limit',
+    },
+  );
 }
 
 /**
@@ -179,24 +228,35 @@ function ordered(path: string, located: Replacement[], hunks: readonly Hunk[]): 
 /**
  * The new text of one file after its hunks. Lines are compared without their line endings; a CRLF
  * file stays CRLF, and the final-newline state stays as it was unless a hunk says otherwise.
- * Throws patch_conflict (details: path, hunk, line, expected) when a hunk cannot be placed.
+ * Throws patch_conflict (details: path, hunk, line, expected) when a hunk cannot be placed, with
+ * `reason: "work_limit"` when placing it would take more than `work` allows.
  */
-export function applyHunks(path: string, original: string, hunks: readonly Hunk[]): string {
-  return applyHunksWithRanges(path, original, hunks).text;
-}
-
-/** As applyHunks, also reporting which lines changed into which (for a diff that need not search). */
-export function applyHunksWithRanges(
+export async function applyHunks(
   path: string,
   original: string,
   hunks: readonly Hunk[],
-): { text: string; ranges: ChangedRange[] } {
+  work: WorkBudget = new WorkBudget(),
+): Promise<string> {
+  return (await applyHunksWithRanges(path, original, hunks, work)).text;
+}
+
+/**
+ * As applyHunks, also reporting which lines changed into which (for a diff that need not search).
+ * Locating spends `work` (one budget for a whole patch) and lets the event loop run as it goes; past
+ * the budget it throws patch_conflict with `details.reason: "work_limit"`.
+ */
+export async function applyHunksWithRanges(
+  path: string,
+  original: string,
+  hunks: readonly Hunk[],
+  work: WorkBudget = new WorkBudget(),
+): Promise<{ text: string; ranges: ChangedRange[] }> {
   if (hunks.length === 0) return { text: original, ranges: [] };
   const file = splitFile(original);
   // Patch lines may still carry the `\r` of a CRLF file (a git diff of one does): it is the file's ending, not text.
   const clean =
     file.eol === '\r\n' ? (line: string) => (line.endsWith('\r') ? line.slice(0, -1) : line) : (line: string) => line;
-  const replacements = ordered(path, locate(path, file.lines, hunks, clean), hunks);
+  const replacements = ordered(path, await locate(path, file.lines, hunks, clean, work), hunks);
   const result: string[] = [];
   const ranges: ChangedRange[] = [];
   let position = 0;

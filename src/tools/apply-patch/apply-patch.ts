@@ -2,9 +2,10 @@
 import { applyPatchInput } from '../../contract/tool-inputs.ts';
 import { ToolError } from '../../core/errors.ts';
 import { defineTool } from '../tool.ts';
-import { fileDiff } from './file-diff.ts';
+import { DiffBudget, fileDiff } from './file-diff.ts';
 import { parsePatch } from './parse-patch.ts';
 import { planPatch, type PlannedFile } from './plan-patch.ts';
+import { unlimitedWork, WorkBudget } from './work-budget.ts';
 
 /** Attempts when another writer changes a patched file between our read and our commit. */
 const MAX_ATTEMPTS = 8;
@@ -18,10 +19,17 @@ export const applyPatch = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   async execute(args, { workspace, limits, recordEffect }) {
     const patch = parsePatch(args.patch);
+    // One budget for every attempt: a call that plans again after losing a race does not start afresh.
+    const work = new WorkBudget();
     for (let attempt = 1; ; attempt += 1) {
-      const plan = await planPatch(workspace, patch, limits.maxFileBytes);
+      const plan = await planPatch(workspace, patch, limits.maxFileBytes, work);
+      // The answer's diffs: bounded by the texts, not the budget, and letting the event loop run too.
+      const diffBudget = new DiffBudget();
+      const clock = unlimitedWork();
+      const files = [];
+      for (const file of plan.files) files.push(await describeFile(file, diffBudget, clock));
       const result = {
-        files: plan.files.map(describeFile),
+        files,
         summary: summarise(plan.files),
         dryRun: args.dryRun === true,
       };
@@ -38,15 +46,19 @@ export const applyPatch = defineTool({
   },
 });
 
-function describeFile(file: PlannedFile): {
+async function describeFile(
+  file: PlannedFile,
+  budget: DiffBudget,
+  clock: WorkBudget,
+): Promise<{
   path: string;
   action: PlannedFile['action'];
   movedTo?: string;
   diff: string;
-} {
+}> {
   const oldName = file.action === 'add' && file.before === '' ? '/dev/null' : `a/${file.path}`;
   const newName = file.action === 'delete' ? '/dev/null' : `b/${file.movedTo ?? file.path}`;
-  const diff = fileDiff(oldName, newName, file.before, file.after, file.ranges);
+  const diff = await fileDiff(oldName, newName, file.before, file.after, file.ranges, budget, clock);
   return file.movedTo === undefined
     ? { path: file.path, action: file.action, diff }
     : { path: file.path, action: file.action, movedTo: file.movedTo, diff };

@@ -1,5 +1,5 @@
 // The unified diff of one file, computed only around the lines a patch changed.
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
+import { unlimitedWork, type WorkBudget } from './work-budget.ts';
 
 /** Lines `oldStart..oldStart+oldLength` (0-based) of the old text became `newStart..newStart+newLength` of the new. */
 export interface ChangedRange {
@@ -10,118 +10,281 @@ export interface ChangedRange {
 }
 
 const CONTEXT = 3;
+/** Lines shown between two looks at the clock in a long run of changed lines. */
+const SHOW_PIECE = 1024;
 /** Changed regions up to this many line pairs get a minimal (LCS) diff; larger ones a block replace. */
 const MAX_LCS_CELLS = 250_000;
+/** LCS cells one call's diffs may fill in all (a few milliseconds); past them every region is a block replace. */
+export const MAX_DIFF_CELLS = 4_000_000;
 
-type Line = { kind: ' ' | '-' | '+'; text: string };
+/** The LCS cells left to the diffs of one call; share one among the files of a patch. */
+export class DiffBudget {
+  constructor(public cells: number = MAX_DIFF_CELLS) {}
+}
+
+type Kind = ' ' | '-' | '+';
+
+/** A run of changed lines, no equal line inside it, shown as its old lines (`-`), then its new ones (`+`). */
+interface Block {
+  oldStart: number;
+  newStart: number;
+  oldLength: number;
+  newLength: number;
+}
 
 interface DiffHunk {
   oldFirst: number;
   newFirst: number;
-  lines: Line[];
+  oldCount: number;
+  newCount: number;
+  text: string;
 }
 
 /**
- * A unified diff without timestamps. With the changed ranges known, only they are diffed, so 200
- * hunks in a 5,000-line file cost 200 small diffs rather than one Myers diff of the whole file;
- * without them, or when the end of a file without a final newline changed, jsdiff diffs the whole text.
+ * A text's lines, each with its ending, read on demand: finding where lines start is one pass of
+ * `indexOf`, and only the lines a diff shows are ever cut out.
  */
-export function fileDiff(
+class Lines {
+  private readonly starts: number[] = [];
+
+  constructor(private readonly text: string) {
+    if (text.length === 0) return;
+    this.starts.push(0);
+    for (let end = text.indexOf('\n'); end !== -1 && end + 1 < text.length; end = text.indexOf('\n', end + 1)) {
+      this.starts.push(end + 1);
+    }
+  }
+
+  get length(): number {
+    return this.starts.length;
+  }
+
+  at(index: number): string {
+    return index < this.starts.length ? this.text.slice(this.starts[index], this.starts[index + 1]) : '';
+  }
+
+  /**
+   * Lines `from..to`, cut at the end of the text: a patched text whose last line is empty and
+   * has no newline (`a\n` + `''`) shows that line nowhere, since it is no text at all.
+   */
+  slice(from: number, to: number): string[] {
+    const lines: string[] = [];
+    for (let index = from; index < Math.min(to, this.starts.length); index += 1) lines.push(this.at(index));
+    return lines;
+  }
+}
+
+/** The work of showing one line of a diff (cutting it out, appending it), in the units of WorkBudget. */
+const SHOW_LINE_COST = 50;
+/** The work of diffing one range before its lines (its objects, its promise), in the same units. */
+const RANGE_COST = 500;
+
+/**
+ * A unified diff without timestamps. With the changed ranges known, only they are diffed, so 200
+ * hunks in a 5,000-line file cost 200 small diffs rather than one diff of the whole file; without
+ * them (an added file, a deleted one, one replaced whole) the whole text is one range. Regions
+ * are diffed minimally (LCS) while they are small and `budget` lasts, else shown as a block
+ * replace: the cost is linear in the text, whatever the change. It lets the event loop run as
+ * `clock` says (its limit is not enforced here: a diff's size is bounded by the texts').
+ */
+export async function fileDiff(
   oldName: string,
   newName: string,
   before: string,
   after: string,
   ranges?: readonly ChangedRange[],
-): string {
-  const oldLines = linesWithEndings(before);
-  const newLines = linesWithEndings(after);
-  // A change at the end of a file without a final newline moves that newline between lines: rare, so jsdiff handles it.
-  const lastLineMoves =
-    before.endsWith('\n') !== after.endsWith('\n') ||
-    ((!before.endsWith('\n') || !after.endsWith('\n')) &&
-      ranges?.some((range) => range.oldStart + range.oldLength >= oldLines.length));
-  if (ranges === undefined || lastLineMoves) {
-    return createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, {
-      context: CONTEXT,
-      headerOptions: FILE_HEADERS_ONLY,
-    });
-  }
-  const hunks: DiffHunk[] = [];
-  let current: DiffHunk | undefined;
-  let oldEnd = 0;
-  for (const range of ranges) {
-    // The lines between ranges are equal on both sides: up to 2 × CONTEXT of them join two hunks.
-    if (current && range.oldStart - oldEnd <= 2 * CONTEXT) {
-      for (let i = oldEnd; i < range.oldStart; i += 1) current.lines.push({ kind: ' ', text: oldLines[i]! });
-    } else {
-      if (current) closeHunk(current, oldLines, oldEnd, hunks);
-      const lead = Math.min(CONTEXT, range.oldStart);
-      current = { oldFirst: range.oldStart - lead, newFirst: range.newStart - lead, lines: [] };
-      for (let i = range.oldStart - lead; i < range.oldStart; i += 1)
-        current.lines.push({ kind: ' ', text: oldLines[i]! });
-    }
-    current.lines.push(
-      ...diffLines(
-        oldLines.slice(range.oldStart, range.oldStart + range.oldLength),
-        newLines.slice(range.newStart, range.newStart + range.newLength),
-      ),
-    );
-    oldEnd = range.oldStart + range.oldLength;
-  }
-  if (current) closeHunk(current, oldLines, oldEnd, hunks);
+  budget: DiffBudget = new DiffBudget(),
+  clock: WorkBudget = unlimitedWork(),
+): Promise<string> {
+  const oldLines = new Lines(before);
+  const newLines = new Lines(after);
+  const changed: readonly ChangedRange[] =
+    ranges === undefined
+      ? [{ oldStart: 0, oldLength: oldLines.length, newStart: 0, newLength: newLines.length }]
+      : withLastLines(ranges, oldLines, newLines);
+  const blocks: Block[] = [];
+  for (const range of changed) joinBlocks(blocks, await diffRange(oldLines, newLines, range, budget, clock));
+  const hunks = await hunksOf(blocks, oldLines, newLines, clock);
   return `--- ${oldName}\n+++ ${newName}\n${hunks
-    .filter((hunk) => hunk.lines.some((line) => line.kind !== ' '))
-    .map(formatHunk)
+    .map((hunk) => {
+      // As in GNU diff, an empty side names the line before it.
+      const oldStart = hunk.oldCount === 0 ? hunk.oldFirst : hunk.oldFirst + 1;
+      const newStart = hunk.newCount === 0 ? hunk.newFirst : hunk.newFirst + 1;
+      return `@@ -${oldStart},${hunk.oldCount} +${newStart},${hunk.newCount} @@\n${hunk.text}`;
+    })
     .join('')}`;
 }
 
-function closeHunk(hunk: DiffHunk, oldLines: readonly string[], oldEnd: number, hunks: DiffHunk[]): void {
-  for (let i = oldEnd; i < Math.min(oldLines.length, oldEnd + CONTEXT); i += 1)
-    hunk.lines.push({ kind: ' ', text: oldLines[i]! });
-  hunks.push(hunk);
-}
-
-function formatHunk(hunk: DiffHunk): string {
-  const oldCount = hunk.lines.filter((line) => line.kind !== '+').length;
-  const newCount = hunk.lines.filter((line) => line.kind !== '-').length;
-  // As in GNU diff, an empty side names the line before it.
-  const oldStart = oldCount === 0 ? hunk.oldFirst : hunk.oldFirst + 1;
-  const newStart = newCount === 0 ? hunk.newFirst : hunk.newFirst + 1;
-  let text = `@@ -${oldStart},${oldCount} +${newStart},${newCount} @@\n`;
-  for (const line of hunk.lines) {
-    text += line.text.endsWith('\n')
-      ? `${line.kind}${line.text}`
-      : `${line.kind}${line.text}\n\\ No newline at end of file\n`;
+/**
+ * The ranges, plus the last line of either text where only its line ending changed: the lines
+ * between ranges are equal but for that one, which gains or loses its newline when a hunk sets
+ * the final newline or adds lines after a last line that had none.
+ */
+function withLastLines(ranges: readonly ChangedRange[], oldLines: Lines, newLines: Lines): ChangedRange[] {
+  const all = [...ranges];
+  const oldLast = oldLines.length - 1;
+  const newLast = newLines.length - 1;
+  const add = (oldIndex: number, newIndex: number) => {
+    if (oldLines.at(oldIndex) === newLines.at(newIndex)) return;
+    if (all.some((range) => range.oldStart === oldIndex && range.oldLength === 1 && range.newStart === newIndex))
+      return;
+    all.push({ oldStart: oldIndex, oldLength: 1, newStart: newIndex, newLength: 1 });
+  };
+  if (oldLast >= 0) {
+    const counterpart = unchangedCounterpart(ranges, oldLast, 'old');
+    if (counterpart !== undefined) add(oldLast, counterpart);
   }
-  return text;
+  if (newLast >= 0) {
+    const counterpart = unchangedCounterpart(ranges, newLast, 'new');
+    if (counterpart !== undefined) add(counterpart, newLast);
+  }
+  return all.sort((a, b) => a.oldStart - b.oldStart || a.newStart - b.newStart);
 }
 
-/** A minimal line diff of a changed region (longest common subsequence), or a block replace when huge. */
-function diffLines(before: readonly string[], after: readonly string[]): Line[] {
-  let head = 0;
-  while (head < before.length && head < after.length && before[head] === after[head]) head += 1;
-  let tail = 0;
-  while (
-    tail < before.length - head &&
-    tail < after.length - head &&
-    before[before.length - 1 - tail] === after[after.length - 1 - tail]
-  )
-    tail += 1;
-  const same = (from: readonly string[], start: number, end: number): Line[] =>
-    from.slice(start, end).map((text) => ({ kind: ' ', text }));
-  const middleOld = before.slice(head, before.length - tail);
-  const middleNew = after.slice(head, after.length - tail);
-  const middle =
-    middleOld.length * middleNew.length <= MAX_LCS_CELLS
-      ? lcsDiff(middleOld, middleNew)
-      : [
-          ...middleOld.map((text): Line => ({ kind: '-', text })),
-          ...middleNew.map((text): Line => ({ kind: '+', text })),
-        ];
-  return [...same(before, 0, head), ...middle, ...same(before, before.length - tail, before.length)];
+/** Where a line outside every range is on the other side, or undefined when a range covers it. */
+function unchangedCounterpart(ranges: readonly ChangedRange[], index: number, side: 'old' | 'new'): number | undefined {
+  let shift = 0;
+  for (const range of ranges) {
+    const [start, length, otherLength] =
+      side === 'old'
+        ? [range.oldStart, range.oldLength, range.newLength]
+        : [range.newStart, range.newLength, range.oldLength];
+    if (start <= index && index < start + length) return undefined;
+    if (start + length <= index) shift += otherLength - length;
+  }
+  return index + shift;
 }
 
-function lcsDiff(before: readonly string[], after: readonly string[]): Line[] {
+/** Appends blocks, joining one that starts where the last one ends into it (adjacent ranges, a moved last line). */
+function joinBlocks(blocks: Block[], more: readonly Block[]): void {
+  for (const block of more) {
+    const last = blocks[blocks.length - 1];
+    if (
+      last !== undefined &&
+      last.oldStart + last.oldLength === block.oldStart &&
+      last.newStart + last.newLength === block.newStart
+    ) {
+      last.oldLength += block.oldLength;
+      last.newLength += block.newLength;
+    } else {
+      blocks.push({ ...block });
+    }
+  }
+}
+
+/**
+ * A changed range as blocks of changed lines, its equal lines (common head, tail, LCS) left out.
+ * Lines past the end of a text are none (see `Lines.slice`).
+ */
+async function diffRange(
+  oldLines: Lines,
+  newLines: Lines,
+  range: ChangedRange,
+  budget: DiffBudget,
+  clock: WorkBudget,
+): Promise<Block[]> {
+  if (clock.spend(RANGE_COST)) await clock.pause();
+  let oldFirst = range.oldStart;
+  let newFirst = range.newStart;
+  let oldEnd = Math.min(range.oldStart + range.oldLength, oldLines.length);
+  let newEnd = Math.min(range.newStart + range.newLength, newLines.length);
+  while (oldFirst < oldEnd && newFirst < newEnd && oldLines.at(oldFirst) === newLines.at(newFirst)) {
+    oldFirst += 1;
+    newFirst += 1;
+    if (clock.spend(SHOW_LINE_COST)) await clock.pause();
+  }
+  while (oldFirst < oldEnd && newFirst < newEnd && oldLines.at(oldEnd - 1) === newLines.at(newEnd - 1)) {
+    oldEnd -= 1;
+    newEnd -= 1;
+    if (clock.spend(SHOW_LINE_COST)) await clock.pause();
+  }
+  const cells = (oldEnd - oldFirst) * (newEnd - newFirst);
+  if (cells === 0 || cells > MAX_LCS_CELLS || cells > budget.cells) {
+    if (oldEnd - oldFirst + (newEnd - newFirst) === 0) return [];
+    return [{ oldStart: oldFirst, newStart: newFirst, oldLength: oldEnd - oldFirst, newLength: newEnd - newFirst }];
+  }
+  budget.cells -= cells;
+  if (clock.spend(cells)) await clock.pause();
+  const kinds = lcsKinds(oldLines.slice(oldFirst, oldEnd), newLines.slice(newFirst, newEnd));
+  const blocks: Block[] = [];
+  let oldAt = oldFirst;
+  let newAt = newFirst;
+  let block: Block | undefined;
+  for (const kind of kinds) {
+    if (kind === ' ') {
+      block = undefined;
+      oldAt += 1;
+      newAt += 1;
+      continue;
+    }
+    if (block === undefined) {
+      block = { oldStart: oldAt, newStart: newAt, oldLength: 0, newLength: 0 };
+      blocks.push(block);
+    }
+    if (kind === '-') {
+      block.oldLength += 1;
+      oldAt += 1;
+    } else {
+      block.newLength += 1;
+      newAt += 1;
+    }
+  }
+  return blocks;
+}
+
+/** The hunks around the blocks: CONTEXT equal lines on each side, and blocks closer than 2 × CONTEXT joined. */
+async function hunksOf(
+  blocks: readonly Block[],
+  oldLines: Lines,
+  newLines: Lines,
+  clock: WorkBudget,
+): Promise<DiffHunk[]> {
+  const hunks: DiffHunk[] = [];
+  let hunk: DiffHunk | undefined;
+  let oldEnd = 0;
+  /** Appends lines `from..to` of `lines` as `kind` lines; true when the event loop is due a turn. */
+  const show = (kind: Kind, lines: Lines, from: number, to: number): boolean => {
+    let text = '';
+    for (let index = from; index < to; index += 1) {
+      const line = lines.at(index);
+      text += line.endsWith('\n') ? `${kind}${line}` : `${kind}${line}\n\\ No newline at end of file\n`;
+    }
+    hunk!.text += text;
+    if (kind !== '+') hunk!.oldCount += to - from;
+    if (kind !== '-') hunk!.newCount += to - from;
+    return clock.spend((to - from) * SHOW_LINE_COST);
+  };
+  /** Shows a long run in pieces, letting the event loop run between them. */
+  const showAll = async (kind: Kind, lines: Lines, from: number, to: number): Promise<void> => {
+    for (let piece = from; piece < to; piece += SHOW_PIECE) {
+      if (show(kind, lines, piece, Math.min(to, piece + SHOW_PIECE))) await clock.pause();
+    }
+  };
+  for (const block of blocks) {
+    if (hunk && block.oldStart - oldEnd <= 2 * CONTEXT) {
+      await showAll(' ', oldLines, oldEnd, block.oldStart);
+    } else {
+      if (hunk) {
+        await showAll(' ', oldLines, oldEnd, Math.min(oldLines.length, oldEnd + CONTEXT));
+        hunks.push(hunk);
+      }
+      const lead = Math.min(CONTEXT, block.oldStart);
+      hunk = { oldFirst: block.oldStart - lead, newFirst: block.newStart - lead, oldCount: 0, newCount: 0, text: '' };
+      await showAll(' ', oldLines, block.oldStart - lead, block.oldStart);
+    }
+    await showAll('-', oldLines, block.oldStart, Math.min(oldLines.length, block.oldStart + block.oldLength));
+    await showAll('+', newLines, block.newStart, Math.min(newLines.length, block.newStart + block.newLength));
+    oldEnd = block.oldStart + block.oldLength;
+  }
+  if (hunk) {
+    show(' ', oldLines, oldEnd, Math.min(oldLines.length, oldEnd + CONTEXT));
+    hunks.push(hunk);
+  }
+  return hunks;
+}
+
+/** The kind of every line of a minimal diff (longest common subsequence) of two regions. */
+function lcsKinds(before: readonly string[], after: readonly string[]): Kind[] {
   const columns = after.length + 1;
   // suffix[i][j]: length of the LCS of before[i..] and after[j..], in one flat array.
   const suffix = new Uint32Array((before.length + 1) * columns);
@@ -133,35 +296,24 @@ function lcsDiff(before: readonly string[], after: readonly string[]): Line[] {
           : Math.max(suffix[(i + 1) * columns + j]!, suffix[i * columns + j + 1]!);
     }
   }
-  const lines: Line[] = [];
+  const kinds: Kind[] = [];
   let i = 0;
   let j = 0;
   while (i < before.length || j < after.length) {
     if (i < before.length && j < after.length && before[i] === after[j]) {
-      lines.push({ kind: ' ', text: before[i]! });
+      kinds.push(' ');
       i += 1;
       j += 1;
     } else if (
       j >= after.length ||
       (i < before.length && suffix[(i + 1) * columns + j]! >= suffix[i * columns + j + 1]!)
     ) {
-      lines.push({ kind: '-', text: before[i]! });
+      kinds.push('-');
       i += 1;
     } else {
-      lines.push({ kind: '+', text: after[j]! });
+      kinds.push('+');
       j += 1;
     }
   }
-  return lines;
-}
-
-function linesWithEndings(text: string): string[] {
-  const lines: string[] = [];
-  let start = 0;
-  for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
-    lines.push(text.slice(start, end + 1));
-    start = end + 1;
-  }
-  if (start < text.length) lines.push(text.slice(start));
-  return lines;
+  return kinds;
 }

@@ -5,6 +5,7 @@ import type { FileChange, Workspace, WorkspacePath } from '../../workspace/works
 import { applyHunksWithRanges } from './apply-hunks.ts';
 import type { ChangedRange } from './file-diff.ts';
 import type { FileOperation, ParsedPatch } from './patch.ts';
+import { WorkBudget } from './work-budget.ts';
 
 export interface PlannedFile {
   path: string;
@@ -25,8 +26,16 @@ export interface PatchPlan {
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const utf8Encoder = new TextEncoder();
 
-/** Reads what the patch needs and computes every change; throws before anything is written. */
-export async function planPatch(workspace: Workspace, patch: ParsedPatch, maxFileBytes: number): Promise<PatchPlan> {
+/**
+ * Reads what the patch needs and computes every change; throws before anything is written.
+ * Locating hunks spends `work`: pass one budget to every plan of one call.
+ */
+export async function planPatch(
+  workspace: Workspace,
+  patch: ParsedPatch,
+  maxFileBytes: number,
+  work: WorkBudget = new WorkBudget(),
+): Promise<PatchPlan> {
   const files: PlannedFile[] = [];
   const changes: FileChange[] = [];
   const claimed = new Map<string, string>();
@@ -91,7 +100,7 @@ export async function planPatch(workspace: Workspace, patch: ParsedPatch, maxFil
       files.push({ path: source.path, action: 'delete', before, after: '' });
       continue;
     }
-    const { text: after, ranges } = applyHunksWithRanges(operation.path, before, operation.hunks);
+    const { text: after, ranges } = await applyHunksWithRanges(operation.path, before, operation.hunks, work);
     if (operation.moveTo === undefined) {
       changes.push({
         op: 'write',

@@ -56,7 +56,7 @@ const data = JSON.parse(readFileSync(new URL('unit-cases.json', root), 'utf8')) 
  * Applies a parsed patch to files in memory, all or nothing as toolgate does. Whether a file exists,
  * may be overwritten or is a directory is the workspace layer's business, not these modules'.
  */
-function applyInMemory(files: Files, patch: string): Files {
+async function applyInMemory(files: Files, patch: string): Promise<Files> {
   const next: Files = { ...files };
   for (const operation of parsePatch(patch).operations) {
     if (operation.kind === 'add') {
@@ -67,15 +67,15 @@ function applyInMemory(files: Files, patch: string): Files {
       const original = next[operation.path];
       if (original === undefined) throw new Error(`the in-memory workspace has no ${operation.path}`);
       delete next[operation.path];
-      next[operation.moveTo ?? operation.path] = applyHunks(operation.path, original, operation.hunks);
+      next[operation.moveTo ?? operation.path] = await applyHunks(operation.path, original, operation.hunks);
     }
   }
   return next;
 }
 
-function outcome(files: Files, patch: string): { files: Files; error?: ToolError } {
+async function outcome(files: Files, patch: string): Promise<{ files: Files; error?: ToolError }> {
   try {
-    return { files: applyInMemory(files, patch) };
+    return { files: await applyInMemory(files, patch) };
   } catch (error) {
     if (error instanceof ToolError) return { files, error };
     throw error;
@@ -161,8 +161,8 @@ describe('Codex apply_cases', () => {
     expect(failing.sort()).toEqual(Object.keys(applyFailures).sort());
   });
 
-  it.each(asserted.map((entry) => [entry.id, entry] as const))('%s', (_id, entry) => {
-    const result = outcome(entry.input_files, entry.patch);
+  it.each(asserted.map((entry) => [entry.id, entry] as const))('%s', async (_id, entry) => {
+    const result = await outcome(entry.input_files, entry.patch);
     expect(result.files).toEqual(entry.expected_files);
     const failure = applyFailures[entry.id];
     if (failure === undefined) {
@@ -180,8 +180,10 @@ describe('Codex seek_sequence_cases', () => {
     expect(data.classic_update_chunk_cases).toHaveLength(6);
   });
 
-  it.each(data.seek_sequence_cases.map((entry) => [entry.id, entry] as const))('%s', (_id, entry) => {
-    expect(seekSequence(entry.lines, entry.pattern, entry.start, entry.eof)).toBe(entry.expected_index ?? undefined);
+  it.each(data.seek_sequence_cases.map((entry) => [entry.id, entry] as const))('%s', async (_id, entry) => {
+    expect(await seekSequence(entry.lines, entry.pattern, entry.start, entry.eof)).toBe(
+      entry.expected_index ?? undefined,
+    );
   });
 });
 
@@ -309,9 +311,9 @@ describe('Codex scenarios', () => {
     expect([asserted.length, names.length]).toEqual([17, 23]);
   });
 
-  it.each(asserted)('%s', (name) => {
+  it.each(asserted)('%s', async (name) => {
     const { patch, input, expected } = load(name);
-    const result = outcome(input, patch);
+    const result = await outcome(input, patch);
     expect(result.files).toEqual(expected);
     expect(result.error?.code).toBe(scenarioFailures[name]);
   });
