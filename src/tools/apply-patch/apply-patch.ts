@@ -3,7 +3,7 @@ import { applyPatchInput } from '../../contract/tool-inputs.ts';
 import { ToolError } from '../../core/errors.ts';
 import { defineTool } from '../tool.ts';
 import { DiffBudget, fileDiff } from './file-diff.ts';
-import { parsePatch } from './parse-patch.ts';
+import { parsePatchSliced } from './parse-patch.ts';
 import { planPatch, type PlannedFile } from './plan-patch.ts';
 import { unlimitedWork, WorkBudget } from './work-budget.ts';
 
@@ -18,14 +18,15 @@ export const applyPatch = defineTool({
   input: applyPatchInput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
   async execute(args, { workspace, limits, recordEffect }) {
-    const patch = parsePatch(args.patch);
+    // Parsing and the answer's diffs are bounded by the patch and the files, not by the budget;
+    // they let the event loop run as they go too.
+    const clock = unlimitedWork();
+    const patch = await parsePatchSliced(args.patch, clock);
     // One budget for every attempt: a call that plans again after losing a race does not start afresh.
     const work = new WorkBudget();
     for (let attempt = 1; ; attempt += 1) {
       const plan = await planPatch(workspace, patch, limits.maxFileBytes, work);
-      // The answer's diffs: bounded by the texts, not the budget, and letting the event loop run too.
       const diffBudget = new DiffBudget();
-      const clock = unlimitedWork();
       const files = [];
       for (const file of plan.files) files.push(await describeFile(file, diffBudget, clock));
       const result = {

@@ -2,6 +2,7 @@
 import { ToolError } from '../../core/errors.ts';
 import type { FileOperation, Hunk, ParsedPatch } from './patch.ts';
 import { contentBounds, findHeredoc, invalidPatch, isBlank, quoteLine, splitPatchLines } from './patch-text.ts';
+import { runSteps } from './work-budget.ts';
 
 const BEGIN_PATCH = '*** Begin Patch';
 const END_PATCH = '*** End Patch';
@@ -93,8 +94,18 @@ interface OpenHunk {
   headerLine: number;
 }
 
-/** Parses the hunks of one `*** Update File:` section from `start`; returns them and the index after them. */
-function parseUpdateHunks(lines: readonly string[], start: number, end: number): { hunks: Hunk[]; next: number } {
+/** Lines parsed between two steps, where a caller may let the event loop run. */
+export const LINES_PER_STEP = 2048;
+
+/**
+ * Parses the hunks of one `*** Update File:` section from `start`; returns them and the index
+ * after them, stepping every LINES_PER_STEP lines.
+ */
+function* parseUpdateHunks(
+  lines: readonly string[],
+  start: number,
+  end: number,
+): Generator<void, { hunks: Hunk[]; next: number }, void> {
   const hunks: Hunk[] = [];
   let open: OpenHunk | undefined;
   const close = (lineNumber: number): void => {
@@ -107,6 +118,7 @@ function parseUpdateHunks(lines: readonly string[], start: number, end: number):
   };
   let index = start;
   for (; index < end; index += 1) {
+    if ((index - start) % LINES_PER_STEP === LINES_PER_STEP - 1) yield;
     const line = lines[index]!;
     const lineNumber = index + 1;
     const header = hunkHeader(line);
@@ -176,7 +188,14 @@ function parseUpdateHunks(lines: readonly string[], start: number, end: number):
 
 /** Parses a Codex envelope; errors are patch_invalid with the 1-based patch line in `details.line`. */
 export function parseCodexPatch(text: string): ParsedPatch {
-  const lines = splitPatchLines(text);
+  return runSteps(codexPatchSteps(splitPatchLines(text)));
+}
+
+/**
+ * Parses a Codex envelope given as its lines (splitPatchLines), stepping every LINES_PER_STEP
+ * lines so that a caller may let the event loop run (runStepsSliced).
+ */
+export function* codexPatchSteps(lines: readonly string[]): Generator<void, ParsedPatch, void> {
   const { begin, end } = envelope(lines);
   const operations: FileOperation[] = [];
   let index = begin + 1;
@@ -194,6 +213,7 @@ export function parseCodexPatch(text: string): ParsedPatch {
       while (index < end && lines[index]!.startsWith('+')) {
         contents.push(lines[index]!.slice(1), '\n');
         index += 1;
+        if (contents.length % (2 * LINES_PER_STEP) === 0) yield;
       }
       operations.push({ kind: 'add', path, contents: contents.join(''), line: lineNumber });
     } else if (trimmed.startsWith(DELETE_FILE)) {
@@ -207,7 +227,7 @@ export function parseCodexPatch(text: string): ParsedPatch {
         moveTo = headerPath(lines[index]!, MOVE_TO, index + 1);
         index += 1;
       }
-      const { hunks, next } = parseUpdateHunks(lines, index, end);
+      const { hunks, next } = yield* parseUpdateHunks(lines, index, end);
       if (hunks.length === 0) {
         // A misplaced line right after the header says more than "no hunks" does.
         if (next < end && !isFileHeader(lines[next]!)) throw unexpectedTopLevel(lines[next]!, next + 1);

@@ -1,9 +1,10 @@
 // Parses an apply_patch argument in whichever format it came (Codex envelope or unified diff), then checks it as a whole.
 import { ToolError } from '../../core/errors.ts';
-import { parseCodexPatch } from './parse-codex.ts';
+import { codexPatchSteps, LINES_PER_STEP } from './parse-codex.ts';
 import { findHeredoc, invalidPatch, quoteLine, splitPatchLines } from './patch-text.ts';
 import { parseUnifiedDiff } from './parse-unified.ts';
 import type { FileOperation, ParsedPatch } from './patch.ts';
+import { runSteps, runStepsSliced, type WorkBudget } from './work-budget.ts';
 
 const UNIFIED_STARTS = ['diff --git', '--- ', 'Index:'];
 
@@ -64,6 +65,21 @@ function refuseRepeatedPaths(operations: readonly FileOperation[]): void {
  * Every error is patch_invalid with the 1-based patch line in `details.line`.
  */
 export function parsePatch(text: string): ParsedPatch {
+  return runSteps(patchSteps(text));
+}
+
+/** Parse work of one step (LINES_PER_STEP lines), in the units of WorkBudget. */
+const STEP_COST = LINES_PER_STEP * 100;
+
+/**
+ * As parsePatch, letting the event loop run every few milliseconds as `clock` says while it parses
+ * a Codex envelope (a unified diff is parsed by jsdiff in one go).
+ */
+export function parsePatchSliced(text: string, clock: WorkBudget): Promise<ParsedPatch> {
+  return runStepsSliced(patchSteps(text), clock, STEP_COST);
+}
+
+function* patchSteps(text: string): Generator<void, ParsedPatch, void> {
   const lines = splitPatchLines(text);
   const heredoc = findHeredoc(lines);
   let first = heredoc === undefined ? 0 : heredoc.opener + 1;
@@ -71,8 +87,9 @@ export function parsePatch(text: string): ParsedPatch {
   const opening = lines[first] ?? '';
   let parsed: ParsedPatch;
   if (opening.trim() === '*** Begin Patch') {
-    parsed = parseCodexPatch(text);
+    parsed = yield* codexPatchSteps(lines);
   } else if (UNIFIED_STARTS.some((start) => opening.startsWith(start))) {
+    yield;
     parsed = parseUnifiedDiff(heredoc === undefined ? text : withoutHeredoc(text, heredoc));
   } else {
     const got = first < lines.length ? `got ${quoteLine(opening)}` : 'the patch is empty';
@@ -81,6 +98,7 @@ export function parsePatch(text: string): ParsedPatch {
       `a patch must start with '*** Begin Patch' or be a unified diff starting with 'diff --git', '--- ' or 'Index:'; ${got}`,
     );
   }
+  yield;
   refuseRepeatedPaths(parsed.operations);
   return parsed;
 }

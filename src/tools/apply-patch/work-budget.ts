@@ -3,12 +3,12 @@
 /**
  * The work one apply_patch call may spend locating its hunks, in line comparisons (reading a file
  * line into an index costs INDEX_LINE_COST of them and INDEX_CHAR_COST per character). A
- * comparison takes a few nanoseconds, so the budget is about a second of work; real patches
+ * comparison takes a few nanoseconds, so the budget is under a second of work; real patches
  * spend a small part of it (200 hunks in a 5,000-line file: about 800,000). A patch whose hunks
  * could start at very many places, none of them matching whole, reaches it and is answered
  * `patch_conflict` with `details.reason: "work_limit"` (docs/api.md).
  */
-export const LOCATE_WORK_BUDGET = 300_000_000;
+export const LOCATE_WORK_BUDGET = 200_000_000;
 
 /** The cost of looking one file line up in a pass's index (on top of its characters), in line comparisons. */
 export const INDEX_LINE_COST = 40;
@@ -89,4 +89,28 @@ export class WorkBudget {
 /** A budget that never runs out, for callers that locate text they already trust (tests, tools). */
 export function unlimitedWork(): WorkBudget {
   return new WorkBudget(Number.POSITIVE_INFINITY);
+}
+
+/** Runs the steps of a generator that yields where it could pause (a parser's), to its end. */
+export function runSteps<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * Runs the steps of such a generator, letting the event loop run when `clock` says a slice is
+ * over; each step counts as `stepCost` units of it.
+ */
+export async function runStepsSliced<T>(
+  steps: Generator<void, T, void>,
+  clock: WorkBudget,
+  stepCost: number,
+): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (clock.spend(stepCost)) await clock.pause();
+  }
 }

@@ -2,8 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../../src/core/errors.ts';
 import { parseCodexPatch } from '../../../src/tools/apply-patch/parse-codex.ts';
-import { parsePatch } from '../../../src/tools/apply-patch/parse-patch.ts';
+import { parsePatch, parsePatchSliced } from '../../../src/tools/apply-patch/parse-patch.ts';
 import { parseUnifiedDiff } from '../../../src/tools/apply-patch/parse-unified.ts';
+import { WorkBudget } from '../../../src/tools/apply-patch/work-budget.ts';
 
 function refusal(text: string, parse: (text: string) => unknown = parsePatch): ToolError {
   try {
@@ -118,6 +119,30 @@ describe('parsePatch: the Codex envelope', () => {
     const parsed = parsePatch(text);
     expect(parsed.operations).toHaveLength(2);
     expect(parsed.operations[1]).toMatchObject({ hunks: { length: 2000 } });
+  });
+
+  it('parses a Codex envelope in slices: as parsePatch does, with the event loop let run in between', async () => {
+    const hunks = Array.from({ length: 60_000 }, (_, index) => `@@\n-v${index}\n+w${index}`).join('\n');
+    const text = wrap(`*** Update File: many.txt\n${hunks}\n*** Delete File: gone.txt`);
+    // A clock whose slices are over at once: every step lets the event loop run.
+    const clock = new WorkBudget(Number.POSITIVE_INFINITY, 0);
+    let turns = 0;
+    let parsing = true;
+    const tick = () => {
+      turns += 1;
+      if (parsing) setImmediate(tick);
+    };
+    setImmediate(tick);
+    try {
+      expect(await parsePatchSliced(text, clock)).toEqual(parsePatch(text));
+    } finally {
+      parsing = false;
+    }
+    expect(turns).toBeGreaterThan(10);
+    await expect(parsePatchSliced(wrap('*** Update File: f\n@@\n?x'), clock)).rejects.toMatchObject({
+      code: 'patch_invalid',
+      details: { line: 4 },
+    });
   });
 });
 
