@@ -76,8 +76,10 @@ class Lines {
 
 /** The work of showing one line of a diff (cutting it out, appending it), in the units of WorkBudget. */
 const SHOW_LINE_COST = 50;
-/** The work of diffing one range before its lines (its objects, its promise), in the same units. */
+/** The work of diffing one range before its lines (its objects), in the same units. */
 const RANGE_COST = 500;
+/** Ranges longer than this (old and new lines) are trimmed with pauses before they are diffed. */
+const LONG_RANGE = 4096;
 
 /**
  * A unified diff without timestamps. With the changed ranges known, only they are diffed, so 200
@@ -103,7 +105,14 @@ export async function fileDiff(
       ? [{ oldStart: 0, oldLength: oldLines.length, newStart: 0, newLength: newLines.length }]
       : withLastLines(ranges, oldLines, newLines);
   const blocks: Block[] = [];
-  for (const range of changed) joinBlocks(blocks, await diffRange(oldLines, newLines, range, budget, clock));
+  for (const range of changed) {
+    // A long range (a whole file) loses its equal head and tail with pauses first; the rest is quick.
+    const trimmed =
+      range.oldLength + range.newLength > LONG_RANGE ? await trim(oldLines, newLines, range, clock) : range;
+    const cellsBefore = budget.cells;
+    joinBlocks(blocks, diffRange(oldLines, newLines, trimmed, budget));
+    if (clock.spend(RANGE_COST + (cellsBefore - budget.cells))) await clock.pause();
+  }
   const hunks = await hunksOf(blocks, oldLines, newLines, clock);
   return `--- ${oldName}\n+++ ${newName}\n${hunks
     .map((hunk) => {
@@ -172,18 +181,8 @@ function joinBlocks(blocks: Block[], more: readonly Block[]): void {
   }
 }
 
-/**
- * A changed range as blocks of changed lines, its equal lines (common head, tail, LCS) left out.
- * Lines past the end of a text are none (see `Lines.slice`).
- */
-async function diffRange(
-  oldLines: Lines,
-  newLines: Lines,
-  range: ChangedRange,
-  budget: DiffBudget,
-  clock: WorkBudget,
-): Promise<Block[]> {
-  if (clock.spend(RANGE_COST)) await clock.pause();
+/** A long range without its equal head and tail, letting the event loop run as `clock` says. */
+async function trim(oldLines: Lines, newLines: Lines, range: ChangedRange, clock: WorkBudget): Promise<ChangedRange> {
   let oldFirst = range.oldStart;
   let newFirst = range.newStart;
   let oldEnd = Math.min(range.oldStart + range.oldLength, oldLines.length);
@@ -198,13 +197,32 @@ async function diffRange(
     newEnd -= 1;
     if (clock.spend(SHOW_LINE_COST)) await clock.pause();
   }
+  return { oldStart: oldFirst, oldLength: oldEnd - oldFirst, newStart: newFirst, newLength: newEnd - newFirst };
+}
+
+/**
+ * A changed range as blocks of changed lines, its equal lines (common head, tail, LCS) left out.
+ * Lines past the end of a text are none (see `Lines.slice`).
+ */
+function diffRange(oldLines: Lines, newLines: Lines, range: ChangedRange, budget: DiffBudget): Block[] {
+  let oldFirst = range.oldStart;
+  let newFirst = range.newStart;
+  let oldEnd = Math.min(range.oldStart + range.oldLength, oldLines.length);
+  let newEnd = Math.min(range.newStart + range.newLength, newLines.length);
+  while (oldFirst < oldEnd && newFirst < newEnd && oldLines.at(oldFirst) === newLines.at(newFirst)) {
+    oldFirst += 1;
+    newFirst += 1;
+  }
+  while (oldFirst < oldEnd && newFirst < newEnd && oldLines.at(oldEnd - 1) === newLines.at(newEnd - 1)) {
+    oldEnd -= 1;
+    newEnd -= 1;
+  }
   const cells = (oldEnd - oldFirst) * (newEnd - newFirst);
   if (cells === 0 || cells > MAX_LCS_CELLS || cells > budget.cells) {
     if (oldEnd - oldFirst + (newEnd - newFirst) === 0) return [];
     return [{ oldStart: oldFirst, newStart: newFirst, oldLength: oldEnd - oldFirst, newLength: newEnd - newFirst }];
   }
   budget.cells -= cells;
-  if (clock.spend(cells)) await clock.pause();
   const kinds = lcsKinds(oldLines.slice(oldFirst, oldEnd), newLines.slice(newFirst, newEnd));
   const blocks: Block[] = [];
   let oldAt = oldFirst;

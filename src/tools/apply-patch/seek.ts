@@ -265,10 +265,49 @@ export async function seekSequence(
       if (await matchesAt(lines, pattern, last, pass, checked.work)) return last;
       continue;
     }
-    const at = await firstMatch(checked, pass, pattern, from, last);
+    let first = from;
+    if (pass === 0) {
+      const near = scanNear(lines, pattern, from, last, checked.work);
+      if (near.found) return near.at;
+      first = near.at;
+    }
+    const at = await firstMatch(checked, pass, pattern, first, last);
     if (at !== undefined) return at;
   }
   return undefined;
+}
+
+/** Line comparisons an exact seek spends looking just after its start before it asks the index. */
+const NEAR_SCAN_UNITS = 2048;
+
+/**
+ * An exact seek's first look: the places just after `from`, compared as strings, in order. Hunks
+ * usually follow one another closely, so most are found here without indexing the file at all.
+ * Answers the match, or the first place not yet tried.
+ */
+function scanNear(
+  lines: readonly string[],
+  pattern: readonly string[],
+  from: number,
+  last: number,
+  work: WorkBudget,
+): { found: boolean; at: number } {
+  const head = pattern[0]!;
+  let spent = 0;
+  let at = from;
+  for (; at <= last && spent < NEAR_SCAN_UNITS; at += 1) {
+    spent += 1;
+    if (lines[at] !== head) continue;
+    let offset = 1;
+    while (offset < pattern.length && lines[at + offset] === pattern[offset]) offset += 1;
+    spent += offset;
+    if (offset === pattern.length) {
+      work.spend(spent);
+      return { found: true, at };
+    }
+  }
+  work.spend(spent);
+  return { found: false, at };
 }
 
 /** Whether `pattern` occurs at exactly `at` under any of the passes of `seekSequence`. */

@@ -4,7 +4,7 @@
  * The work one apply_patch call may spend locating its hunks, in line comparisons (reading a file
  * line into an index costs INDEX_LINE_COST of them and INDEX_CHAR_COST per character). A
  * comparison takes a few nanoseconds, so the budget is under a second of work; real patches
- * spend a small part of it (200 hunks in a 5,000-line file: about 800,000). A patch whose hunks
+ * spend a small part of it (200 hunks in a 5,000-line file: about 200,000). A patch whose hunks
  * could start at very many places, none of them matching whole, reaches it and is answered
  * `patch_conflict` with `details.reason: "work_limit"` (docs/api.md).
  */
