@@ -1,5 +1,6 @@
 // The unified diff from a checkpoint to the workspace as it is now, in git's layout (a/ and b/, /dev/null, modes, binary files).
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
+import { DiffBudget, fileDiff as unifiedDiff } from '../core/text-diff.ts';
+import { WorkBudget } from '../core/work-budget.ts';
 import type { ManifestEntry } from '../workspace/manifest.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { GitObjects } from './git-directory.ts';
@@ -30,6 +31,9 @@ export async function diffToWorkspace(
       .map((entry) => [entry.path, entry]),
   );
   const paths = [...new Set([...before.keys(), ...now.keys()])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  // Linear in the texts whatever changed (minimal diffs while a shared budget lasts, block
+  // replaces after), and the event loop runs every few milliseconds: a large diff holds no one up.
+  const work: Work = { cells: new DiffBudget(), clock: new WorkBudget(Number.POSITIVE_INFINITY) };
   let diff = '';
   for (const path of paths) {
     const old = before.get(path);
@@ -44,10 +48,10 @@ export async function diffToWorkspace(
       oldSide.mode !== newSide.mode &&
       (oldSide.mode === SYMLINK_MODE || newSide.mode === SYMLINK_MODE)
     ) {
-      diff += await fileDiff(path, oldSide, undefined);
-      diff += await fileDiff(path, undefined, newSide);
+      diff += await fileDiff(path, oldSide, undefined, work);
+      diff += await fileDiff(path, undefined, newSide, work);
     } else {
-      diff += await fileDiff(path, oldSide, newSide);
+      diff += await fileDiff(path, oldSide, newSide, work);
     }
   }
   return diff;
@@ -74,7 +78,13 @@ function currentSide(workspace: Workspace, entry: ManifestEntry): Side {
   return { mode: FILE_MODE, read: () => workspace.blob(entry.blob!) };
 }
 
-async function fileDiff(path: string, old: Side | undefined, current: Side | undefined): Promise<string> {
+/** What the diffs of one answer share: the budget of minimal-diff cells, and the clock that lets the event loop run. */
+interface Work {
+  cells: DiffBudget;
+  clock: WorkBudget;
+}
+
+async function fileDiff(path: string, old: Side | undefined, current: Side | undefined, work: Work): Promise<string> {
   const oldName = old ? `a/${path}` : '/dev/null';
   const newName = current ? `b/${path}` : '/dev/null';
   let header = `diff --git a/${path} b/${path}\n`;
@@ -85,13 +95,7 @@ async function fileDiff(path: string, old: Side | undefined, current: Side | und
   const after = current ? asText(await current.read()) : '';
   if (before === undefined || after === undefined) return `${header}Binary files ${oldName} and ${newName} differ\n`;
   if (before === after) return header;
-  return (
-    header +
-    createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, {
-      context: 3,
-      headerOptions: FILE_HEADERS_ONLY,
-    })
-  );
+  return header + (await unifiedDiff(oldName, newName, before, after, undefined, work.cells, work.clock));
 }
 
 /** The bytes as text, or undefined for binary content (a NUL byte, as git decides, or bytes that are not UTF-8). */

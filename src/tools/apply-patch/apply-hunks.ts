@@ -1,11 +1,11 @@
 // Applies the hunks of one file update to its text: locates every hunk as Codex does, then splices them in.
 import { ToolError } from '../../core/errors.ts';
 import { isCrlf } from '../../core/text-lines.ts';
-import type { ChangedRange } from './file-diff.ts';
+import type { ChangedRange } from '../../core/text-diff.ts';
 import { quoteLine } from './patch-text.ts';
 import type { Hunk } from './patch.ts';
 import { LineIndex, seekSequence, sequenceMatchesAt } from './seek.ts';
-import { WorkBudget, WorkLimitReached } from './work-budget.ts';
+import { WorkBudget, WorkLimitReached } from '../../core/work-budget.ts';
 
 interface FileText {
   lines: string[];

@@ -2,10 +2,10 @@
 import { applyPatchInput } from '../../contract/tool-inputs.ts';
 import { ToolError } from '../../core/errors.ts';
 import { defineTool } from '../tool.ts';
-import { DiffBudget, fileDiff } from './file-diff.ts';
+import { DiffBudget, fileDiff } from '../../core/text-diff.ts';
 import { parsePatchSliced } from './parse-patch.ts';
 import { planPatch, type PlannedFile } from './plan-patch.ts';
-import { unlimitedWork, WorkBudget } from './work-budget.ts';
+import { unlimitedWork, WorkBudget } from '../../core/work-budget.ts';
 
 /** Attempts when another writer changes a patched file between our read and our commit. */
 const MAX_ATTEMPTS = 8;

@@ -2,7 +2,7 @@
 import { ToolError } from '../../core/errors.ts';
 import type { FileOperation, Hunk, ParsedPatch } from './patch.ts';
 import { contentBounds, findHeredoc, invalidPatch, isBlank, quoteLine, splitPatchLines } from './patch-text.ts';
-import { runSteps } from './work-budget.ts';
+import { runSteps } from '../../core/work-budget.ts';
 
 const BEGIN_PATCH = '*** Begin Patch';
 const END_PATCH = '*** End Patch';

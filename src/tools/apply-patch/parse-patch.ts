@@ -4,7 +4,7 @@ import { codexPatchSteps, LINES_PER_STEP } from './parse-codex.ts';
 import { findHeredoc, invalidPatch, quoteLine, splitPatchLines } from './patch-text.ts';
 import { parseUnifiedDiff } from './parse-unified.ts';
 import type { FileOperation, ParsedPatch } from './patch.ts';
-import { runSteps, runStepsSliced, type WorkBudget } from './work-budget.ts';
+import { runSteps, runStepsSliced, type WorkBudget } from '../../core/work-budget.ts';
 
 const UNIFIED_STARTS = ['diff --git', '--- ', 'Index:'];
 

@@ -3,9 +3,9 @@ import { ToolError } from '../../core/errors.ts';
 import type { Precondition } from '../../workspace/manifest.ts';
 import type { FileChange, Workspace, WorkspacePath } from '../../workspace/workspace.ts';
 import { applyHunksWithRanges } from './apply-hunks.ts';
-import type { ChangedRange } from './file-diff.ts';
+import type { ChangedRange } from '../../core/text-diff.ts';
 import type { FileOperation, ParsedPatch } from './patch.ts';
-import { WorkBudget } from './work-budget.ts';
+import { WorkBudget } from '../../core/work-budget.ts';
 
 export interface PlannedFile {
   path: string;

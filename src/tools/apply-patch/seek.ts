@@ -1,5 +1,5 @@
 // Finds a run of patch lines in a file's lines as Codex's seek_sequence does: exact first, then ever more forgiving.
-import { INDEX_CHAR_COST, INDEX_LINE_COST, SEEK_COST, unlimitedWork, type WorkBudget } from './work-budget.ts';
+import { INDEX_CHAR_COST, INDEX_LINE_COST, SEEK_COST, unlimitedWork, type WorkBudget } from '../../core/work-budget.ts';
 
 /**
  * The passes, in order: the exact text, then the forgiving ones. Codex trims with Rust's notion of

@@ -4,7 +4,7 @@ import { ToolError } from '../../../src/core/errors.ts';
 import { parseCodexPatch } from '../../../src/tools/apply-patch/parse-codex.ts';
 import { parsePatch, parsePatchSliced } from '../../../src/tools/apply-patch/parse-patch.ts';
 import { parseUnifiedDiff } from '../../../src/tools/apply-patch/parse-unified.ts';
-import { WorkBudget } from '../../../src/tools/apply-patch/work-budget.ts';
+import { WorkBudget } from '../../../src/core/work-budget.ts';
 
 function refusal(text: string, parse: (text: string) => unknown = parsePatch): ToolError {
   try {

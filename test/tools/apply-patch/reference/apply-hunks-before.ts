@@ -3,7 +3,7 @@
 // Applies the hunks of one file update to its text: locates every hunk as Codex does, then splices them in.
 import { ToolError } from '../../../../src/core/errors.ts';
 import { isCrlf } from '../../../../src/core/text-lines.ts';
-import type { ChangedRange } from '../../../../src/tools/apply-patch/file-diff.ts';
+import type { ChangedRange } from '../../../../src/core/text-diff.ts';
 import { quoteLine } from '../../../../src/tools/apply-patch/patch-text.ts';
 import type { Hunk } from '../../../../src/tools/apply-patch/patch.ts';
 import { LineFolds, seekSequence, sequenceMatchesAt } from './seek-before.ts';

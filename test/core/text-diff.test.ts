@@ -2,9 +2,9 @@
 import { applyPatch, createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyHunksWithRanges } from '../../../src/tools/apply-patch/apply-hunks.ts';
-import { fileDiff } from '../../../src/tools/apply-patch/file-diff.ts';
-import type { Hunk } from '../../../src/tools/apply-patch/patch.ts';
+import { applyHunksWithRanges } from '../../src/tools/apply-patch/apply-hunks.ts';
+import { fileDiff } from '../../src/core/text-diff.ts';
+import type { Hunk } from '../../src/tools/apply-patch/patch.ts';
 
 const hunkAt = (lines: string[], at: number, replacement: string[], finalNewline?: boolean): Hunk => ({
   anchors: [],
