@@ -90,18 +90,7 @@ export class FsObjectStore implements ObjectStore {
           throw new PreconditionFailedError(key);
         }
       }
-      durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
-      if (durableFiles.usable) {
-        const dir = dirname(file);
-        await durableFiles.write({
-          dir,
-          temp: join(dir, `.tmp-${randomBytes(8).toString('hex')}`),
-          file,
-          bytes: image,
-        });
-      } else {
-        await writeFileAtomically(file, image);
-      }
+      await writeFileAtomically(file, image);
       return { key, size: body.byteLength, etag };
     });
   }
@@ -253,6 +242,9 @@ async function* walkKeys(
 async function writeFileAtomically(file: string, bytes: Uint8Array): Promise<void> {
   const dir = dirname(file);
   const temp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
+  // Written by the shared threads, many files a batch; here only when they cannot take work.
+  durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
+  if (durableFiles.usable) return durableFiles.write({ dir, temp, file, bytes });
   // A concurrent delete may prune a directory between mkdir and open, so retry a few times.
   for (let attempt = 0; ; attempt += 1) {
     const handle = await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })
