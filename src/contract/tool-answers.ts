@@ -73,12 +73,55 @@ export const bashResultSchema = z
   ])
   .describe(`By action (${bashActions.join(', ')}).`);
 
+/** grep in content mode: the matching lines, each with its context. */
+export const grepContentResultSchema = z.looseObject({
+  matches: z.array(
+    z.looseObject({
+      path: z.string(),
+      line: z.number().int().min(1),
+      text: z.string().describe('The line without its line end, cut at 2,000 characters.'),
+      before: z
+        .array(z.string())
+        .optional()
+        .describe('Context lines before the match not shown with an earlier match.'),
+      after: z.array(z.string()).optional().describe('Context lines after the match, up to the next match.'),
+    }),
+  ),
+  files: count.describe('How many files the matches returned come from.'),
+  truncated: z.boolean(),
+  nextOffset: count.optional(),
+});
+
+/** grep in files_with_matches mode, and glob: paths in order. */
+export const searchPathsResultSchema = z.looseObject({
+  paths: z.array(z.string()),
+  truncated: z.boolean(),
+  nextOffset: count.optional(),
+});
+
+/** grep in count mode: matching lines per file. */
+export const grepCountResultSchema = z.looseObject({
+  counts: z.array(z.looseObject({ path: z.string(), count: count })),
+  truncated: z.boolean(),
+  nextOffset: count.optional(),
+});
+
+export const grepResultSchema = z
+  .union([
+    grepContentResultSchema.describe('content'),
+    searchPathsResultSchema.describe('files_with_matches'),
+    grepCountResultSchema.describe('count'),
+  ])
+  .describe('By outputMode (content, files_with_matches, count).');
+
 /** The `result` of each built-in tool; a tool without one here is documented with an open object. */
 export const toolResultSchemas: Record<string, z.ZodType> = {
   read_file: readFileResultSchema,
   write_file: writeFileResultSchema,
   apply_patch: applyPatchResultSchema,
   bash: bashResultSchema,
+  grep: grepResultSchema,
+  glob: searchPathsResultSchema,
 };
 
 /** The shapes GET /v1/tools?format= lists the tools in. */

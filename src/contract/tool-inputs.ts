@@ -98,3 +98,104 @@ export const bashInput = z.strictObject({
     .optional()
     .describe("start with tty: the terminal's height in rows (default 40)."),
 });
+
+/** How grep reports what it found. */
+export const grepOutputModes = ['content', 'files_with_matches', 'count'] as const;
+export type GrepOutputMode = (typeof grepOutputModes)[number];
+
+/** The most lines of context a grep match may carry on each side. */
+export const MAX_GREP_CONTEXT = 1_000;
+/** The most results one grep or glob call returns; `offset` pages on. */
+export const MAX_SEARCH_RESULTS = 10_000;
+
+const searchPath = z
+  .string()
+  .optional()
+  .describe('A file or directory to search, relative to the workspace root (default the root).');
+const searchHidden = z
+  .boolean()
+  .optional()
+  .describe('Also search hidden files and directories (names starting with "."), .git included, as ripgrep --hidden.');
+const searchNoIgnore = z
+  .boolean()
+  .optional()
+  .describe('Do not apply .gitignore, .ignore and .rgignore rules (default: apply them, as ripgrep does).');
+const searchMaxResults = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_SEARCH_RESULTS)
+  .optional()
+  .describe('Return at most this many results (default 1,000); the answer says whether more remain.');
+const searchOffset = z
+  .number()
+  .int()
+  .min(0)
+  .optional()
+  .describe("Skip this many results first: pass the previous answer's nextOffset to page on (default 0).");
+const contextLines = (side: string) =>
+  z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_GREP_CONTEXT)
+    .optional()
+    .describe(`content mode: lines of context ${side} each match (default 0).`);
+
+/** grep's arguments: ripgrep's defaults and names where it has them. */
+export const grepInput = z.strictObject({
+  pattern: z
+    .string()
+    .max(10_000)
+    .describe('A regular expression in RE2 syntax (linear time), or the literal text with fixedStrings.'),
+  path: searchPath,
+  glob: z
+    .string()
+    .min(1)
+    .max(4_096)
+    .optional()
+    .describe('Search only files whose path matches this glob, as ripgrep -g ("*.ts", "src/**/*.tsx"; "!" excludes).'),
+  type: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe('Search only files of this ripgrep file type ("ts", "py", "rust", "go", "md", ...).'),
+  caseInsensitive: z.boolean().optional().describe('Match without regard to case (default false).'),
+  fixedStrings: z.boolean().optional().describe('Treat the pattern as literal text, not a regular expression.'),
+  multiline: z
+    .boolean()
+    .optional()
+    .describe('Let a match span lines ("\\n" in the pattern matches line ends; "." still does not, unless (?s)).'),
+  outputMode: z
+    .enum(grepOutputModes)
+    .optional()
+    .describe('content: matching lines; files_with_matches: paths only (default); count: matching lines per file.'),
+  before: contextLines('before'),
+  after: contextLines('after'),
+  context: contextLines('before and after'),
+  hidden: searchHidden,
+  noIgnore: searchNoIgnore,
+  maxResults: searchMaxResults,
+  offset: searchOffset,
+});
+
+/** glob's arguments. */
+export const globInput = z.strictObject({
+  pattern: z
+    .string()
+    .min(1)
+    .max(4_096)
+    .describe(
+      'A glob over paths, as ripgrep -g: "*", "**", "?", "[...]", "{a,b}"; without "/" it matches names at any depth.',
+    ),
+  path: searchPath,
+  hidden: searchHidden,
+  noIgnore: searchNoIgnore,
+  sort: z
+    .enum(['path', 'recent'])
+    .optional()
+    .describe('path: in path order (default); recent: the most recently changed first.'),
+  maxResults: searchMaxResults,
+  offset: searchOffset,
+});
