@@ -101,6 +101,14 @@ export class Workspace {
     });
   }
 
+  /** The manifest entries directly in a resolved directory, read-only roots included, with their full paths. */
+  entriesIn(directory: string): ManifestEntry[] {
+    const { manifest, inner, mountPath } = this.locate(directory);
+    const entries = manifest.list(inner, false);
+    if (mountPath === undefined) return entries;
+    return entries.map((entry) => ({ ...entry, path: joinUnder(mountPath, entry.path) }));
+  }
+
   /** Every entry of the workspace itself (not of read-only roots), in path order: what a runner materialises. */
   manifestEntries(): ManifestEntry[] {
     return this.parts.manifest.list('', true);
