@@ -10,7 +10,9 @@ async function inChild<T>(script: string, spec: unknown): Promise<T> {
   const path = new URL(script, import.meta.url).pathname;
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['--import', 'tsx', path, '--child', JSON.stringify(spec)],
+    // --no-warnings: undici's fetch warns once abort listeners pile up on the MCP client's signal,
+    // and printing those warnings would be counted as the client's cost of each call.
+    ['--no-warnings', '--import', 'tsx', path, '--child', JSON.stringify(spec)],
     { maxBuffer: 512 * 1024 * 1024 },
   );
   return JSON.parse(stdout) as T;
