@@ -1,6 +1,6 @@
 // ripgrep's default file types (rg -t NAME): each name and the globs a file name must match.
 // Generated from `rg --type-list` of ripgrep 13.0.0 (its default type table, MIT or Unlicense;
-// see test/fixtures/ripgrep/PROVENANCE.md); regenerate the same way, never edit by hand.
+// test/fixtures/ripgrep/PROVENANCE.md); regenerate the same way, never edit by hand.
 
 export const fileTypes: Readonly<Record<string, readonly string[]>> = {
   agda: ['*.agda', '*.lagda'],

@@ -59,8 +59,7 @@ function splitAlternatives(glob: string, body: string): string[][] {
       literal = '';
       group = [];
       choice = '';
-    } else if (char === '}') {
-      if (!group) throw invalidGlob(glob, "it closes '}' without opening '{'");
+    } else if (char === '}' && group) {
       group.push(choice);
       parts.push(group);
       group = undefined;
