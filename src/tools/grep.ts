@@ -1,0 +1,112 @@
+// grep: ripgrep's content search over the workspace's store, answered in the request handler.
+import { grepInput, type GrepOutputMode } from '../contract/tool-inputs.ts';
+import { concurrently } from '../core/concurrently.ts';
+import { WorkBudget } from '../core/work-budget.ts';
+import type { Workspace } from '../workspace/workspace.ts';
+import { walkWorkspace, type WalkedFile } from './search/search-walk.ts';
+import type { CollectOptions } from './search/text-context.ts';
+import { compileTextPattern, type TextPattern } from './search/text-pattern.ts';
+import { searchFileBytes, type FileMatches } from './search/text-search.ts';
+import { defineTool } from './tool.ts';
+
+const DEFAULT_MAX_RESULTS = 1_000;
+
+/** Files searched per batch: their contents not in the cache are fetched together, then searched in path order. */
+const BATCH_FILES = 64;
+/** Contents fetched from the blob store at once. */
+const FETCH_CONCURRENCY = 8;
+
+export const grep = defineTool({
+  name: 'grep',
+  description:
+    'Search file contents with a regular expression (RE2 syntax, linear time) or literal text, as ripgrep does: ' +
+    '.gitignore rules apply, hidden and binary files are skipped unless asked. outputMode files_with_matches ' +
+    '(default) lists matching paths, content lists matching lines with line numbers and optional context, count ' +
+    'counts matching lines per file. Results are sorted by path and paged by maxResults and offset.',
+  input: grepInput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  async execute(args, { workspace }) {
+    const pattern = compileTextPattern(args.pattern, args);
+    const clock = new WorkBudget(Number.POSITIVE_INFINITY);
+    const files = await walkWorkspace(
+      workspace,
+      {
+        path: args.path,
+        hidden: args.hidden === true,
+        noIgnore: args.noIgnore === true,
+        globs: args.glob === undefined ? [] : [args.glob],
+        type: args.type,
+      },
+      clock,
+    );
+    const mode: GrepOutputMode = args.outputMode ?? 'files_with_matches';
+    const maxResults = args.maxResults ?? DEFAULT_MAX_RESULTS;
+    const offset = args.offset ?? 0;
+    // One result past the page tells whether more remain.
+    const wanted = offset + maxResults + 1;
+    const found: Array<{ path: string; matches: FileMatches }> = [];
+    let results = 0;
+    const options = (): CollectOptions => ({
+      limit: mode === 'content' ? wanted - results : mode === 'files_with_matches' ? 1 : Number.POSITIVE_INFINITY,
+      lines: mode === 'content',
+      before: args.before ?? args.context ?? 0,
+      after: args.after ?? args.context ?? 0,
+    });
+    await searchFiles(workspace, files, pattern, clock, options, (file, matches) => {
+      found.push({ path: file.path, matches });
+      results += mode === 'content' ? matches.matches.length : 1;
+      return results < wanted;
+    });
+    const truncated = results > offset + maxResults;
+    const page = { truncated, ...(truncated ? { nextOffset: offset + maxResults } : {}) };
+    if (mode === 'files_with_matches') {
+      return { paths: found.slice(offset, offset + maxResults).map((file) => file.path), ...page };
+    }
+    if (mode === 'count') {
+      return {
+        counts: found
+          .slice(offset, offset + maxResults)
+          .map((file) => ({ path: file.path, count: file.matches.count })),
+        ...page,
+      };
+    }
+    const matches = found
+      .flatMap((file) => file.matches.matches.map((match) => ({ path: file.path, ...match })))
+      .slice(offset, offset + maxResults);
+    return { matches, files: new Set(matches.map((match) => match.path)).size, ...page };
+  },
+});
+
+/**
+ * Searches the files in path order until `take` answers false. Contents come from the blob cache
+ * without waiting where they can; the others of a batch are fetched a few at a time first.
+ */
+async function searchFiles(
+  workspace: Workspace,
+  files: readonly WalkedFile[],
+  pattern: TextPattern,
+  clock: WorkBudget,
+  options: () => CollectOptions,
+  take: (file: WalkedFile, matches: FileMatches) => boolean,
+): Promise<void> {
+  for (let first = 0; first < files.length; first += BATCH_FILES) {
+    // An empty file has no lines to match.
+    const batch = files.slice(first, first + BATCH_FILES).filter((file) => file.entry.size > 0);
+    const contents = new Map<WalkedFile, Uint8Array>();
+    const missing: WalkedFile[] = [];
+    for (const file of batch) {
+      const cached = file.entry.blob === null ? new Uint8Array(0) : workspace.cachedBlob(file.entry.blob);
+      if (cached === undefined) missing.push(file);
+      else contents.set(file, cached);
+    }
+    await concurrently(missing, FETCH_CONCURRENCY, async (file) => {
+      contents.set(file, await workspace.readBytes(file.resolvedPath, file.entry));
+    });
+    for (const file of batch) {
+      const bytes = contents.get(file);
+      if (bytes === undefined || bytes.length === 0) continue;
+      const matches = await searchFileBytes(bytes, pattern, options(), clock);
+      if (matches !== undefined && !take(file, matches)) return;
+    }
+  }
+}

@@ -1,0 +1,70 @@
+// Searching one file's bytes as ripgrep does: binary files skipped, UTF-8 lines, matches with their context.
+import type { WorkBudget } from '../../core/work-budget.ts';
+import { MatchCollector, type CollectOptions, type LineMatch } from './text-context.ts';
+import { passesPrefilter } from './text-literal.ts';
+import type { TextPattern } from './text-pattern.ts';
+import { INDEX_CHAR_COST, scanLines } from './text-scan.ts';
+
+export type { LineMatch } from './text-context.ts';
+export { MAX_LINE_CHARS } from './text-context.ts';
+
+/**
+ * A NUL byte this early makes a file binary and skipped. ripgrep reads a file in 64 KiB buffers and
+ * quits at the first holding a NUL, so for the first buffer the whole file goes unreported.
+ */
+export const BINARY_WINDOW_BYTES = 64 * 1024;
+
+/** Files are decoded in slices of this size, so a large one never holds the event loop long. */
+const DECODE_SLICE_BYTES = 1024 * 1024;
+
+export interface FileMatches {
+  /** Matching lines found (up to the limit). */
+  count: number;
+  /** With `lines`: the matching lines with their context, in order. */
+  matches: LineMatch[];
+}
+
+const decoder = new TextDecoder('utf-8');
+
+/**
+ * The matching lines of one file, or undefined when it has none or is binary. The text is UTF-8:
+ * a leading byte order mark is dropped (as rg drops it) and each invalid sequence reads as
+ * U+FFFD, so a line rg shows as raw bytes is reported with U+FFFD in their place. A NUL past the
+ * binary window ends the search at its line.
+ */
+export async function searchFileBytes(
+  bytes: Uint8Array,
+  pattern: TextPattern,
+  options: CollectOptions,
+  clock: WorkBudget,
+): Promise<FileMatches | undefined> {
+  const admitted = passesPrefilter(bytes, pattern.prefilter);
+  if (clock.spend(bytes.length * INDEX_CHAR_COST * pattern.prefilter.all.length)) await clock.pause();
+  if (!admitted) return undefined;
+  let text = await decodeText(bytes, clock);
+  const nul = text.indexOf('\0');
+  if (nul !== -1) {
+    // The first NUL character is the first NUL byte; its byte offset decides.
+    if (bytes.indexOf(0) < BINARY_WINDOW_BYTES) return undefined;
+    text = text.slice(0, text.lastIndexOf('\n', nul) + 1);
+  }
+  const collector = new MatchCollector(text, options);
+  await scanLines(text, pattern, collector.add, clock);
+  collector.finish();
+  return collector.count === 0 ? undefined : { count: collector.count, matches: collector.matches };
+}
+
+async function decodeText(bytes: Uint8Array, clock: WorkBudget): Promise<string> {
+  if (bytes.length <= DECODE_SLICE_BYTES) {
+    if (clock.spend(bytes.length)) await clock.pause();
+    return decoder.decode(bytes);
+  }
+  const streaming = new TextDecoder('utf-8');
+  const parts: string[] = [];
+  for (let at = 0; at < bytes.length; at += DECODE_SLICE_BYTES) {
+    const end = Math.min(at + DECODE_SLICE_BYTES, bytes.length);
+    parts.push(streaming.decode(bytes.subarray(at, end), { stream: end < bytes.length }));
+    if (clock.spend(end - at)) await clock.pause();
+  }
+  return parts.join('');
+}

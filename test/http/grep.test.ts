@@ -1,0 +1,114 @@
+// grep over HTTP: paging, hostile paths refused by the guard, scope, and arguments refused before any search.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { syncGrepTree } from '../support/grep-tree.ts';
+import { createKey } from '../support/keys.ts';
+import { flattenMatches } from '../support/ripgrep-json.ts';
+import { useServer } from '../support/server-process.ts';
+
+const server = useServer({ env: { TOOLGATE_RUNNER: 'off' } });
+const grep = (args: Record<string, unknown>, ws = 'paged') =>
+  server.call('POST', `/v1/workspaces/${ws}/tools/grep`, args);
+const code = (answer: { status: number; body: any }) => [answer.status, answer.body?.error?.code];
+
+beforeAll(async () => {
+  const many = (name: string) =>
+    Array.from({ length: 30 }, (_, i) => (i % 4 === 0 ? `hit ${name} ${i}` : `line ${i}`)).join('\n') + '\n';
+  await syncGrepTree(server, 'paged', {
+    files: [
+      { path: 'a.txt', text: many('a') },
+      { path: 'b/c.txt', text: many('c') },
+      { path: 'd.txt', text: many('d') },
+      { path: 'e.txt', text: 'hit e\n' },
+      { path: '.hidden.txt', text: 'secret hit\n' },
+    ],
+    links: [
+      { path: 'escape', target: '../../etc' },
+      { path: 'b/out.txt', target: '../../outside.txt' },
+    ],
+  });
+  await server.call('PUT', '/v1/workspaces/other');
+}, 60_000);
+
+describe('paging', () => {
+  it('pages content matches by offset, and the pages put together are the whole answer', async () => {
+    const whole = (await grep({ pattern: 'hit', outputMode: 'content', context: 2 })).body.result;
+    expect(whole.truncated).toBe(false);
+    expect(whole.files).toBe(4);
+    const pages: any[] = [];
+    for (let offset = 0; ;) {
+      const page = (await grep({ pattern: 'hit', outputMode: 'content', context: 2, maxResults: 7, offset })).body
+        .result;
+      pages.push(...page.matches);
+      expect(page.matches.length).toBeLessThanOrEqual(7);
+      expect(page.files).toBe(new Set(page.matches.map((match: any) => match.path)).size);
+      if (!page.truncated) {
+        expect(page.nextOffset).toBeUndefined();
+        break;
+      }
+      expect(page.nextOffset).toBe(offset + 7);
+      offset = page.nextOffset;
+    }
+    expect(pages).toEqual(whole.matches);
+    expect(flattenMatches(pages)).toEqual(flattenMatches(whole.matches));
+  });
+
+  it('pages paths and counts by file', async () => {
+    const first = (await grep({ pattern: 'hit', maxResults: 2 })).body.result;
+    expect(first).toEqual({ paths: ['a.txt', 'b/c.txt'], truncated: true, nextOffset: 2 });
+    const rest = (await grep({ pattern: 'hit', maxResults: 2, offset: 2 })).body.result;
+    expect(rest).toEqual({ paths: ['d.txt', 'e.txt'], truncated: false });
+    const counts = (await grep({ pattern: 'hit', outputMode: 'count', maxResults: 3 })).body.result;
+    expect(counts).toEqual({
+      counts: [
+        { path: 'a.txt', count: 8 },
+        { path: 'b/c.txt', count: 8 },
+        { path: 'd.txt', count: 8 },
+      ],
+      truncated: true,
+      nextOffset: 3,
+    });
+  });
+});
+
+describe('security', () => {
+  it.each([
+    ['../x', 'path_outside_workspace'],
+    ['/etc/passwd', 'not_found'],
+    ['a\u0000b', 'invalid_argument'],
+    ['escape', 'path_outside_workspace'],
+    ['b/out.txt', 'path_outside_workspace'],
+  ])('refuses path %j with the guard’s code', async (path, expected) => {
+    const answer = await grep({ pattern: 'root|hit', path });
+    expect(answer.body.error?.code, JSON.stringify(answer.body)).toBe(expected);
+  });
+
+  it('never reports what lies behind a link out of the workspace', async () => {
+    const answer = await grep({ pattern: '', hidden: true, noIgnore: true });
+    expect(answer.status).toBe(200);
+    expect(answer.body.result.paths).toEqual(['.hidden.txt', 'a.txt', 'b/c.txt', 'd.txt', 'e.txt']);
+  });
+
+  it('answers 404 to a key without the workspace in its scope', async () => {
+    const key = await createKey(server, { role: 'agent', workspaces: ['other'] });
+    const answer = await key.call('POST', '/v1/workspaces/paged/tools/grep', { pattern: 'hit' });
+    expect(answer.status).toBe(404);
+    expect(JSON.stringify(answer.body)).not.toContain('hit');
+  });
+
+  it('refuses a pattern over 10,000 characters as invalid_argument', async () => {
+    expect(code(await grep({ pattern: 'x'.repeat(10_001) }))).toEqual([400, 'invalid_argument']);
+  });
+
+  it.each([
+    [{ pattern: 42 }],
+    [{ pattern: 'a', maxResults: 0 }],
+    [{ pattern: 'a', maxResults: 10_001 }],
+    [{ pattern: 'a', context: -1 }],
+    [{ pattern: 'a', outputMode: 'lines' }],
+    [{ pattern: 'a', caseInsensitive: 'yes' }],
+    [{ pattern: 'a', unknown: true }],
+    [{ pattern: 'a(' }],
+  ])('refuses %j as invalid_argument', async (args) => {
+    expect(code(await grep(args))).toEqual([400, 'invalid_argument']);
+  });
+});
