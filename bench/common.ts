@@ -77,6 +77,6 @@ export function row(id: string, line: string): void {
 
 export function printRows(): void {
   if (rows.length === 0) return;
-  console.log('\n# Issue 17 rows measured in this run');
+  console.log('\n# Benchmark rows measured in this run');
   for (const line of rows) console.log(line);
 }

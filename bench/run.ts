@@ -12,6 +12,7 @@ import { describe, interleaved, load, percentile, perSecond, printRows, row, ver
 import { benchLiveControl } from './live-control-bench.ts';
 import type { LoadResult } from './load-client.ts';
 import { benchSequentialRead } from './mcp-bench.ts';
+import { benchSearch } from './search-bench.ts';
 import { benchWorkerHome } from './worker-bench.ts';
 import { benchWrite } from './write-bench.ts';
 
@@ -21,8 +22,14 @@ const FOUR_KB = 'x'.repeat(4095) + '\n';
 const READ_PATH = 'src/f3.txt';
 
 /** The sections to run: all, or those named as arguments (`npm run bench -- bash`; `bash` includes `live`, P9). */
-const SECTIONS = ['read', 'write', 'worker', 'patch', 'bash', 'live'] as const;
-const chosen = process.argv.slice(2);
+const SECTIONS = ['read', 'write', 'worker', 'patch', 'bash', 'live', 'search'] as const;
+/** `--files-scale` adds P12 (grep over 100,000 files) to the search section. */
+const FLAGS = ['--files-scale'] as const;
+const flags = process.argv.slice(2).filter((argument) => argument.startsWith('--'));
+for (const flag of flags)
+  if (!(FLAGS as readonly string[]).includes(flag))
+    throw new Error(`unknown bench flag ${JSON.stringify(flag)}; the flags are ${FLAGS.join(', ')}`);
+const chosen = process.argv.slice(2).filter((argument) => !argument.startsWith('--'));
 for (const name of chosen)
   if (!(SECTIONS as readonly string[]).includes(name))
     throw new Error(`unknown bench section ${JSON.stringify(name)}; the sections are ${SECTIONS.join(', ')}`);
@@ -86,6 +93,11 @@ async function main(): Promise<void> {
     if (runs('write')) await benchWrite(server.url, KEY, home.workspaces, bare16.get);
     if (runs('worker')) await benchWorkerHome(server.url, KEY, load, describe, durationMs);
     if (runs('patch')) await benchApplyPatch(server.url, KEY, home.workspaces);
+    if (runs('search'))
+      await benchSearch(server.url, KEY, home.workspaces, {
+        filesScale: flags.includes('--files-scale'),
+        runner: locateBubblewrap() !== undefined,
+      });
     if (runs('bash')) await benchBash(server.url, KEY, home.workspaces, home.processes);
     const bwrap = locateBubblewrap();
     if ((runs('bash') || runs('live')) && bwrap)

@@ -6,7 +6,7 @@ import { EXIT_FAILED, EXIT_OK } from './failure-report.ts';
 
 export const callUsage = `Usage: toolgate call <workspace> <tool> [--json '<arguments>'] [--wait <ms>]
 
-Calls a tool (read_file, write_file, apply_patch, bash) in a workspace and prints the
+Calls a tool (read_file, write_file, apply_patch, bash, grep, glob) in a workspace and prints the
 server's answer: {"result": ...} when the call ran, {"approval": ...} when it waits for one.
   --json <arguments>  the tool's arguments as a JSON object (default {}); '-' reads them from stdin
   --wait <ms>         if the call needs approval, wait up to this long (at most 60000) for the
@@ -20,6 +20,8 @@ Examples:
   toolgate call demo write_file --json '{"path": "a.txt", "content": "hello\\n"}'
   toolgate call demo read_file --json '{"path": "a.txt"}'
   toolgate call demo bash --json '{"action": "exec", "command": "ls -la"}'
+  toolgate call demo grep --json '{"pattern": "TODO", "type": "ts", "outputMode": "content"}'
+  toolgate call demo glob --json '{"pattern": "src/**/*.test.ts"}'
 `;
 
 export async function callCommand(args: string[], io: CliIo): Promise<number> {

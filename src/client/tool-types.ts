@@ -1,4 +1,4 @@
-// The four tools as the client sees them: arguments and results derived from contract/.
+// The tools as the client sees them: arguments and results derived from contract/.
 import type { z } from 'zod';
 import type { LogPage, ProcessSnapshot } from '../contract/process-snapshot.ts';
 import type {
@@ -7,11 +7,22 @@ import type {
   bashListResultSchema,
   bashStatusResultSchema,
   bashWriteResultSchema,
+  grepContentResultSchema,
+  grepCountResultSchema,
   patchedFileSchema,
   readFileResultSchema,
+  searchPathsResultSchema,
   writeFileResultSchema,
 } from '../contract/tool-answers.ts';
-import type { applyPatchInput, bashInput, readFileInput, writeFileInput } from '../contract/tool-inputs.ts';
+import type {
+  applyPatchInput,
+  bashInput,
+  globInput,
+  grepInput,
+  GrepOutputMode,
+  readFileInput,
+  writeFileInput,
+} from '../contract/tool-inputs.ts';
 import type { Approval } from './api-types.ts';
 
 export type { ProcessSnapshot, ProcessStatus } from '../contract/process-snapshot.ts';
@@ -20,6 +31,9 @@ export type ReadFileArgs = z.input<typeof readFileInput>;
 export type WriteFileArgs = z.input<typeof writeFileInput>;
 export type ApplyPatchArgs = z.input<typeof applyPatchInput>;
 export type BashAction = z.input<typeof bashInput>['action'];
+export type GrepArgs = z.input<typeof grepInput>;
+export type GlobArgs = z.input<typeof globInput>;
+export type { GrepOutputMode };
 /** bash's arguments for one action; the server refuses arguments the action does not take. */
 export type BashArgs<Action extends BashAction = BashAction> = z.input<typeof bashInput> & { action: Action };
 
@@ -33,6 +47,22 @@ export type BashStatusResult = z.output<typeof bashStatusResultSchema>;
 export type BashLogsResult = LogPage;
 export type BashWriteResult = z.output<typeof bashWriteResultSchema>;
 export type BashListResult = z.output<typeof bashListResultSchema>;
+/** grep with outputMode content: the matching lines with their context. */
+export type GrepContentResult = z.output<typeof grepContentResultSchema>;
+/** grep with outputMode files_with_matches (the default), and glob: paths in order. */
+export type SearchPathsResult = z.output<typeof searchPathsResultSchema>;
+/** grep with outputMode count: matching lines per file. */
+export type GrepCountResult = z.output<typeof grepCountResultSchema>;
+
+/** What grep answers in each outputMode. */
+export interface GrepResults {
+  content: GrepContentResult;
+  files_with_matches: SearchPathsResult;
+  count: GrepCountResult;
+}
+/** grep's arguments for one outputMode (files_with_matches when none is given). */
+export type GrepArgsFor<Mode extends GrepOutputMode> = GrepArgs &
+  (Mode extends 'files_with_matches' ? { outputMode?: Mode } : { outputMode: Mode });
 
 /** What each bash action answers. */
 export interface BashResults {
@@ -51,6 +81,8 @@ export interface ToolSignatures {
   write_file: { args: WriteFileArgs; result: WriteFileResult };
   apply_patch: { args: ApplyPatchArgs; result: ApplyPatchResult };
   bash: { args: BashArgs; result: BashResults[BashAction] };
+  grep: { args: GrepArgs; result: GrepResults[GrepOutputMode] };
+  glob: { args: GlobArgs; result: SearchPathsResult };
 }
 
 export type ToolName = keyof ToolSignatures;

@@ -31,8 +31,13 @@ import type {
   BashAction,
   BashArgs,
   BashResults,
+  GlobArgs,
+  GrepArgsFor,
+  GrepOutputMode,
+  GrepResults,
   ReadFileArgs,
   ReadFileResult,
+  SearchPathsResult,
   ToolAnswer,
   ToolCallOptions,
   ToolName,
@@ -94,6 +99,20 @@ export class ToolgateClient {
     options?: ToolCallOptions,
   ): Promise<ToolAnswer<BashResults[Action]>> {
     return this.callTool(workspace, 'bash', args, options) as Promise<ToolAnswer<BashResults[Action]>>;
+  }
+
+  /** Searches file contents (RE2 syntax, ripgrep's rules); the result's shape follows `outputMode`. */
+  grep<Mode extends GrepOutputMode = 'files_with_matches'>(
+    workspace: string,
+    args: GrepArgsFor<Mode>,
+    options?: ToolCallOptions,
+  ): Promise<ToolAnswer<GrepResults[Mode]>> {
+    return this.callTool(workspace, 'grep', args, options) as Promise<ToolAnswer<GrepResults[Mode]>>;
+  }
+
+  /** Lists the files whose paths match a glob, as ripgrep --files -g does. */
+  glob(workspace: string, args: GlobArgs, options?: ToolCallOptions): Promise<ToolAnswer<SearchPathsResult>> {
+    return this.callTool(workspace, 'glob', args, options);
   }
 
   /** Calls a tool by its route name; any name is sent, so a server's newer tools are reachable too. */

@@ -24,6 +24,8 @@ const toolErrors: Record<string, ErrorCode[]> = {
   write_file: [...pathErrors, 'path_denied', 'already_exists', 'conflict'],
   apply_patch: [...pathErrors, 'path_denied', 'binary_file', 'conflict', 'patch_invalid', 'patch_conflict'],
   bash: ['path_outside_workspace', 'symlink_loop', 'path_denied', 'conflict', 'timeout'],
+  grep: ['path_outside_workspace', 'symlink_loop'],
+  glob: ['path_outside_workspace', 'symlink_loop'],
 };
 
 const waitMs: Parameter = {

@@ -29,7 +29,8 @@ const tags = [
   },
   {
     name: 'tools',
-    description: 'Call read_file, write_file, apply_patch and bash, and list the tools for function calling.',
+    description:
+      'Call read_file, write_file, apply_patch, bash, grep and glob, and list the tools for function calling.',
   },
   { name: 'approvals', description: 'Calls that wait for a person: list, read and decide them.' },
   { name: 'keys', description: 'API keys (admin), their scope, policy and quota.' },
@@ -56,7 +57,7 @@ export function openApiDocument(options: OpenApiOptions): OpenApiDocument {
       title: 'toolgate',
       version: '1',
       description:
-        'A hosted tool endpoint for coding agents: read_file, write_file, apply_patch and bash over HTTP against named workspaces.',
+        'A hosted tool endpoint for coding agents: read_file, write_file, apply_patch, bash, grep and glob over HTTP against named workspaces.',
     },
     tags,
     security: [{ bearerAuth: [] }],

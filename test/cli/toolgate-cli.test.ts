@@ -129,6 +129,13 @@ describe('call', () => {
       totalLines: 1,
       version: json(written).result.version,
     });
+    const searched = await toolgate(['call', WS, 'grep', '--json', '{"pattern": "hel+o", "outputMode": "content"}']);
+    expect(searched).toMatchObject({ code: 0, stderr: '' });
+    expect(json(searched)).toEqual({
+      result: { matches: [{ path: 'notes/a.txt', line: 1, text: 'hello' }], files: 1, truncated: false },
+    });
+    const globbed = await toolgate(['call', WS, 'glob', '--json', '{"pattern": "notes/*.txt"}']);
+    expect(json(globbed)).toEqual({ result: { paths: ['notes/a.txt'], truncated: false } });
   });
 
   it('reads the arguments from stdin with --json -, and takes --url and --key over the environment', async () => {

@@ -222,6 +222,37 @@ describe('workspaces, keys, usage, tools', () => {
     ).toMatchObject({ code: 'invalid_argument' });
   });
 
+  it('searches with grep (its result typed by outputMode) and glob', async () => {
+    await server.client.writeFile(WS, { path: 'search/one.ts', content: 'let a = 1;\nlet b = 2;\n' });
+    await server.client.writeFile(WS, { path: 'search/two.md', content: 'let it be\n' });
+    const content = await server.client.grep(WS, {
+      pattern: 'let \\w',
+      path: 'search',
+      outputMode: 'content',
+      after: 1,
+    });
+    expect(content.result?.matches.map((match) => [match.path, match.line, match.text, match.after])).toEqual([
+      ['search/one.ts', 1, 'let a = 1;', undefined],
+      ['search/one.ts', 2, 'let b = 2;', undefined],
+      ['search/two.md', 1, 'let it be', undefined],
+    ]);
+    const files = await server.client.grep(WS, { pattern: 'b', path: 'search', type: 'ts' });
+    expect(files.result?.paths).toEqual(['search/one.ts']);
+    const counts = await server.client.grep(WS, { pattern: 'let', path: 'search', outputMode: 'count' });
+    expect(counts.result?.counts).toEqual([
+      { path: 'search/one.ts', count: 2 },
+      { path: 'search/two.md', count: 1 },
+    ]);
+    expect((await server.client.glob(WS, { pattern: '**/*.md', path: 'search' })).result).toEqual({
+      paths: ['search/two.md'],
+      truncated: false,
+    });
+    expect(await failure(server.client.grep(WS, { pattern: '(' }))).toMatchObject({
+      status: 400,
+      code: 'invalid_argument',
+    });
+  });
+
   it('reads usage and lists tools in each format', async () => {
     const usage = await server.client.usage({ groupBy: 'tool', from: new Date(Date.now() - 3_600_000) });
     expect(usage.rows.find((row) => row.group === 'read_file')?.calls).toBeGreaterThan(0);
@@ -230,6 +261,8 @@ describe('workspaces, keys, usage, tools', () => {
       'write_file',
       'apply_patch',
       'bash',
+      'grep',
+      'glob',
     ]);
     const openai = await server.client.listTools('openai');
     expect(openai.tools[0]).toMatchObject({ type: 'function', function: { name: 'read_file' } });

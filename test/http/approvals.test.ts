@@ -33,6 +33,10 @@ describe('safe mode (the default for agent keys)', () => {
   it('runs reads at once and holds writes as pending approvals (202) that do nothing yet', async () => {
     expect((await tool(agent, 'read_file', { path: 'notes.txt' })).status).toBe(200);
     expect((await tool(agent, 'bash', { action: 'list' })).status).toBe(200);
+    const searched = await tool(agent, 'grep', { pattern: 'hel+o', outputMode: 'content' });
+    expect(searched.status).toBe(200);
+    expect(searched.body.result.matches).toEqual([{ path: 'notes.txt', line: 1, text: 'hello' }]);
+    expect((await tool(agent, 'glob', { pattern: '*.txt' })).body.result.paths).toContain('notes.txt');
     const pending = await tool(agent, 'write_file', { path: 'held.txt', content: 'held' });
     expect(pending.status).toBe(202);
     expect(pending.body.approval).toMatchObject({
@@ -216,6 +220,10 @@ describe('modes and rules', () => {
     const manual = await createKey(server, { role: 'agent', workspaces: [WS], approvalMode: 'manual' });
     expect((await tool(manual, 'read_file', { path: 'notes.txt' })).status).toBe(202);
     expect((await tool(manual, 'bash', { action: 'list' })).status).toBe(202);
+    const search = await tool(manual, 'grep', { pattern: 'hello' });
+    expect(search.status).toBe(202);
+    expect(search.body.approval).toMatchObject({ tool: 'grep', arguments: { pattern: 'hello' } });
+    expect((await tool(manual, 'glob', { pattern: '**' })).status).toBe(202);
   });
 
   it('rules override the mode, the first match winning; deny is tool_not_allowed', async () => {

@@ -1,4 +1,4 @@
-// The MCP endpoint with the official SDK client over real HTTP: the four tools as listed by
+// The MCP endpoint with the official SDK client over real HTTP: the tools as listed by
 // GET /v1/tools?format=mcp, calls with the same guard, approvals and metering, failures as isError.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -58,12 +58,19 @@ const waitForPending = (path: string): Promise<string> =>
   );
 
 describe('tools/list', () => {
-  it('lists exactly the four tools with the schemas and annotations of GET /v1/tools?format=mcp', async () => {
+  it('lists exactly the six tools with the schemas and annotations of GET /v1/tools?format=mcp', async () => {
     const client = await connect(agent.secret);
     const listed = await client.listTools();
     const http = await server.call('GET', '/v1/tools?format=mcp');
     expect(http.status).toBe(200);
-    expect(listed.tools.map((tool) => tool.name).sort()).toEqual(['apply_patch', 'bash', 'read_file', 'write_file']);
+    expect(listed.tools.map((tool) => tool.name).sort()).toEqual([
+      'apply_patch',
+      'bash',
+      'glob',
+      'grep',
+      'read_file',
+      'write_file',
+    ]);
     expect(listed.tools).toEqual(http.body.tools);
     const hints = Object.fromEntries(
       listed.tools.map((tool) => [tool.name, [tool.annotations?.readOnlyHint, tool.annotations?.destructiveHint]]),
@@ -73,12 +80,46 @@ describe('tools/list', () => {
       write_file: [false, true],
       apply_patch: [false, true],
       bash: [false, true],
+      grep: [true, false],
+      glob: [true, false],
     });
     expect(client.getServerVersion()?.name).toBe('toolgate');
   });
 });
 
 describe('tools/call', () => {
+  it('searches with grep and glob', async () => {
+    const client = await connect(agent.secret);
+    for (const [path, content] of [
+      ['search/a.ts', 'const answer = 42;\n// TODO: name it\n'],
+      ['search/b.py', 'answer = 42\n'],
+      ['search/c.ts', 'nothing here\n'],
+    ]) {
+      const written = await client.callTool({ name: 'write_file', arguments: { path, content } });
+      expect(written.isError).toBeFalsy();
+    }
+    const found = await client.callTool({
+      name: 'grep',
+      arguments: { pattern: 'answer\\s*=', path: 'search', outputMode: 'content' },
+    });
+    expect(found.isError).toBeFalsy();
+    expect(found.structuredContent).toEqual({
+      matches: [
+        { path: 'search/a.ts', line: 1, text: 'const answer = 42;' },
+        { path: 'search/b.py', line: 1, text: 'answer = 42' },
+      ],
+      files: 2,
+      truncated: false,
+    });
+    const typed = await client.callTool({ name: 'grep', arguments: { pattern: '42', type: 'py', path: 'search' } });
+    expect(typed.structuredContent).toEqual({ paths: ['search/b.py'], truncated: false });
+    const listed = await client.callTool({ name: 'glob', arguments: { pattern: 'search/*.ts' } });
+    expect(listed.structuredContent).toEqual({ paths: ['search/a.ts', 'search/c.ts'], truncated: false });
+    const invalid = await client.callTool({ name: 'grep', arguments: { pattern: 'a(b' } });
+    expect(invalid.isError).toBe(true);
+    expect(textOf(invalid)).toContain('invalid_argument');
+  });
+
   it('round-trips write_file then read_file', async () => {
     const client = await connect(agent.secret);
     const written = await client.callTool({

@@ -84,6 +84,16 @@ describe('1,000 mixed calls', () => {
           break;
         }
         case 3: {
+          if (i % 16 === 11) {
+            const answer = await metered(key, ws, 'grep', {
+              pattern: 'file \\d+',
+              glob: `f1*.txt`,
+              outputMode: 'count',
+            });
+            expect(answer.status).toBe(200);
+            count('grep', true, answer.bytesIn, answer.bytesOut);
+            break;
+          }
           const answer = await metered(key, ws, 'read_file', { path: `missing-${i}.txt` });
           expect(answer.status).toBe(404);
           count('read_file', false, answer.bytesIn, answer.bytesOut);
@@ -96,6 +106,12 @@ describe('1,000 mixed calls', () => {
           break;
         }
         case 5: {
+          if (i % 16 === 13) {
+            const answer = await metered(key, ws, 'glob', { pattern: 'f*.txt', maxResults: 5 });
+            expect(answer.status).toBe(200);
+            count('glob', true, answer.bytesIn, answer.bytesOut);
+            break;
+          }
           const answer = await metered(key, ws, 'bash', { action: 'list' });
           count('bash:list', answer.status === 200, answer.bytesIn, answer.bytesOut);
           break;
