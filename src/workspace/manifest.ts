@@ -60,14 +60,24 @@ export class Manifest {
     return entry;
   }
 
-  /** Direct children of a directory, or everything below it when recursive, in path order. */
-  list(directory: string, recursive: boolean): ManifestEntry[] {
+  /**
+   * Direct children of a directory, or everything below it when recursive, in path order. The
+   * direct children come from memory when known (a search walks every directory), so callers
+   * must not change them.
+   */
+  list(directory: string, recursive: boolean): readonly ManifestEntry[] {
     if (!recursive) {
-      return this.db.query<ManifestEntry>(
-        `SELECT ${entryColumns} FROM entries WHERE workspace = ? AND parent = ? ORDER BY path`,
+      const cached = this.cache.children(this.uid, directory);
+      if (cached !== undefined) return cached;
+      // Named, because without statistics SQLite prefers scanning the primary key's whole
+      // workspace (it saves the sort) over the parent index: ten times slower at 5,000 files.
+      const children = this.db.query<ManifestEntry>(
+        `SELECT ${entryColumns} FROM entries INDEXED BY entries_by_parent WHERE workspace = ? AND parent = ? ORDER BY path`,
         this.uid,
         directory,
       );
+      this.cache.setChildren(this.uid, directory, children);
+      return children;
     }
     if (directory === '') {
       return this.db.query<ManifestEntry>(

@@ -102,7 +102,7 @@ export class Workspace {
   }
 
   /** The manifest entries directly in a resolved directory, read-only roots included, with their full paths. */
-  entriesIn(directory: string): ManifestEntry[] {
+  entriesIn(directory: string): readonly ManifestEntry[] {
     const { manifest, inner, mountPath } = this.locate(directory);
     const entries = manifest.list(inner, false);
     if (mountPath === undefined) return entries;
@@ -110,7 +110,7 @@ export class Workspace {
   }
 
   /** Every entry of the workspace itself (not of read-only roots), in path order: what a runner materialises. */
-  manifestEntries(): ManifestEntry[] {
+  manifestEntries(): readonly ManifestEntry[] {
     return this.parts.manifest.list('', true);
   }
 

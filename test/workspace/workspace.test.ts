@@ -133,3 +133,61 @@ describe('cost does not grow with the number of files', () => {
     expect(await work(20_000)).toBe(await work(10));
   });
 });
+
+describe('directory listings', () => {
+  const names = (entries: readonly { path: string }[]) => entries.map((entry) => entry.path);
+
+  it('are served from memory once read, and stay true through every kind of change', async () => {
+    const { db, counter } = countingDatabase(SqliteDatabase.memory());
+    const { workspace } = setup(db);
+    await workspace.commit([
+      { op: 'write', path: 'd/a', content: bytes('a') },
+      { op: 'write', path: 'd/b', content: bytes('b') },
+      { op: 'write', path: 'd/e/x', content: bytes('x') },
+    ]);
+    expect(names(workspace.entriesIn('d'))).toEqual(['d/a', 'd/b', 'd/e']);
+    counter.statements = 0;
+    expect(names(workspace.entriesIn('d'))).toEqual(['d/a', 'd/b', 'd/e']);
+    expect(counter.statements).toBe(0);
+    expect(Object.isFrozen(workspace.entriesIn('d'))).toBe(true);
+
+    await workspace.commit([{ op: 'write', path: 'd/c', content: bytes('c') }]);
+    expect(names(workspace.entriesIn('d'))).toEqual(['d/a', 'd/b', 'd/c', 'd/e']);
+    expect(workspace.entriesIn('d').find((entry) => entry.path === 'd/a')?.size).toBe(1);
+    await workspace.commit([{ op: 'write', path: 'd/a', content: bytes('longer') }]);
+    expect(workspace.entriesIn('d').find((entry) => entry.path === 'd/a')?.size).toBe(6);
+    expect(names(workspace.entriesIn('d/e'))).toEqual(['d/e/x']);
+    await workspace.commit([
+      { op: 'delete', path: 'd/e/x' },
+      { op: 'delete', path: 'd/e' },
+      { op: 'delete', path: 'd/b' },
+    ]);
+    expect(names(workspace.entriesIn('d'))).toEqual(['d/a', 'd/c']);
+    expect(names(workspace.entriesIn('d/e'))).toEqual([]);
+    await workspace.commit([{ op: 'write', path: 'd/e/y/z', content: bytes('z') }]);
+    expect(names(workspace.entriesIn('d/e'))).toEqual(['d/e/y']);
+    expect(names(workspace.entriesIn(''))).toEqual(['d']);
+  });
+
+  it('read the parent index, not every entry of the workspace', () => {
+    const inner = SqliteDatabase.memory();
+    const statements: string[] = [];
+    const db: SqlDatabase = {
+      query: (sql, ...params) => {
+        statements.push(sql);
+        return inner.query(sql, ...params);
+      },
+      script: (sql) => inner.script(sql),
+      transaction: (fn) => inner.transaction(fn),
+      close: () => inner.close(),
+    };
+    const { workspace } = setup(db);
+    statements.length = 0;
+    workspace.entriesIn('d');
+    expect(statements).toHaveLength(1);
+    const plan = inner.raw.prepare(`EXPLAIN QUERY PLAN ${statements[0]}`).all('w', 'd') as { detail: string }[];
+    expect(plan.map((step) => step.detail)).toEqual([
+      'SEARCH entries USING INDEX entries_by_parent (workspace=? AND parent=?)',
+    ]);
+  });
+});

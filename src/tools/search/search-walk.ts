@@ -46,7 +46,7 @@ const DIRECTORY_COST = 5_000;
 interface Frame {
   reportedDir: string;
   realDir: string;
-  children: ManifestEntry[];
+  children: readonly ManifestEntry[];
   next: number;
   level: IgnoreLevel | undefined;
 }
@@ -113,8 +113,8 @@ class Walk {
 
   /** Lists a directory and pushes it: its entries come next, in name order. */
   private async enter(reportedDir: string, realDir: string, above: IgnoreLevel | undefined): Promise<void> {
-    const children = this.workspace.entriesIn(realDir);
-    if (!inNameOrder(children)) children.sort((a, b) => comparePaths(a.path, b.path));
+    const listed = this.workspace.entriesIn(realDir);
+    const children = inNameOrder(listed) ? listed : [...listed].sort((a, b) => comparePaths(a.path, b.path));
     this.visited += children.length;
     if (this.visited > MAX_WALKED_ENTRIES) {
       throw new ToolError(
