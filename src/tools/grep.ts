@@ -6,7 +6,7 @@ import type { Workspace } from '../workspace/workspace.ts';
 import { walkWorkspace, type WalkedFile } from './search/search-walk.ts';
 import type { CollectOptions } from './search/text-context.ts';
 import { compileTextPattern, type TextPattern } from './search/text-pattern.ts';
-import { searchFileBytes, type FileMatches } from './search/text-search.ts';
+import { mayMatchBytes, searchAdmittedBytes, type FileMatches } from './search/text-search.ts';
 import { defineTool } from './tool.ts';
 
 const DEFAULT_MAX_RESULTS = 1_000;
@@ -99,13 +99,19 @@ async function searchFiles(
       if (cached === undefined) missing.push(file);
       else contents.set(file, cached);
     }
-    await concurrently(missing, FETCH_CONCURRENCY, async (file) => {
-      contents.set(file, await workspace.readBytes(file.resolvedPath, file.entry));
-    });
+    if (missing.length > 0) {
+      await concurrently(missing, FETCH_CONCURRENCY, async (file) => {
+        contents.set(file, await workspace.readBytes(file.resolvedPath, file.entry));
+      });
+    }
     for (const file of batch) {
       const bytes = contents.get(file);
       if (bytes === undefined || bytes.length === 0) continue;
-      const matches = await searchFileBytes(bytes, pattern, options(), clock);
+      // Most files fail the quick test: they cost no promise.
+      const admitted = mayMatchBytes(bytes, pattern, clock);
+      if (clock.spend(0)) await clock.pause();
+      if (!admitted) continue;
+      const matches = await searchAdmittedBytes(bytes, pattern, options(), clock);
       if (matches !== undefined && !take(file, matches)) return;
     }
   }

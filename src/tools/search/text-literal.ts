@@ -1,5 +1,7 @@
 // Finding a literal in a file's UTF-8 bytes, so that most files are rejected without being decoded.
 
+import { mayHoldLiteral, trigramSummary } from './trigram-summary.ts';
+
 const utf8 = new TextEncoder();
 
 /**
@@ -97,6 +99,13 @@ export interface BytePrefilter {
 
 /** True when the bytes may hold a match: every required literal is there, and one of the alternatives. */
 export function passesPrefilter(bytes: Uint8Array, prefilter: BytePrefilter): boolean {
+  // The content's trigram summary, where one is kept, turns most files away without a scan.
+  const summary = prefilter.all.length > 0 || prefilter.anyOf !== undefined ? trigramSummary(bytes) : undefined;
+  if (summary !== undefined) {
+    for (const literal of prefilter.all) if (!mayHoldLiteral(summary, literal.bytes)) return false;
+    if (prefilter.anyOf !== undefined && !prefilter.anyOf.some((literal) => mayHoldLiteral(summary, literal.bytes)))
+      return false;
+  }
   for (const literal of prefilter.all) if (literal.indexIn(bytes) === -1) return false;
   if (prefilter.anyOf === undefined) return true;
   return prefilter.anyOf.some((literal) => literal.indexIn(bytes) !== -1);

@@ -38,9 +38,31 @@ export async function searchFileBytes(
   options: CollectOptions,
   clock: WorkBudget,
 ): Promise<FileMatches | undefined> {
-  const admitted = passesPrefilter(bytes, pattern.prefilter);
-  if (clock.spend(bytes.length * INDEX_CHAR_COST * pattern.prefilter.all.length)) await clock.pause();
+  const admitted = mayMatchBytes(bytes, pattern, clock);
+  // spend answers true from the end of a slice until the pause, so spending nothing asks.
+  if (clock.spend(0)) await clock.pause();
   if (!admitted) return undefined;
+  return searchAdmittedBytes(bytes, pattern, options, clock);
+}
+
+/**
+ * False when the bytes cannot hold a match (the pattern's literals are not all there): the quick
+ * test, without waiting, that most files of a search fail. Counts its work on the clock; the
+ * caller pauses when the clock is due.
+ */
+export function mayMatchBytes(bytes: Uint8Array, pattern: TextPattern, clock: WorkBudget): boolean {
+  const admitted = passesPrefilter(bytes, pattern.prefilter);
+  clock.spend(bytes.length * INDEX_CHAR_COST * pattern.prefilter.all.length);
+  return admitted;
+}
+
+/** searchFileBytes for bytes that passed mayMatchBytes. */
+export async function searchAdmittedBytes(
+  bytes: Uint8Array,
+  pattern: TextPattern,
+  options: CollectOptions,
+  clock: WorkBudget,
+): Promise<FileMatches | undefined> {
   let text = await decodeText(bytes, clock);
   const nul = text.indexOf('\0');
   if (nul !== -1) {
