@@ -112,3 +112,25 @@ describe('security', () => {
     expect(code(await grep(args))).toEqual([400, 'invalid_argument']);
   });
 });
+
+describe('patterns that would hold a backtracking engine', () => {
+  it('answers (a+)+$ over 100 KB lines of a with the right line, and the server keeps answering', async () => {
+    const run = 'a'.repeat(100_000);
+    for (const [path, content] of [
+      ['long/ends-in-a.txt', `${run}\n`],
+      ['long/ends-in-b.txt', `${run}b\n`],
+    ]) {
+      const written = await server.call('POST', '/v1/workspaces/paged/tools/write_file', { path, content });
+      expect(written.status).toBe(200);
+    }
+    const [answer, health] = await Promise.all([
+      grep({ pattern: '(a+)+$', path: 'long', outputMode: 'count' }),
+      fetch(`${server.url}/healthz`),
+    ]);
+    expect(answer.status).toBe(200);
+    expect(answer.body.result.counts).toEqual([{ path: 'long/ends-in-a.txt', count: 1 }]);
+    expect(health.status).toBe(200);
+    const nested = await grep({ pattern: '(x*)*(y*)*(a|aa)+$', path: 'long', outputMode: 'files_with_matches' });
+    expect(nested.body.result.paths).toEqual(['long/ends-in-a.txt']);
+  });
+});
