@@ -1,6 +1,6 @@
 // Finding a literal in a file's UTF-8 bytes, so that most files are rejected without being decoded.
 
-import { mayHoldLiteral, trigramSummary } from './trigram-summary.ts';
+import { literalTrigrams, mayHoldLiteral, trigramSummary } from './trigram-summary.ts';
 
 const utf8 = new TextEncoder();
 
@@ -25,6 +25,8 @@ const isAsciiLetter = (byte: number) => (byte | 0x20) >= 0x61 && (byte | 0x20) <
  */
 export class ByteLiteral {
   readonly bytes: Uint8Array;
+  /** The trigram hashes of `bytes`, for the content's trigram summary. */
+  readonly trigrams: Uint32Array;
   private readonly rare: number;
   private readonly rareBytes: readonly number[];
 
@@ -33,6 +35,7 @@ export class ByteLiteral {
     private readonly foldAscii = false,
   ) {
     this.bytes = utf8.encode(foldAscii ? text.toLowerCase() : text);
+    this.trigrams = literalTrigrams(this.bytes);
     let rare = 0;
     for (let index = 1; index < this.bytes.length; index++) {
       if (rank[this.bytes[index]!]! < rank[this.bytes[rare]!]!) rare = index;
@@ -102,8 +105,8 @@ export function passesPrefilter(bytes: Uint8Array, prefilter: BytePrefilter): bo
   // The content's trigram summary, where one is kept, turns most files away without a scan.
   const summary = prefilter.all.length > 0 || prefilter.anyOf !== undefined ? trigramSummary(bytes) : undefined;
   if (summary !== undefined) {
-    for (const literal of prefilter.all) if (!mayHoldLiteral(summary, literal.bytes)) return false;
-    if (prefilter.anyOf !== undefined && !prefilter.anyOf.some((literal) => mayHoldLiteral(summary, literal.bytes)))
+    for (const literal of prefilter.all) if (!mayHoldLiteral(summary, literal.trigrams)) return false;
+    if (prefilter.anyOf !== undefined && !prefilter.anyOf.some((literal) => mayHoldLiteral(summary, literal.trigrams)))
       return false;
   }
   for (const literal of prefilter.all) if (literal.indexIn(bytes) === -1) return false;

@@ -45,14 +45,23 @@ export function trigramSummary(bytes: Uint8Array): Uint32Array | undefined {
   return summary;
 }
 
+/** The trigram hashes of a literal's UTF-8 bytes, worked out once for every file a search tests. */
+export function literalTrigrams(literal: Uint8Array): Uint32Array {
+  const hashes = new Uint32Array(Math.max(0, literal.length - 2));
+  for (let at = 2; at < literal.length; at++)
+    hashes[at - 2] = trigramHash(literal[at - 2]!, literal[at - 1]!, literal[at]!);
+  return hashes;
+}
+
 /**
- * False when the content cannot hold `literal` (its UTF-8 bytes, compared without regard to ASCII
- * case): a trigram of it is missing. True means "maybe": the bytes must still be searched.
+ * False when the content cannot hold the literal whose `literalTrigrams` these are (compared
+ * without regard to ASCII case): a trigram of it is missing. True means "maybe": the bytes must
+ * still be searched.
  */
-export function mayHoldLiteral(summary: Uint32Array, literal: Uint8Array): boolean {
+export function mayHoldLiteral(summary: Uint32Array, trigrams: Uint32Array): boolean {
   const shift = 32 - Math.log2(summary.length * 32);
-  for (let at = 2; at < literal.length; at++) {
-    const bit = trigramHash(literal[at - 2]!, literal[at - 1]!, literal[at]!) >>> shift;
+  for (let index = 0; index < trigrams.length; index++) {
+    const bit = trigrams[index]! >>> shift;
     if ((summary[bit >>> 5]! & (1 << (bit & 31))) === 0) return false;
   }
   return true;
