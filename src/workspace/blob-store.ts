@@ -8,8 +8,14 @@ import { sha256Hex, type ContentHasher } from '../core/content-hash.ts';
 
 export const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
 
+/** Object keys remembered (see `key`); past this many the memo starts over. */
+const MAX_REMEMBERED_KEYS = 200_000;
+
 export class BlobStore {
   private readonly cache: BlobCache;
+  /** Each blob's object key by workspace incarnation and hash, built once (see `key`). */
+  private readonly keys = new Map<string, Map<string, string>>();
+  private rememberedKeys = 0;
 
   constructor(
     private readonly objects: ObjectStore,
@@ -22,7 +28,7 @@ export class BlobStore {
   /** Stores the bytes under their SHA-256 and returns it; storing the same bytes twice is harmless. */
   async put(workspaceUid: string, bytes: Uint8Array): Promise<string> {
     const hash = await this.hashContent(bytes);
-    const key = blobKey(workspaceUid, hash);
+    const key = this.key(workspaceUid, hash);
     await this.objects.put(key, bytes, { sha256: hash });
     this.cache.set(key, bytes);
     return hash;
@@ -30,12 +36,12 @@ export class BlobStore {
 
   /** The blob's bytes when the cache holds them, without waiting; callers must not modify them. */
   cached(workspaceUid: string, hash: string): Uint8Array | undefined {
-    return this.cache.get(blobKey(workspaceUid, hash));
+    return this.cache.get(this.key(workspaceUid, hash));
   }
 
   /** The blob's bytes; callers must not modify them (they may be shared through the cache). */
   async get(workspaceUid: string, hash: string): Promise<Uint8Array> {
-    const key = blobKey(workspaceUid, hash);
+    const key = this.key(workspaceUid, hash);
     const cached = this.cache.get(key);
     if (cached) return cached;
     const object = await this.objects.get(key);
@@ -52,7 +58,7 @@ export class BlobStore {
 
   /** The byte size of a stored blob, or undefined when none is stored under the id. */
   async size(workspaceUid: string, hash: string): Promise<number | undefined> {
-    const key = blobKey(workspaceUid, hash);
+    const key = this.key(workspaceUid, hash);
     return this.cache.get(key)?.byteLength ?? (await this.objects.head(key))?.size;
   }
 
@@ -61,8 +67,36 @@ export class BlobStore {
     return new BlobUploads(this.objects, this, workspaceUid);
   }
 
+  /**
+   * The blob's object key, which is also its cache key. A search looks up thousands of blobs a
+   * call: building and hashing each key string anew cost more than the lookups themselves, while
+   * a remembered key string keeps the hash V8 computed for it.
+   */
+  private key(workspaceUid: string, hash: string): string {
+    let byHash = this.keys.get(workspaceUid);
+    if (byHash === undefined) {
+      byHash = new Map();
+      this.keys.set(workspaceUid, byHash);
+    }
+    let key = byHash.get(hash);
+    if (key === undefined) {
+      if (this.rememberedKeys >= MAX_REMEMBERED_KEYS) {
+        this.keys.clear();
+        this.rememberedKeys = 0;
+        byHash = new Map();
+        this.keys.set(workspaceUid, byHash);
+      }
+      key = blobKey(workspaceUid, hash);
+      byHash.set(hash, key);
+      this.rememberedKeys += 1;
+    }
+    return key;
+  }
+
   /** Removes every blob of a deleted workspace incarnation. */
   async deleteAll(workspaceUid: string): Promise<void> {
+    this.rememberedKeys -= this.keys.get(workspaceUid)?.size ?? 0;
+    this.keys.delete(workspaceUid);
     await deletePrefix(this.objects, `ws/${workspaceUid}/`);
   }
 }
