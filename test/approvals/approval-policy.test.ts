@@ -32,6 +32,8 @@ describe('approval modes', () => {
       'bash:write': 'approve',
       'bash:stop': 'approve',
       'bash:list': 'allow',
+      grep: 'allow',
+      glob: 'allow',
     });
   });
 

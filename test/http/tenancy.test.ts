@@ -161,6 +161,20 @@ const cases: RouteCase[] = [
   },
   {
     method: 'POST',
+    route: '/v1/workspaces/{ws}/tools/grep',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/tools/grep`, body: { pattern: '.', outputMode: 'content' } }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
+  {
+    method: 'POST',
+    route: '/v1/workspaces/{ws}/tools/glob',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/tools/glob`, body: { pattern: '**' } }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
+  {
+    method: 'POST',
     route: '/v1/workspaces/{ws}/mcp',
     request: (t) => ({
       path: `/v1/workspaces/${t.ws}/mcp`,

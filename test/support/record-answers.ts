@@ -334,7 +334,7 @@ call('files recursive after the patches', 'GET', '/v1/workspaces/alpha/files?rec
 
 // ---------------------------------------------------------------------------------------------
 group('tool route');
-tool('unknown tool', 'alpha', 'grep', { pattern: 'x' });
+tool('unknown tool', 'alpha', 'web_search', { query: 'x' });
 raw('empty body', { method: 'POST', path: '/v1/workspaces/alpha/tools/read_file', headers: JSON_TYPE, body: '' });
 raw('malformed JSON', {
   method: 'POST',
@@ -439,7 +439,7 @@ call('rule for an unknown tool', 'POST', '/v1/keys', {
   name: 'x',
   role: 'agent',
   workspaces: ['*'],
-  rules: [{ tool: 'grep', decision: 'allow' }],
+  rules: [{ tool: 'web_search', decision: 'allow' }],
 });
 call('no name', 'POST', '/v1/keys', { role: 'agent', workspaces: ['*'] });
 call('bad workspace id', 'POST', '/v1/keys', { name: 'x', role: 'agent', workspaces: ['Not An Id'] });
@@ -625,7 +625,7 @@ mcp('tools/call unknown tool', 'alpha', {
   jsonrpc: '2.0',
   id: 8,
   method: 'tools/call',
-  params: { name: 'grep', arguments: {} },
+  params: { name: 'web_search', arguments: {} },
 });
 mcp('tools/call bad arguments', 'alpha', {
   jsonrpc: '2.0',
