@@ -2,10 +2,11 @@
 // a workspace, then every case's paths compared exactly; known divergences are asserted as such.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, createRunnerKey } from '../support/keys.ts';
+import { createKey } from '../support/keys.ts';
+import { syncWorkspaceChanges, type SyncedChange } from '../support/runner-sync.ts';
 import { searchOutsideTree, searchSampleTree } from '../support/search-sample-tree.ts';
 import { rgFiles, writeTreeToDisk, type Tree } from '../support/search-tree.ts';
-import { callApi, useServer } from '../support/server-process.ts';
+import { useServer } from '../support/server-process.ts';
 
 const server = useServer({ env: { TOOLGATE_RUNNER: 'off' } });
 let disk: ReturnType<typeof writeTreeToDisk>;
@@ -13,28 +14,15 @@ const WS = 'globbed';
 
 /** Writes the tree through the runner protocol's sync: the one HTTP route that also makes symlinks. */
 async function syncTree(ws: string, tree: Tree): Promise<void> {
-  const runnerKey = (await createRunnerKey(server)).secret;
-  await server.call('PUT', `/v1/workspaces/${ws}`);
-  await server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' });
-  const leased = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 });
-  const { processId, token } = leased.body.job;
-  const changes = Object.entries(tree).map(([path, node]) => {
-    if (typeof node === 'string')
-      return { op: 'write', path, contentBase64: Buffer.from(node).toString('base64'), baseVersion: null };
-    if ('link' in node) return { op: 'symlink', path, target: node.link, baseVersion: null };
-    return { op: 'mkdir', path };
-  });
-  const synced = await callApi(
-    server.url,
-    runnerKey,
-    'POST',
-    `/v1/runner/workspaces/${ws}/processes/${processId}/sync`,
-    {
-      token,
-      changes,
-    },
+  await syncWorkspaceChanges(
+    server,
+    ws,
+    Object.entries(tree).map(([path, node]): SyncedChange => {
+      if (typeof node === 'string') return { op: 'write', path, bytes: new TextEncoder().encode(node) };
+      if ('link' in node) return { op: 'symlink', path, target: node.link };
+      return { op: 'mkdir', path };
+    }),
   );
-  expect(synced.status, JSON.stringify(synced.body)).toBe(200);
 }
 
 const glob = (args: Record<string, unknown>, ws = WS) => server.call('POST', `/v1/workspaces/${ws}/tools/glob`, args);

@@ -1,9 +1,8 @@
 // A generated source tree for grep's differential test: the same files on disk for rg and in a workspace.
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { expect } from 'vitest';
-import { createRunnerKey } from './keys.ts';
-import { callApi, type ServerProcess } from './server-process.ts';
+import { syncWorkspaceChanges, type SyncedChange } from './runner-sync.ts';
+import type { ServerProcess } from './server-process.ts';
 
 /** A file's content: text is written with write_file, bytes through a command (they are not UTF-8 or hold NUL). */
 export type TreeFile = { path: string; text: string } | { path: string; bytes: Uint8Array };
@@ -210,35 +209,14 @@ export function writeGrepTreeToDisk(tree: SearchTree, root: string): void {
   }
 }
 
-/**
- * Writes the tree into workspace `ws` through the runner protocol's sync, the HTTP route that takes
- * any bytes and makes links: a process is started and its job leased by hand (the server runs no
- * runner of its own for this, TOOLGATE_RUNNER=off).
- */
+/** Writes the tree into workspace `ws` through the runner protocol's sync (see runner-sync.ts). */
 export async function syncGrepTree(server: Pick<ServerProcess, 'url' | 'call'>, ws: string, tree: SearchTree) {
-  const runnerKey = (await createRunnerKey(server)).secret;
-  await server.call('PUT', `/v1/workspaces/${ws}`);
-  await server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' });
-  const leased = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 });
-  const { processId, token } = leased.body.job;
-  const changes = [
-    ...tree.files.map((file) => ({
+  await syncWorkspaceChanges(server, ws, [
+    ...tree.files.map((file): SyncedChange => ({
       op: 'write',
       path: file.path,
-      contentBase64: Buffer.from('text' in file ? new TextEncoder().encode(file.text) : file.bytes).toString('base64'),
-      baseVersion: null,
+      bytes: 'text' in file ? new TextEncoder().encode(file.text) : file.bytes,
     })),
-    ...tree.links.map((link) => ({ op: 'symlink', path: link.path, target: link.target, baseVersion: null })),
-  ];
-  const synced = await callApi(
-    server.url,
-    runnerKey,
-    'POST',
-    `/v1/runner/workspaces/${ws}/processes/${processId}/sync`,
-    {
-      token,
-      changes,
-    },
-  );
-  expect(synced.status, JSON.stringify(synced.body)).toBe(200);
+    ...tree.links.map((link): SyncedChange => ({ op: 'symlink', path: link.path, target: link.target })),
+  ]);
 }

@@ -1,0 +1,45 @@
+// Fills a workspace through the runner protocol's sync, the one HTTP route that takes any bytes and
+// makes symlinks: a process is started and its job leased by hand (the server under test runs no
+// runner of its own for this, TOOLGATE_RUNNER=off).
+import { expect } from 'vitest';
+import { createRunnerKey } from './keys.ts';
+import { callApi, type ServerProcess } from './server-process.ts';
+
+/** A change as the sync route takes it: a file's bytes, a symlink, or an empty directory. */
+export type SyncedChange =
+  | { op: 'write'; path: string; bytes: Uint8Array }
+  | { op: 'symlink'; path: string; target: string }
+  | { op: 'mkdir'; path: string };
+
+export async function syncWorkspaceChanges(
+  server: Pick<ServerProcess, 'url' | 'call'>,
+  ws: string,
+  changes: readonly SyncedChange[],
+): Promise<void> {
+  const runnerKey = (await createRunnerKey(server)).secret;
+  await server.call('PUT', `/v1/workspaces/${ws}`);
+  await server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' });
+  const leased = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 });
+  const { processId, token } = leased.body.job;
+  const synced = await callApi(
+    server.url,
+    runnerKey,
+    'POST',
+    `/v1/runner/workspaces/${ws}/processes/${processId}/sync`,
+    {
+      token,
+      changes: changes.map((change) => {
+        if (change.op === 'write')
+          return {
+            op: 'write',
+            path: change.path,
+            contentBase64: Buffer.from(change.bytes).toString('base64'),
+            baseVersion: null,
+          };
+        if (change.op === 'symlink') return { ...change, baseVersion: null };
+        return change;
+      }),
+    },
+  );
+  expect(synced.status, JSON.stringify(synced.body)).toBe(200);
+}
