@@ -24,7 +24,8 @@ import type {
   WorkspaceInfo,
   WorkspaceSettings,
 } from './api-types.ts';
-import { ToolgateConnectionError, ToolgateError, UNEXPECTED_RESPONSE } from './toolgate-error.ts';
+import { expectEmpty, expectJson, readJson, unexpected } from './answers.ts';
+import { ToolgateConnectionError, ToolgateError } from './toolgate-error.ts';
 import type {
   ApplyPatchArgs,
   ApplyPatchResult,
@@ -301,31 +302,4 @@ function queryString(query: Query | undefined): string {
   for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) params.set(name, String(value));
   const text = params.toString();
   return text === '' ? '' : `?${text}`;
-}
-
-async function expectJson<T>(response: Response, statuses: number[]): Promise<T> {
-  if (!statuses.includes(response.status)) throw await ToolgateError.fromResponse(response);
-  return (await readJson(response)) as T;
-}
-
-async function expectEmpty(response: Response): Promise<void> {
-  if (response.status !== 204) throw await ToolgateError.fromResponse(response);
-}
-
-async function readJson(response: Response): Promise<unknown> {
-  const text = await response.text();
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw unexpected(response, text, `the answer (${response.status}) is not JSON`);
-  }
-}
-
-function unexpected(response: Response, body: unknown, what: string): ToolgateError {
-  return new ToolgateError({
-    status: response.status,
-    code: UNEXPECTED_RESPONSE,
-    message: `${response.url || 'The server'}: ${what}.`,
-    body,
-  });
 }
