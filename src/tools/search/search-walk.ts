@@ -105,7 +105,9 @@ class Walk {
         continue;
       }
       const child = frame.children[frame.next++]!;
-      await this.visit(frame, child);
+      // A plain file is settled at once; only links and directories wait (on the guard, on ignore files).
+      if (child.type === 'file') this.keep(frame, child, child, child.path);
+      else await this.visit(frame, child);
       if (this.clock.spend(ENTRY_COST)) await this.clock.pause();
     }
     return this.found;
@@ -134,8 +136,6 @@ class Walk {
   }
 
   private async visit(frame: Frame, child: ManifestEntry): Promise<void> {
-    const name = frame.realDir === '' ? child.path : child.path.slice(frame.realDir.length + 1);
-    const path = childPath(frame.reportedDir, name);
     let target = child;
     let targetPath = child.path;
     if (child.type === 'symlink') {
@@ -145,15 +145,24 @@ class Walk {
       target = followed.entry;
       targetPath = followed.path;
     }
-    const isDir = target.type === 'dir';
-    if (!admits(this.filter, frame.level, path, name, isDir)) return;
-    if (!isDir) {
-      this.found.push({ path, resolvedPath: targetPath, entry: target });
+    if (target.type !== 'dir') {
+      this.keep(frame, child, target, targetPath);
       return;
     }
+    const name = frame.realDir === '' ? child.path : child.path.slice(frame.realDir.length + 1);
+    const path = childPath(frame.reportedDir, name);
+    if (!admits(this.filter, frame.level, path, name, true)) return;
     // rg -L skips a link back to a directory it is already inside.
     if (child.type === 'symlink' && this.stack.some((open) => open.realDir === targetPath)) return;
     await this.enter(path, targetPath, frame.level);
+  }
+
+  /** Keeps a file (`child`, or the file a link `child` leads to) when the filter admits it. */
+  private keep(frame: Frame, child: ManifestEntry, target: ManifestEntry, targetPath: string): void {
+    const name = frame.realDir === '' ? child.path : child.path.slice(frame.realDir.length + 1);
+    const path = childPath(frame.reportedDir, name);
+    if (admits(this.filter, frame.level, path, name, false))
+      this.found.push({ path, resolvedPath: targetPath, entry: target });
   }
 }
 
