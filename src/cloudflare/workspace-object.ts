@@ -55,6 +55,8 @@ export const WORKSPACE_HEADER = 'x-toolgate-workspace';
 const SWEEP_MS = 5_000;
 /** A Durable Object has 128 MB of memory: the blob cache keeps a small share of it. */
 const BLOB_CACHE_BYTES = 16 * 1024 * 1024;
+/** And remembered search walks hold at most this many files (some 15 MB). */
+const VIEW_ENTRIES = 100_000;
 
 export class WorkspaceObject {
   private readonly ready: Promise<void>;
@@ -112,7 +114,7 @@ export class WorkspaceObject {
     const settings = readSettings(env);
     const db = new DurableObjectSqlDatabase(this.state.storage);
     const objects = new R2ObjectStore(env.BLOBS);
-    const workspaces = new Workspaces(db, objects, [], BLOB_CACHE_BYTES);
+    const workspaces = new Workspaces(db, objects, { blobCacheBytes: BLOB_CACHE_BYTES, viewEntries: VIEW_ENTRIES });
     const egress = workerEgressFetch(settings.egressAllowHosts);
     const history = new WorkspaceHistory(db, objects, {
       limits: { ...settings.importLimits, maxFileBytes: settings.maxFileBytes },

@@ -58,9 +58,10 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   if (!s3) makePrivateDir(join(config.dataDir, 'blobs'));
   const objects: ObjectStore = s3 ?? new FsObjectStore(join(config.dataDir, 'blobs'));
   // Node's SHA-256 answers at once; WebCrypto's would take a trip through the thread pool per file.
-  const workspaces = new Workspaces(db, objects, config.readOnlyRoots, undefined, (bytes) =>
-    hash('sha256', bytes, 'hex'),
-  );
+  const workspaces = new Workspaces(db, objects, {
+    readOnlyRoots: config.readOnlyRoots,
+    hashContent: (bytes) => hash('sha256', bytes, 'hex'),
+  });
   const processes = new ProcessStore(db, {
     leaseMs: config.leaseMs,
     maxOutputChars: config.maxProcessOutputChars,

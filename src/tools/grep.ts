@@ -89,28 +89,32 @@ async function searchFiles(
   options: () => CollectOptions,
   take: (file: WalkedFile, matches: FileMatches) => boolean,
 ): Promise<void> {
+  const contents: Array<Uint8Array | undefined> = new Array(BATCH_FILES);
   for (let first = 0; first < files.length; first += BATCH_FILES) {
-    // An empty file has no lines to match.
-    const batch = files.slice(first, first + BATCH_FILES).filter((file) => file.entry.size > 0);
-    const contents = new Map<WalkedFile, Uint8Array>();
-    const missing: WalkedFile[] = [];
-    for (const file of batch) {
-      const cached = file.entry.blob === null ? new Uint8Array(0) : workspace.cachedBlob(file.entry.blob);
-      if (cached === undefined) missing.push(file);
-      else contents.set(file, cached);
+    const end = Math.min(first + BATCH_FILES, files.length);
+    let missing: number[] | undefined;
+    for (let at = first; at < end; at++) {
+      const { blob, size } = files[at]!.entry;
+      // An empty file has no lines to match.
+      const empty = size === 0 || blob === null;
+      const cached = empty ? undefined : workspace.cachedBlob(blob);
+      contents[at - first] = cached;
+      if (cached === undefined && !empty) (missing ??= []).push(at);
     }
-    if (missing.length > 0) {
-      await concurrently(missing, FETCH_CONCURRENCY, async (file) => {
-        contents.set(file, await workspace.readBytes(file.resolvedPath, file.entry));
+    if (missing !== undefined) {
+      await concurrently(missing, FETCH_CONCURRENCY, async (at) => {
+        const file = files[at]!;
+        contents[at - first] = await workspace.readBytes(file.resolvedPath, file.entry);
       });
     }
-    for (const file of batch) {
-      const bytes = contents.get(file);
+    for (let at = first; at < end; at++) {
+      const bytes = contents[at - first];
       if (bytes === undefined || bytes.length === 0) continue;
       // Most files fail the quick test: they cost no promise.
       const admitted = mayMatchBytes(bytes, pattern, clock);
       if (clock.spend(0)) await clock.pause();
       if (!admitted) continue;
+      const file = files[at]!;
       const matches = await searchAdmittedBytes(bytes, pattern, options(), clock);
       if (matches !== undefined && !take(file, matches)) return;
     }

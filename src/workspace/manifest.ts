@@ -94,6 +94,20 @@ export class Manifest {
     );
   }
 
+  /** Names the entries as they are now: it changes with every commit (in this process, which owns the database). */
+  get stamp(): string {
+    return `${this.uid}#${this.cache.generation(this.uid)}`;
+  }
+
+  /** A value derived from the entries, remembered under a key that includes the stamps it was computed at. */
+  view(key: string): unknown {
+    return this.cache.view(key);
+  }
+
+  setView(key: string, value: unknown, weight: number): void {
+    this.cache.setView(key, value, weight);
+  }
+
   /** Applies every change in one transaction: all land, or none when any precondition fails. */
   commit(changes: readonly ManifestChange[], inTransaction?: (version: number) => void): CommitResult {
     // Every path written, including implied parents; commits are synchronous, so one set serves.

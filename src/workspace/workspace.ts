@@ -74,6 +74,23 @@ export class Workspace {
     return (await resolvePath(view, path, policy, { access, ...options })) as WorkspacePath;
   }
 
+  /**
+   * A value derived from what this workspace shows through the guard (its entries, read-only roots,
+   * excluded paths), computed once for each state of them. `name` must say everything else the value
+   * depends on; `weight` is the number of entries it holds, for the memory bound. A commit while
+   * `compute` runs leaves its value under the state it started from, which no later call asks for.
+   */
+  async derived<T>(name: string, compute: () => Promise<T>, weight: (value: T) => number): Promise<T> {
+    const { manifest, mounts, excludedPaths } = this.parts;
+    const state = [manifest.stamp, ...mounts.map((mount) => `${mount.path}=${mount.manifest.stamp}`)];
+    const key = JSON.stringify([state, excludedPaths, name]);
+    const known = manifest.view(key);
+    if (known !== undefined) return known as T;
+    const value = await compute();
+    manifest.setView(key, value, weight(value));
+    return value;
+  }
+
   /** The manifest entry at a resolved path, looking into read-only roots where they are mounted. */
   entry(path: string): ManifestEntry | undefined {
     const { manifest, inner } = this.locate(path);

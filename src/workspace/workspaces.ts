@@ -42,29 +42,40 @@ type WorkspaceRow = {
   bytes: number;
 };
 
+export interface WorkspacesOptions {
+  /** Other workspaces shown read-only at a path of every workspace. */
+  readOnlyRoots?: readonly ReadOnlyRoot[];
+  /** Bytes of blob contents kept in memory (default 64 MiB); a home with less memory keeps fewer. */
+  blobCacheBytes?: number;
+  /** How contents are addressed: WebCrypto unless the home has a faster SHA-256. */
+  hashContent?: ContentHasher;
+  /** Entries that views derived from manifests (search walks) may hold in all; see EntryCache. */
+  viewEntries?: number;
+}
+
 export class Workspaces {
   private readonly blobs: BlobStore;
   private readonly writeLock = new KeyedLock();
   private readonly commits: CommitGroup;
-  private readonly entryCache = new EntryCache<ManifestEntry>();
+  private readonly entryCache: EntryCache<ManifestEntry>;
   /** Rows by id for open(); only this class creates, alters and deletes them. */
   private readonly rows = new Map<string, WorkspaceRow>();
   private readonly parsedSettings = new WeakMap<WorkspaceRow, WorkspaceSettings>();
   private readonly deleteListeners: ((uid: string) => void)[] = [];
 
+  private readonly readOnlyRoots: readonly ReadOnlyRoot[];
+
   constructor(
     private readonly db: SqlDatabase,
     objects: ObjectStore,
-    private readonly readOnlyRoots: readonly ReadOnlyRoot[] = [],
-    /** Bytes of blob contents kept in memory (default 64 MiB); a home with less memory keeps fewer. */
-    blobCacheBytes?: number,
-    /** How contents are addressed: WebCrypto unless the home has a faster SHA-256. */
-    hashContent?: ContentHasher,
+    options: WorkspacesOptions = {},
   ) {
     applyWorkspaceSchema(db);
     this.commits = new CommitGroup(db);
-    this.blobs = new BlobStore(objects, blobCacheBytes, hashContent);
-    for (const root of readOnlyRoots) parseVirtualPath(root.path);
+    this.blobs = new BlobStore(objects, options.blobCacheBytes, options.hashContent);
+    this.entryCache = new EntryCache(options.viewEntries);
+    this.readOnlyRoots = options.readOnlyRoots ?? [];
+    for (const root of this.readOnlyRoots) parseVirtualPath(root.path);
   }
 
   /**

@@ -29,7 +29,7 @@ afterEach(() => {
 
 async function setUp(options: { history?: Checkpoints; now?: () => number } = {}) {
   const db = SqliteDatabase.memory();
-  const workspaces = new Workspaces(db, new MemoryObjectStore(), []);
+  const workspaces = new Workspaces(db, new MemoryObjectStore());
   const limits = { maxBodyBytes: 1024 * 1024, maxFileBytes: 1024 * 1024, defaultReadMaxChars: 20_000 };
   const services = createCallServices({ db, tools: new ToolRegistry(builtinTools), workspaces, limits });
   await services.keys.ensureBootstrapAdmin('tg_hook_test_admin_key');

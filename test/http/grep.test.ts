@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { syncGrepTree } from '../support/grep-tree.ts';
 import { createKey } from '../support/keys.ts';
 import { flattenMatches } from '../support/ripgrep-json.ts';
+import { syncWorkspaceChanges } from '../support/runner-sync.ts';
 import { useServer } from '../support/server-process.ts';
 
 const server = useServer({ env: { TOOLGATE_RUNNER: 'off' } });
@@ -67,6 +68,47 @@ describe('paging', () => {
       truncated: true,
       nextOffset: 3,
     });
+  });
+});
+
+describe('a search repeated between changes', () => {
+  // The walk is remembered per state of the workspace: every kind of change must show in the next call.
+  it('sees each write, delete, ignore file and link made since the last search', async () => {
+    const ws = 'changing';
+    expect((await server.call('PUT', `/v1/workspaces/${ws}`)).status).toBe(201);
+    const write = async (path: string, content: string) =>
+      expect((await server.call('POST', `/v1/workspaces/${ws}/tools/write_file`, { path, content })).status).toBe(200);
+    const paths = async () => {
+      const answer = await grep({ pattern: 'marker' }, ws);
+      expect(answer.status).toBe(200);
+      return answer.body.result.paths;
+    };
+    const files = async (pattern: string) => {
+      const answer = await server.call('POST', `/v1/workspaces/${ws}/tools/glob`, { pattern });
+      expect(answer.status).toBe(200);
+      return answer.body.result.paths;
+    };
+    await write('src/a.ts', 'marker a\n');
+    expect(await paths()).toEqual(['src/a.ts']);
+    expect(await files('*.ts')).toEqual(['src/a.ts']);
+    await write('src/deep/b.ts', 'marker b\n');
+    expect(await paths()).toEqual(['src/a.ts', 'src/deep/b.ts']);
+    expect(await files('*.ts')).toEqual(['src/a.ts', 'src/deep/b.ts']);
+    await write('src/.gitignore', 'deep/\n');
+    expect(await paths()).toEqual(['src/a.ts']);
+    await write('src/.gitignore', '# nothing\n');
+    expect(await paths()).toEqual(['src/a.ts', 'src/deep/b.ts']);
+    const patch = '*** Begin Patch\n*** Delete File: src/a.ts\n*** End Patch\n';
+    expect((await server.call('POST', `/v1/workspaces/${ws}/tools/apply_patch`, { patch })).status).toBe(200);
+    expect(await paths()).toEqual(['src/deep/b.ts']);
+    expect(await files('*.ts')).toEqual(['src/deep/b.ts']);
+    await syncWorkspaceChanges(server, ws, [{ op: 'symlink', path: 'lib', target: 'src/deep' }]);
+    expect(await paths()).toEqual(['lib/b.ts', 'src/deep/b.ts']);
+    expect(await files('*.ts')).toEqual(['lib/b.ts', 'src/deep/b.ts']);
+    await server.call('DELETE', `/v1/workspaces/${ws}`);
+    expect((await server.call('PUT', `/v1/workspaces/${ws}`)).status).toBe(201);
+    expect(await paths()).toEqual([]);
+    expect(await files('*.ts')).toEqual([]);
   });
 });
 

@@ -12,7 +12,7 @@ import { TEST_KEY, type ApiAnswer } from './server-process.ts';
 export async function inProcessApp(readOnlyRoots: ReadOnlyRoot[] = []) {
   const db = SqliteDatabase.memory();
   const objects = new MemoryObjectStore();
-  const workspaces = new Workspaces(db, objects, readOnlyRoots);
+  const workspaces = new Workspaces(db, objects, { readOnlyRoots });
   const tools = new ToolRegistry(builtinTools);
   const limits = { maxBodyBytes: 1024 * 1024, maxFileBytes: 1024 * 1024, defaultReadMaxChars: 20_000 };
   const services = createCallServices({ db, tools, workspaces, limits });

@@ -4,6 +4,7 @@ import { ToolError } from '../../src/core/errors.ts';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.ts';
 import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
 import type { SqlDatabase, SqlValue } from '../../src/storage/sql-database.ts';
+import { DEFAULT_VIEW_ENTRIES } from '../../src/workspace/entry-cache.ts';
 import { Workspaces } from '../../src/workspace/workspaces.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -189,5 +190,77 @@ describe('directory listings', () => {
     expect(plan.map((step) => step.detail)).toEqual([
       'SEARCH entries USING INDEX entries_by_parent (workspace=? AND parent=?)',
     ]);
+  });
+});
+
+describe('derived views (what a search walk remembers)', () => {
+  const counted = () => {
+    let runs = 0;
+    return {
+      compute: async () => ++runs,
+      get runs() {
+        return runs;
+      },
+    };
+  };
+
+  it('are computed once per state, and again after a commit to the workspace or to a read-only root it shows', async () => {
+    const db = SqliteDatabase.memory();
+    const workspaces = new Workspaces(db, new MemoryObjectStore(), {
+      readOnlyRoots: [{ workspace: 'shared', path: 'vendor' }],
+    });
+    workspaces.create('shared');
+    workspaces.create('ws');
+    const view = counted();
+    const derive = () => workspaces.open('ws').derived('count', view.compute, () => 1);
+    expect(await derive()).toBe(1);
+    expect(await derive()).toBe(1);
+    await workspaces.open('ws').commit([{ op: 'write', path: 'f', content: bytes('x') }]);
+    expect(await derive()).toBe(2);
+    await workspaces.open('shared').commit([{ op: 'write', path: 'g', content: bytes('y') }]);
+    expect(await derive()).toBe(3);
+    // Another name is another view; another workspace's commit changes nothing here.
+    expect(await workspaces.open('ws').derived('other', view.compute, () => 1)).toBe(4);
+    workspaces.create('unrelated');
+    await workspaces.open('unrelated').commit([{ op: 'write', path: 'h', content: bytes('z') }]);
+    expect(await derive()).toBe(3);
+  });
+
+  it('leave a value computed across a commit under the state it started from', async () => {
+    const { workspace, workspaces } = setup();
+    let release!: () => void;
+    const started = workspace.derived(
+      'slow',
+      () => new Promise<string>((resolve) => (release = () => resolve('before'))),
+      () => 1,
+    );
+    await workspace.commit([{ op: 'write', path: 'f', content: bytes('x') }]);
+    release();
+    expect(await started).toBe('before');
+    expect(
+      await workspaces.open('ws').derived(
+        'slow',
+        async () => 'after',
+        () => 1,
+      ),
+    ).toBe('after');
+  });
+
+  it('hold a bounded number of entries, dropping the oldest first', async () => {
+    const { workspace } = setup();
+    const view = counted();
+    // Each stands for a third of the bound, less one entry: three fit, a fourth drops the first.
+    const third = Math.floor(DEFAULT_VIEW_ENTRIES / 3) - 1;
+    for (const name of ['a', 'b', 'c', 'd']) await workspace.derived(name, view.compute, () => third);
+    expect(view.runs).toBe(4);
+    await workspace.derived('d', view.compute, () => third);
+    await workspace.derived('b', view.compute, () => third);
+    expect(view.runs).toBe(4);
+    await workspace.derived('a', view.compute, () => third);
+    expect(view.runs).toBe(5);
+    // One larger than the whole bound is never kept.
+    await workspace.derived('huge', view.compute, () => DEFAULT_VIEW_ENTRIES);
+    await workspace.derived('huge', view.compute, () => DEFAULT_VIEW_ENTRIES);
+    expect(view.runs).toBe(7);
   });
 });

@@ -51,12 +51,16 @@ interface Frame {
   level: IgnoreLevel | undefined;
 }
 
-/** The files ripgrep would search for `options`, in comparePaths order. */
+/**
+ * The files ripgrep would search for `options`, in comparePaths order. A directory's walk is
+ * remembered for the workspace's state (see Workspace.derived): agents search the same tree again
+ * and again between edits, and a repeated search then costs the matching alone.
+ */
 export async function walkWorkspace(
   workspace: Workspace,
   options: WalkOptions,
   clock: WorkBudget = new WorkBudget(Number.POSITIVE_INFINITY),
-): Promise<WalkedFile[]> {
+): Promise<readonly WalkedFile[]> {
   const filter = walkFilter(options);
   const shown = options.path ?? '';
   const start = await workspace.resolve(shown, 'read', { directory: true });
@@ -69,8 +73,15 @@ export async function walkWorkspace(
   }
   // A path named outright is searched whatever the rules say of it, as rg searches it.
   if (entry.type === 'file') return [{ path: reported, resolvedPath: start.path, entry }];
-  const above = filter.noIgnore ? undefined : await levelsAbove(workspace, start.path);
-  return new Walk(workspace, filter, clock).run(reported, start.path, above);
+  const { hidden, noIgnore, globs, type } = options;
+  return workspace.derived(
+    `walk ${JSON.stringify([reported, start.path, hidden, noIgnore, globs, type ?? null])}`,
+    async () => {
+      const above = filter.noIgnore ? undefined : await levelsAbove(workspace, start.path);
+      return Object.freeze(await new Walk(workspace, filter, clock).run(reported, start.path, above));
+    },
+    (files) => files.length,
+  );
 }
 
 /** The ignore files of the directories above the searched one (rg reads its parents' too), deepest last. */

@@ -20,9 +20,9 @@ const walk = async (options: Partial<WalkOptions>, clock?: WorkBudget) =>
 const rg = (args: string[]) => rgFiles(disk, args).paths.filter((path) => !/^links\/out(\/|-file$)/.test(path));
 
 beforeAll(async () => {
-  const workspaces = new Workspaces(SqliteDatabase.memory(), new MemoryObjectStore(), [
-    { path: 'mounted', workspace: 'skills' },
-  ]);
+  const workspaces = new Workspaces(SqliteDatabase.memory(), new MemoryObjectStore(), {
+    readOnlyRoots: [{ path: 'mounted', workspace: 'skills' }],
+  });
   workspaces.create('search');
   workspaces.create('skills');
   workspace = workspaces.open('search');
