@@ -137,6 +137,29 @@ describe('security', () => {
     expect(JSON.stringify(answer.body)).not.toContain('hit');
   });
 
+  it('refuses a walk that links make exponential, naming the limit, and the server keeps answering', async () => {
+    // Each level links twice to the next: 22 levels stand for 2^22 directories in a 70-entry workspace.
+    const levels = 22;
+    const changes = Array.from({ length: levels }, (_, level) => [
+      { op: 'write' as const, path: `d${level}/f.txt`, bytes: new TextEncoder().encode('x\n') },
+      { op: 'symlink' as const, path: `d${level}/a`, target: `../d${level + 1}` },
+      { op: 'symlink' as const, path: `d${level}/b`, target: `../d${level + 1}` },
+    ]).flat();
+    await syncWorkspaceChanges(server, 'links-galore', changes);
+    const [answer, health] = await Promise.all([
+      grep({ pattern: 'x', path: 'd0' }, 'links-galore'),
+      fetch(`${server.url}/healthz`),
+    ]);
+    expect(code(answer)).toEqual([400, 'invalid_argument']);
+    expect(answer.body.error.message).toContain('search a narrower path');
+    expect(answer.body.error.details.limit).toBe(1_000_000);
+    expect(health.status).toBe(200);
+    // A path below the fan-out is searched.
+    const narrow = await grep({ pattern: 'x', path: 'd18' }, 'links-galore');
+    expect(narrow.status).toBe(200);
+    expect(narrow.body.result.paths).toContain('d18/f.txt');
+  }, 60_000);
+
   it('refuses a pattern over 10,000 characters as invalid_argument', async () => {
     expect(code(await grep({ pattern: 'x'.repeat(10_001) }))).toEqual([400, 'invalid_argument']);
   });

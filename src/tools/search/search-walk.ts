@@ -6,7 +6,7 @@ import type { ManifestEntry } from '../../workspace/manifest.ts';
 import type { Workspace } from '../../workspace/workspace.ts';
 import { comparePaths } from './compare-paths.ts';
 import { childPath, directoryRules, directoryRulesAt, followTo } from './ignore-files.ts';
-import { hasRules, parentLevel, walkedLevel, type IgnoreLevel } from './ignore-levels.ts';
+import { hasRules, parentLevel, walkedLevel, type DirectoryRules, type IgnoreLevel } from './ignore-levels.ts';
 import { admits, walkFilter, type WalkFilter } from './walk-filter.ts';
 
 export { comparePaths } from './compare-paths.ts';
@@ -37,7 +37,7 @@ export interface WalkedFile {
  * follows them), so a small workspace can stand for an exponential tree; past this the call is
  * refused rather than left to fill the server's memory.
  */
-export const MAX_WALKED_ENTRIES = 2_000_000;
+export const MAX_WALKED_ENTRIES = 1_000_000;
 
 /** Work units (see WorkBudget) of one entry looked at, and of one directory listed. */
 const ENTRY_COST = 500;
@@ -100,6 +100,12 @@ class Walk {
   private readonly found: WalkedFile[] = [];
   private readonly stack: Frame[] = [];
   private visited = 0;
+  /**
+   * Where each link leads and each real directory's ignore rules, worked out once a walk: links
+   * may reach one directory under many paths, and each visit would otherwise ask the guard again.
+   */
+  private readonly links = new Map<string, { path: string; entry: ManifestEntry } | undefined>();
+  private readonly rules = new Map<string, DirectoryRules>();
 
   constructor(
     private readonly workspace: Workspace,
@@ -138,8 +144,12 @@ class Walk {
     }
     let level = above;
     if (!this.filter.noIgnore) {
-      const byName = nameIndex(realDir, children);
-      const rules = await directoryRules(this.workspace, realDir, (name) => byName.get(name));
+      let rules = this.rules.get(realDir);
+      if (rules === undefined) {
+        const byName = nameIndex(realDir, children);
+        rules = await directoryRules(this.workspace, realDir, (name) => byName.get(name));
+        this.rules.set(realDir, rules);
+      }
       if (hasRules(rules)) level = walkedLevel(rules, reportedDir, above);
     }
     this.stack.push({ reportedDir, realDir, children, next: 0, level });
@@ -151,7 +161,11 @@ class Walk {
     let targetPath = child.path;
     if (child.type === 'symlink') {
       // Followed where the guard allows; a link out of the workspace, a loop or a dangling link is skipped.
-      const followed = await followTo(this.workspace, child.path);
+      let followed = this.links.get(child.path);
+      if (!this.links.has(child.path)) {
+        followed = await followTo(this.workspace, child.path);
+        this.links.set(child.path, followed);
+      }
       if (followed === undefined) return;
       target = followed.entry;
       targetPath = followed.path;
