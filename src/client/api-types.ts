@@ -56,6 +56,10 @@ export interface ListFilesQuery {
   prefix?: string;
   /** Everything below it, not only its direct children. */
   recursive?: boolean;
+  /** At most this many entries (default and maximum 10,000). */
+  limit?: number;
+  /** The `nextCursor` of the page before. */
+  cursor?: string;
 }
 
 export type FileListing = z.output<typeof fileListSchema>;

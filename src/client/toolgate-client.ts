@@ -163,7 +163,7 @@ export class ToolgateClient {
   async listFiles(workspace: string, query: ListFilesQuery = {}): Promise<FileListing> {
     return expectJson(
       await this.#send('GET', `/v1/workspaces/${segment(workspace)}/files`, {
-        query: { prefix: query.prefix, recursive: query.recursive },
+        query: { prefix: query.prefix, recursive: query.recursive, limit: query.limit, cursor: query.cursor },
       }),
       [200],
     );

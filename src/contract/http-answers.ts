@@ -54,7 +54,11 @@ export const fileEntrySchema = z.looseObject({
   target: z.string().optional().describe('Symlinks only: where the link points.'),
 });
 
-export const fileListSchema = z.looseObject({ entries: z.array(fileEntrySchema) });
+export const fileListSchema = z.looseObject({
+  entries: z.array(fileEntrySchema),
+  /** Present while more entries remain: pass it as `cursor` for the next page. */
+  nextCursor: z.string().optional(),
+});
 
 // History.
 

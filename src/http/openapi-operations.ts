@@ -151,8 +151,20 @@ function workspaceOperations(): Operation[] {
           description: 'List the whole tree below it (default: direct children only).',
           schema: { type: 'string', enum: ['true', 'false'] },
         },
+        {
+          name: 'limit',
+          description: 'At most this many entries (default and maximum 10,000).',
+          schema: { type: 'integer', minimum: 1, maximum: 10_000 },
+        },
+        {
+          name: 'cursor',
+          description: 'The nextCursor of the page before: the entries after it.',
+          schema: { type: 'string' },
+        },
       ],
-      answers: { 200: { description: 'The entries.', schema: 'FileList' } },
+      answers: {
+        200: { description: 'A page of entries, in path order; nextCursor while more remain.', schema: 'FileList' },
+      },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'path_outside_workspace', 'symlink_loop'],
     },
   ];

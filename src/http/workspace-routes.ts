@@ -61,7 +61,11 @@ export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
         path: prefix,
       });
     }
-    return c.json({ entries: workspace.list(resolved.path, recursive) });
+    const limit = parseLimit(c.req.query('limit'));
+    const after = parseCursor(c.req.query('cursor'), resolved.path, recursive);
+    const { entries, more } = workspace.list(resolved.path, recursive, { after, limit });
+    const last = entries.at(-1);
+    return c.json(more && last ? { entries, nextCursor: encodeCursor(last.path) } : { entries });
   });
 
   return routes;
@@ -71,4 +75,46 @@ function parseBoolean(value: string | undefined, name: string): boolean {
   if (value === undefined || value === 'false') return false;
   if (value === 'true') return true;
   throw new ToolError('invalid_argument', `${name} must be "true" or "false".`, { [name]: value });
+}
+
+/** Entries in one page of a listing, by default and at most. */
+export const MAX_LISTING_PAGE = 10_000;
+
+function parseLimit(value: string | undefined): number {
+  if (value === undefined) return MAX_LISTING_PAGE;
+  const limit = /^[0-9]{1,6}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_LISTING_PAGE))
+    throw new ToolError('invalid_argument', `limit must be a whole number from 1 to ${MAX_LISTING_PAGE}.`, {
+      limit: value,
+    });
+  return limit;
+}
+
+// A cursor is the last path of the page before, base64url-encoded: opaque to clients, and a path
+// rather than an offset, so entries added or removed between pages neither repeat nor hide others.
+function encodeCursor(path: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(path)) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+/** The path a cursor names; it must lie in the listed directory (below it, when recursive). */
+function parseCursor(value: string | undefined, directory: string, recursive: boolean): string | undefined {
+  if (value === undefined) return undefined;
+  const refuse = () =>
+    new ToolError('invalid_argument', 'cursor is not one this listing gave; pass nextCursor from the page before.', {
+      cursor: value,
+    });
+  if (!/^[A-Za-z0-9_-]{1,8192}$/.test(value)) throw refuse();
+  let path: string;
+  try {
+    const binary = atob(value.replaceAll('-', '+').replaceAll('_', '/'));
+    path = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)));
+  } catch {
+    throw refuse();
+  }
+  const base = directory === '' ? '' : `${directory}/`;
+  const rest = path.slice(base.length);
+  if (!path.startsWith(base) || rest === '' || (!recursive && rest.includes('/'))) throw refuse();
+  return path;
 }

@@ -94,6 +94,42 @@ export class Manifest {
     );
   }
 
+  /**
+   * One page of a listing in path order: the entries after `after` (a path below `directory`, or
+   * undefined for the first page), at most `limit`. Read from the database each time, so pages
+   * taken while writes happen give each entry that stays exactly once.
+   */
+  listPage(directory: string, recursive: boolean, after: string | undefined, limit: number): ManifestEntry[] {
+    if (!recursive) {
+      return this.db.query<ManifestEntry>(
+        `SELECT ${entryColumns} FROM entries INDEXED BY entries_by_parent
+         WHERE workspace = ? AND parent = ? AND path > ? ORDER BY path LIMIT ?`,
+        this.uid,
+        directory,
+        after ?? '',
+        limit,
+      );
+    }
+    const low = directory === '' ? '' : `${directory}/`;
+    const high = directory === '' ? undefined : `${directory}0`;
+    const from = after !== undefined && after > low ? after : low;
+    if (high === undefined) {
+      return this.db.query<ManifestEntry>(
+        `SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path > ? ORDER BY path LIMIT ?`,
+        this.uid,
+        from,
+        limit,
+      );
+    }
+    return this.db.query<ManifestEntry>(
+      `SELECT ${entryColumns} FROM entries WHERE workspace = ? AND path > ? AND path < ? ORDER BY path LIMIT ?`,
+      this.uid,
+      from,
+      high,
+      limit,
+    );
+  }
+
   /** Names the entries as they are now: it changes with every commit (in this process, which owns the database). */
   get stamp(): string {
     return `${this.uid}#${this.cache.generation(this.uid)}`;

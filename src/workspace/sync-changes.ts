@@ -67,7 +67,7 @@ export async function syncChanges(
       if (
         change.op === 'delete' &&
         current?.type === 'dir' &&
-        workspace.list(change.path, false).some((child) => !deleting.has(child.path))
+        workspace.entriesIn(change.path).some((child) => !deleting.has(child.path))
       ) {
         conflicts.push(change.path);
         continue;

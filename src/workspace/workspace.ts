@@ -104,9 +104,24 @@ export class Workspace {
     return this.parts.blobs.get(this.locate(path).manifest.uid, entry.blob);
   }
 
-  list(directory: string, recursive: boolean): ListedEntry[] {
+  /**
+   * A page of the entries in a resolved directory (or the whole tree below it), in path order:
+   * those after the path `after` (as a listing shows it), at most `limit`, and whether more remain.
+   */
+  list(
+    directory: string,
+    recursive: boolean,
+    page: { after?: string | undefined; limit: number },
+  ): { entries: ListedEntry[]; more: boolean } {
     const { manifest, inner, mountPath } = this.locate(directory);
-    return manifest.list(inner, recursive).map((entry) => {
+    const after =
+      page.after === undefined || mountPath === undefined
+        ? page.after
+        : page.after.startsWith(`${mountPath}/`)
+          ? page.after.slice(mountPath.length + 1)
+          : '';
+    const found = manifest.listPage(inner, recursive, after, page.limit + 1);
+    const entries = found.slice(0, page.limit).map((entry) => {
       const listed: ListedEntry = {
         path: mountPath === undefined ? entry.path : joinUnder(mountPath, entry.path),
         type: entry.type,
@@ -116,6 +131,7 @@ export class Workspace {
       if (entry.type === 'symlink' && entry.target !== null) listed.target = entry.target;
       return listed;
     });
+    return { entries, more: found.length > page.limit };
   }
 
   /** The manifest entries directly in a resolved directory, read-only roots included, with their full paths. */

@@ -193,6 +193,10 @@ describe('workspaces, keys, usage, tools', () => {
       ['d', 'dir'],
       ['d/e.txt', 'file'],
     ]);
+    const first = await server.client.listFiles('client-ws', { recursive: true, limit: 1 });
+    expect(first.entries.map((entry) => entry.path)).toEqual(['d']);
+    const second = await server.client.listFiles('client-ws', { recursive: true, limit: 1, cursor: first.nextCursor! });
+    expect([second.entries.map((entry) => entry.path), second.nextCursor]).toEqual([['d/e.txt'], undefined]);
     await server.client.deleteWorkspace('client-ws');
     expect(await failure(server.client.getWorkspace('client-ws'))).toMatchObject({ status: 404, code: 'not_found' });
     expect(await failure(server.client.deleteWorkspace('client-ws'))).toMatchObject({ status: 404, code: 'not_found' });

@@ -53,7 +53,7 @@ async function setUp(options: { history?: Checkpoints; now?: () => number } = {}
   const files = () =>
     workspaces
       .open(WS)
-      .list('', true)
+      .manifestEntries()
       .map((entry) => entry.path);
   const calls = () =>
     services.meter

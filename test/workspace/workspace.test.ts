@@ -84,7 +84,7 @@ describe('commits', () => {
       { op: 'delete', path: 'd' },
       { op: 'delete', path: 'empty' },
     ]);
-    expect(workspace.list('', true)).toEqual([]);
+    expect(workspace.manifestEntries()).toEqual([]);
     expect(workspaces.info('ws')).toMatchObject({ files: 0, bytes: 0 });
     await expectToolError(workspace.commit([{ op: 'delete', path: 'gone' }]), 'not_found');
   });
