@@ -156,6 +156,11 @@ export class ToolgateClient {
     return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}`), [200]);
   }
 
+  /** A new workspace `to` with the files, links, settings and checkpoints of `workspace`, sharing its contents. */
+  async fork(workspace: string, to: string): Promise<WorkspaceInfo> {
+    return expectJson(await this.#send('POST', `/v1/workspaces/${segment(workspace)}/fork`, { body: { to } }), [201]);
+  }
+
   async deleteWorkspace(workspace: string): Promise<void> {
     await expectEmpty(await this.#send('DELETE', `/v1/workspaces/${segment(workspace)}`));
   }

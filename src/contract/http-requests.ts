@@ -12,6 +12,10 @@ export const workspaceSettings = z.strictObject({
   autoCheckpoint: z.boolean().optional().describe('Take a history checkpoint after each successful apply_patch.'),
 });
 
+export const forkRequest = z.strictObject({
+  to: z.string().describe('The new workspace\'s id: ^[a-z0-9][a-z0-9_-]{0,62}$, not yet in use, within the key\'s scope.'),
+});
+
 // History.
 
 export const checkpointInput = z.strictObject({

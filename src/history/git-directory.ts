@@ -28,12 +28,17 @@ export interface GitDirectory extends GitObjects {
 }
 
 /**
- * Objects live beside the workspace's blobs under `ws/<uid>/git/`, so deleting the workspace's
- * object prefix deletes them too; HEAD, config and refs are rows in SQL.
+ * Objects live beside the workspace's blobs under `ws/<store>/git/`, so deleting the store's
+ * object prefix deletes them too, and forks sharing the store share them (git objects are
+ * addressed by hash, like blobs); HEAD, config and refs are rows in SQL, the workspace's own.
  */
-export function openGitDirectory(db: SqlDatabase, objects: ObjectStore, workspaceUid: string): GitDirectory {
-  const files = new SqlFiles(db, workspaceUid);
-  const store = new StoreFs(new ObjectFiles(objects, gitObjectPrefix(workspaceUid)), files);
+export function openGitDirectory(
+  db: SqlDatabase,
+  objects: ObjectStore,
+  workspace: { uid: string; store: string },
+): GitDirectory {
+  const files = new SqlFiles(db, workspace.uid);
+  const store = new StoreFs(new ObjectFiles(objects, gitObjectPrefix(workspace.store)), files);
   return { fs: { promises: store }, store, gitdir: GITDIR, cache: {}, files };
 }
 
@@ -44,8 +49,8 @@ export function memoryGitObjects(): GitObjects {
   return { fs: { promises: store }, store, gitdir: GITDIR, cache: {} };
 }
 
-export function gitObjectPrefix(workspaceUid: string): string {
-  return `ws/${workspaceUid}/git/`;
+export function gitObjectPrefix(store: string): string {
+  return `ws/${store}/git/`;
 }
 
 /** The commit the branch points at, if any checkpoint was made. */

@@ -108,6 +108,25 @@ export class HistoryRecords {
   }
 
   /** Forgets a deleted workspace's history (its objects go with the workspace's object prefix). */
+  /** Gives a fork the history of the workspace it was forked from: its branch, checkpoints and blob ids. */
+  copy(fromUid: string, toUid: string): void {
+    this.db.query(
+      'INSERT INTO git_files (workspace, path, content) SELECT ?, path, content FROM git_files WHERE workspace = ?',
+      toUid,
+      fromUid,
+    );
+    this.db.query(
+      'INSERT INTO git_blobs (workspace, sha256, oid, size) SELECT ?, sha256, oid, size FROM git_blobs WHERE workspace = ?',
+      toUid,
+      fromUid,
+    );
+    this.db.query(
+      'INSERT INTO checkpoints (workspace, seq, id, message, created_at) SELECT ?, seq, id, message, created_at FROM checkpoints WHERE workspace = ?',
+      toUid,
+      fromUid,
+    );
+  }
+
   forget(workspaceUid: string): void {
     for (const table of ['git_files', 'git_blobs', 'checkpoints'])
       this.db.query(`DELETE FROM ${table} WHERE workspace = ?`, workspaceUid);

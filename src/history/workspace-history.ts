@@ -53,9 +53,10 @@ export class WorkspaceHistory {
     this.records = new HistoryRecords(db);
   }
 
-  /** Forgets each workspace's history when the workspace is deleted. */
+  /** Forgets each workspace's history when the workspace is deleted, and gives each fork its source's. */
   attach(workspaces: Workspaces): this {
     workspaces.onDelete((uid) => this.records.forget(uid));
+    workspaces.onFork((from, to) => this.records.copy(from, to));
     return this;
   }
 
@@ -171,6 +172,6 @@ export class WorkspaceHistory {
   }
 
   private directory(workspace: Workspace): GitDirectory {
-    return openGitDirectory(this.db, this.objects, workspace.uid);
+    return openGitDirectory(this.db, this.objects, workspace);
   }
 }

@@ -6,6 +6,7 @@ import {
   decisionInput,
   keyInput,
   usageGroups,
+  forkRequest,
   workspaceSettings,
 } from '../contract/http-requests.ts';
 import { toolFormats, toolResultSchemas } from '../contract/tool-answers.ts';
@@ -119,6 +120,19 @@ function workspaceOperations(): Operation[] {
         201: { description: 'Created.', schema: 'WorkspaceInfo' },
       },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'payload_too_large'],
+    },
+    {
+      method: 'post',
+      path: '/v1/workspaces/{ws}/fork',
+      tag: 'workspaces',
+      operationId: 'forkWorkspace',
+      summary: 'Fork a workspace: a new one with the same files, links, settings and checkpoints',
+      description:
+        'No content is copied: the fork shares it, and later changes to either never show in the other. ' +
+        "The key's scope must hold both workspaces: the source (else 404) and the new one (else 403).",
+      body: json(forkRequest),
+      answers: { 201: { description: 'The new workspace.', schema: 'WorkspaceInfo' } },
+      errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large'],
     },
     {
       method: 'get',

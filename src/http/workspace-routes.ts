@@ -1,6 +1,7 @@
 // Workspace routes: create/confirm, describe, delete, and list files.
 import { Hono } from 'hono';
-import { workspaceSettings } from '../contract/http-requests.ts';
+import { forkRequest, workspaceSettings } from '../contract/http-requests.ts';
+import { canSeeWorkspace } from '../keys/key-store.ts';
 import { ToolError } from '../core/errors.ts';
 import { parseInput } from '../contract/parse-input.ts';
 import { assertWorkspaceId } from '../workspace/workspaces.ts';
@@ -24,6 +25,20 @@ export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
         assertRole(key, ['admin'], `Changing the settings of workspace ${id} (PUT without a body confirms it)`),
     });
     return c.json(info, created ? 201 : 200);
+  });
+
+  // A fork is a new workspace: the key's scope must hold it too, checked before anything is
+  // looked up, so a key learns nothing of workspaces outside its scope.
+  routes.post('/workspaces/:ws/fork', async (c) => {
+    const id = c.req.param('ws');
+    const key = c.get('key');
+    const { to } = parseInput(forkRequest, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'fork');
+    assertWorkspaceId(to);
+    if (!canSeeWorkspace(key, to))
+      throw new ToolError('forbidden', `This key's scope does not hold workspace ${to}; fork to a workspace within it.`, {
+        workspace: to,
+      });
+    return c.json(await deps.workspaces.fork(id, to), 201);
   });
 
   routes.get('/workspaces/:ws', (c) => {

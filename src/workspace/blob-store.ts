@@ -26,22 +26,22 @@ export class BlobStore {
   }
 
   /** Stores the bytes under their SHA-256 and returns it; storing the same bytes twice is harmless. */
-  async put(workspaceUid: string, bytes: Uint8Array): Promise<string> {
+  async put(store: string, bytes: Uint8Array): Promise<string> {
     const hash = await this.hashContent(bytes);
-    const key = this.key(workspaceUid, hash);
+    const key = this.key(store, hash);
     await this.objects.put(key, bytes, { sha256: hash });
     this.cache.set(key, bytes);
     return hash;
   }
 
   /** The blob's bytes when the cache holds them, without waiting; callers must not modify them. */
-  cached(workspaceUid: string, hash: string): Uint8Array | undefined {
-    return this.cache.get(this.key(workspaceUid, hash));
+  cached(store: string, hash: string): Uint8Array | undefined {
+    return this.cache.get(this.key(store, hash));
   }
 
   /** The blob's bytes; callers must not modify them (they may be shared through the cache). */
-  async get(workspaceUid: string, hash: string): Promise<Uint8Array> {
-    const key = this.key(workspaceUid, hash);
+  async get(store: string, hash: string): Promise<Uint8Array> {
+    const key = this.key(store, hash);
     const cached = this.cache.get(key);
     if (cached) return cached;
     const object = await this.objects.get(key);
@@ -57,14 +57,14 @@ export class BlobStore {
   }
 
   /** The byte size of a stored blob, or undefined when none is stored under the id. */
-  async size(workspaceUid: string, hash: string): Promise<number | undefined> {
-    const key = this.key(workspaceUid, hash);
+  async size(store: string, hash: string): Promise<number | undefined> {
+    const key = this.key(store, hash);
     return this.cache.get(key)?.byteLength ?? (await this.objects.head(key))?.size;
   }
 
   /** Blobs uploaded in pieces to a workspace incarnation, staged under its prefix (so `deleteAll` takes them too). */
-  uploads(workspaceUid: string): BlobUploads {
-    return new BlobUploads(this.objects, this, workspaceUid);
+  uploads(store: string): BlobUploads {
+    return new BlobUploads(this.objects, this, store);
   }
 
   /**
@@ -72,11 +72,11 @@ export class BlobStore {
    * call: building and hashing each key string anew cost more than the lookups themselves, while
    * a remembered key string keeps the hash V8 computed for it.
    */
-  private key(workspaceUid: string, hash: string): string {
-    let byHash = this.keys.get(workspaceUid);
+  private key(store: string, hash: string): string {
+    let byHash = this.keys.get(store);
     if (byHash === undefined) {
       byHash = new Map();
-      this.keys.set(workspaceUid, byHash);
+      this.keys.set(store, byHash);
     }
     let key = byHash.get(hash);
     if (key === undefined) {
@@ -84,9 +84,9 @@ export class BlobStore {
         this.keys.clear();
         this.rememberedKeys = 0;
         byHash = new Map();
-        this.keys.set(workspaceUid, byHash);
+        this.keys.set(store, byHash);
       }
-      key = blobKey(workspaceUid, hash);
+      key = blobKey(store, hash);
       byHash.set(hash, key);
       this.rememberedKeys += 1;
     }
@@ -94,13 +94,13 @@ export class BlobStore {
   }
 
   /** Removes every blob of a deleted workspace incarnation. */
-  async deleteAll(workspaceUid: string): Promise<void> {
-    this.rememberedKeys -= this.keys.get(workspaceUid)?.size ?? 0;
-    this.keys.delete(workspaceUid);
-    await deletePrefix(this.objects, `ws/${workspaceUid}/`);
+  async deleteAll(store: string): Promise<void> {
+    this.rememberedKeys -= this.keys.get(store)?.size ?? 0;
+    this.keys.delete(store);
+    await deletePrefix(this.objects, `ws/${store}/`);
   }
 }
 
-function blobKey(workspaceUid: string, hash: string): string {
-  return `ws/${workspaceUid}/blobs/${hash.slice(0, 2)}/${hash}`;
+function blobKey(store: string, hash: string): string {
+  return `ws/${store}/blobs/${hash.slice(0, 2)}/${hash}`;
 }

@@ -34,8 +34,8 @@ const OFFSET_DIGITS = 15;
 
 /** Where a complete upload goes: the workspace's blob store (a port, so the store and its uploads import no cycle). */
 export interface BlobSink {
-  size(workspaceUid: string, hash: string): Promise<number | undefined>;
-  put(workspaceUid: string, bytes: Uint8Array): Promise<string>;
+  size(store: string, hash: string): Promise<number | undefined>;
+  put(store: string, bytes: Uint8Array): Promise<string>;
 }
 
 /** The uploads of one workspace incarnation. */
@@ -43,7 +43,7 @@ export class BlobUploads {
   constructor(
     private readonly objects: ObjectStore,
     private readonly blobs: BlobSink,
-    private readonly workspaceUid: string,
+    private readonly storeId: string,
   ) {}
 
   /**
@@ -74,7 +74,7 @@ export class BlobUploads {
     if (end > received) {
       if (offset !== received) {
         // The last piece came before and the blob was stored: its staging is gone, the blob is there.
-        if (received === 0 && (await this.blobs.size(this.workspaceUid, hash)) === size)
+        if (received === 0 && (await this.blobs.size(this.storeId, hash)) === size)
           return { received: size, complete: true };
         throw new ToolError(
           'invalid_argument',
@@ -149,7 +149,7 @@ export class BlobUploads {
         },
       );
     }
-    await this.blobs.put(this.workspaceUid, bytes);
+    await this.blobs.put(this.storeId, bytes);
   }
 
   /** The pieces staged under `prefix` that run on from byte 0 without a gap. */
@@ -173,6 +173,6 @@ export class BlobUploads {
   }
 
   private ownerPrefix(owner: string): string {
-    return `ws/${this.workspaceUid}/uploads/${owner}${owner === '' ? '' : '/'}`;
+    return `ws/${this.storeId}/uploads/${owner}${owner === '' ? '' : '/'}`;
   }
 }

@@ -47,6 +47,8 @@ export class Manifest {
     private readonly db: SqlDatabase,
     readonly uid: string,
     private readonly cache: EntryCache<ManifestEntry>,
+    /** The object-store prefix its contents live under (see schema.ts): its uid unless forked. */
+    readonly store: string = uid,
   ) {}
 
   private readonly touched = new Set<string>();

@@ -56,6 +56,11 @@ export class Workspace {
     return this.parts.manifest.uid;
   }
 
+  /** The object-store prefix id its contents and git objects live under, shared by a family of forks. */
+  get store(): string {
+    return this.parts.manifest.store;
+  }
+
   get autoCheckpoint(): boolean {
     return this.parts.autoCheckpoint;
   }
@@ -64,14 +69,22 @@ export class Workspace {
   async resolve(
     path: unknown,
     access: Access,
-    options: { directory?: boolean; followFinalSymlink?: boolean } = {},
+    options: {
+      directory?: boolean;
+      followFinalSymlink?: boolean;
+      /** Entries a commit being planned will leave, seen before the manifest's (undefined: the manifest's own). */
+      planned?: (path: string) => GuardEntry | undefined;
+    } = {},
   ): Promise<WorkspacePath> {
-    const view = { entry: (candidate: string): GuardEntry | undefined => this.entry(candidate) };
+    const { planned, ...guardOptions } = options;
+    const view = {
+      entry: (candidate: string): GuardEntry | undefined => planned?.(candidate) ?? this.entry(candidate),
+    };
     const policy = {
       excludedPaths: this.parts.excludedPaths,
       readOnlyRoots: this.parts.mounts.map((mount) => mount.path),
     };
-    return (await resolvePath(view, path, policy, { access, ...options })) as WorkspacePath;
+    return (await resolvePath(view, path, policy, { access, ...guardOptions })) as WorkspacePath;
   }
 
   /**
@@ -101,7 +114,7 @@ export class Workspace {
     if (entry.type !== 'file' || entry.blob === null) {
       throw new ToolError('internal', 'Only files have content.');
     }
-    return this.parts.blobs.get(this.locate(path).manifest.uid, entry.blob);
+    return this.parts.blobs.get(this.locate(path).manifest.store, entry.blob);
   }
 
   /**
@@ -136,10 +149,12 @@ export class Workspace {
 
   /** The manifest entries directly in a resolved directory, read-only roots included, with their full paths. */
   entriesIn(directory: string): readonly ManifestEntry[] {
-    const { manifest, inner, mountPath } = this.locate(directory);
-    const entries = manifest.list(inner, false);
-    if (mountPath === undefined) return entries;
-    return entries.map((entry) => ({ ...entry, path: joinUnder(mountPath, entry.path) }));
+    return this.listed(directory, false);
+  }
+
+  /** Every entry below a resolved directory (not the directory itself), read-only roots included, in path order. */
+  entriesBelow(directory: string): readonly ManifestEntry[] {
+    return this.listed(directory, true);
   }
 
   /** Every entry of the workspace itself (not of read-only roots), in path order: what a runner materialises. */
@@ -149,27 +164,27 @@ export class Workspace {
 
   /** A blob of this workspace by its id (runners fetch contents by id). */
   blob(hash: string): Promise<Uint8Array> {
-    return this.parts.blobs.get(this.parts.manifest.uid, hash);
+    return this.parts.blobs.get(this.parts.manifest.store, hash);
   }
 
   /** A blob of this workspace when it is in memory, without waiting (a batch of thousands reads most this way). */
   cachedBlob(hash: string): Uint8Array | undefined {
-    return this.parts.blobs.cached(this.parts.manifest.uid, hash);
+    return this.parts.blobs.cached(this.parts.manifest.store, hash);
   }
 
   /** The byte size of a blob of this workspace, or undefined when none is stored under the id. */
   blobSize(hash: string): Promise<number | undefined> {
-    return this.parts.blobs.size(this.parts.manifest.uid, hash);
+    return this.parts.blobs.size(this.parts.manifest.store, hash);
   }
 
   /** Blobs a runner uploads in pieces, ahead of a commit that names them. */
   get uploads(): BlobUploads {
-    return this.parts.blobs.uploads(this.parts.manifest.uid);
+    return this.parts.blobs.uploads(this.parts.manifest.store);
   }
 
   /** Stores content ahead of a commit that names it by the id returned, so many files need not sit in memory at once. */
   storeBlob(content: Uint8Array): Promise<string> {
-    return this.parts.blobs.put(this.parts.manifest.uid, content);
+    return this.parts.blobs.put(this.parts.manifest.store, content);
   }
 
   /**
@@ -180,7 +195,7 @@ export class Workspace {
     const manifestChanges = await Promise.all(
       changes.map(async (change): Promise<ManifestChange> => {
         if (change.op !== 'write' || !('content' in change)) return change;
-        const blob = await this.parts.blobs.put(this.parts.manifest.uid, change.content);
+        const blob = await this.parts.blobs.put(this.parts.manifest.store, change.content);
         const write: ManifestChange = { op: 'write', path: change.path, blob, size: change.content.byteLength };
         return change.expect ? { ...write, expect: change.expect } : write;
       }),
@@ -202,6 +217,13 @@ export class Workspace {
     const match = /^(\d+)\.([0-9a-f]{8})$/.exec(version);
     if (!match || match[2] !== this.parts.manifest.uid.slice(0, 8)) return undefined;
     return Number(match[1]);
+  }
+
+  private listed(directory: string, recursive: boolean): readonly ManifestEntry[] {
+    const { manifest, inner, mountPath } = this.locate(directory);
+    const entries = manifest.list(inner, recursive);
+    if (mountPath === undefined) return entries;
+    return entries.map((entry) => ({ ...entry, path: joinUnder(mountPath, entry.path) }));
   }
 
   private locate(path: string): { manifest: Manifest; inner: string; mountPath?: string } {

@@ -35,6 +35,8 @@ export interface ReadOnlyRoot {
 type WorkspaceRow = {
   id: string;
   uid: string;
+  /** Null in rows made before forks: the store is then the uid. */
+  store: string | null;
   created_at: string;
   settings: string;
   version: number;
@@ -62,6 +64,7 @@ export class Workspaces {
   private readonly rows = new Map<string, WorkspaceRow>();
   private readonly parsedSettings = new WeakMap<WorkspaceRow, WorkspaceSettings>();
   private readonly deleteListeners: ((uid: string) => void)[] = [];
+  private readonly forkListeners: ((fromUid: string, toUid: string) => void)[] = [];
 
   private readonly readOnlyRoots: readonly ReadOnlyRoot[];
 
@@ -105,9 +108,11 @@ export class Workspaces {
         }
         return { created: false, info: toInfo(existing) };
       }
+      const uid = crypto.randomUUID();
       const row: WorkspaceRow = {
         id,
-        uid: crypto.randomUUID(),
+        uid,
+        store: uid,
         created_at: new Date().toISOString(),
         settings: JSON.stringify({ excludedPaths: [], autoCheckpoint: false, ...given }),
         version: 0,
@@ -115,9 +120,10 @@ export class Workspaces {
         bytes: 0,
       };
       this.db.query(
-        'INSERT INTO workspaces (id, uid, created_at, settings) VALUES (?, ?, ?, ?)',
+        'INSERT INTO workspaces (id, uid, store, created_at, settings) VALUES (?, ?, ?, ?, ?)',
         row.id,
         row.uid,
+        row.store,
         row.created_at,
         row.settings,
       );
@@ -138,17 +144,87 @@ export class Workspaces {
     return row && toInfo(row);
   }
 
-  /** Deletes the workspace and everything in it; false when it did not exist. */
+  /**
+   * A new workspace `to` with the files, links, settings and history of `from`, sharing its
+   * contents (no content is copied: the fork reads the same store); later changes to either never
+   * show in the other. O(entries) rows in one transaction. `to` existing is `conflict`.
+   */
+  fork(from: string, to: string): WorkspaceInfo {
+    assertWorkspaceId(to);
+    this.rows.delete(to);
+    return this.db.transaction(() => {
+      const source = WORKSPACE_ID_PATTERN.test(from) ? this.row(from) : undefined;
+      if (!source)
+        throw new ToolError(
+          'not_found',
+          `Workspace ${from} does not exist; create it with PUT /v1/workspaces/${from}.`,
+          {
+            workspace: from,
+          },
+        );
+      if (this.row(to))
+        throw new ToolError('conflict', `Workspace ${to} exists already; fork to a new name, or delete it first.`, {
+          workspace: to,
+        });
+      const row: WorkspaceRow = {
+        ...source,
+        id: to,
+        uid: crypto.randomUUID(),
+        store: storeOf(source),
+        created_at: new Date().toISOString(),
+      };
+      this.db.query(
+        `INSERT INTO workspaces (id, uid, store, created_at, settings, version, files, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        row.id,
+        row.uid,
+        row.store,
+        row.created_at,
+        row.settings,
+        row.version,
+        row.files,
+        row.bytes,
+      );
+      this.db.query(
+        `INSERT INTO entries (workspace, path, parent, type, blob, target, size, version)
+         SELECT ?, path, parent, type, blob, target, size, version FROM entries WHERE workspace = ?`,
+        row.uid,
+        source.uid,
+      );
+      for (const listener of this.forkListeners) listener(source.uid, row.uid);
+      return toInfo(row);
+    });
+  }
+
+  /**
+   * Runs `listener` with the uids of each fork's source and the fork inside the transaction that
+   * makes it, so what others keep about a workspace (its history) is the fork's too.
+   */
+  onFork(listener: (fromUid: string, toUid: string) => void): void {
+    this.forkListeners.push(listener);
+  }
+
+  /**
+   * Deletes the workspace and everything in it; false when it did not exist. Its store goes with
+   * it unless another workspace of its family of forks still reads it.
+   */
   async delete(id: string): Promise<boolean> {
     const row = WORKSPACE_ID_PATTERN.test(id) ? this.row(id) : undefined;
     if (!row) return false;
     this.rows.delete(id);
-    this.db.transaction(() => {
+    const store = storeOf(row);
+    const shared = this.db.transaction(() => {
       this.db.query('DELETE FROM entries WHERE workspace = ?', row.uid);
       this.db.query('DELETE FROM workspaces WHERE uid = ?', row.uid);
       for (const listener of this.deleteListeners) listener(row.uid);
+      return (
+        this.db.query<{ uid: string }>(
+          'SELECT uid FROM workspaces WHERE store = ? OR (store IS NULL AND uid = ?) LIMIT 1',
+          store,
+          store,
+        ).length > 0
+      );
     });
-    await this.blobs.deleteAll(row.uid);
+    if (!shared) await this.blobs.deleteAll(store);
     return true;
   }
 
@@ -174,12 +250,12 @@ export class Workspaces {
       if (source)
         mounts.push({
           path: parseVirtualPath(root.path).path,
-          manifest: new Manifest(this.db, source.uid, this.entryCache),
+          manifest: new Manifest(this.db, source.uid, this.entryCache, storeOf(source)),
         });
     }
     return new Workspace({
       id,
-      manifest: new Manifest(this.db, row.uid, this.entryCache),
+      manifest: new Manifest(this.db, row.uid, this.entryCache, storeOf(row)),
       blobs: this.blobs,
       excludedPaths: settings.excludedPaths,
       autoCheckpoint: settings.autoCheckpoint === true,
@@ -225,6 +301,10 @@ export function assertWorkspaceId(id: string): void {
       { workspace: id },
     );
   }
+}
+
+function storeOf(row: WorkspaceRow): string {
+  return row.store ?? row.uid;
 }
 
 function toInfo(row: WorkspaceRow): WorkspaceInfo {

@@ -197,6 +197,16 @@ describe('workspaces, keys, usage, tools', () => {
     expect(first.entries.map((entry) => entry.path)).toEqual(['d']);
     const second = await server.client.listFiles('client-ws', { recursive: true, limit: 1, cursor: first.nextCursor! });
     expect([second.entries.map((entry) => entry.path), second.nextCursor]).toEqual([['d/e.txt'], undefined]);
+    expect(await server.client.fork('client-ws', 'client-fork')).toMatchObject({
+      id: 'client-fork',
+      files: 1,
+      bytes: 1,
+    });
+    await expect(server.client.fork('client-ws', 'client-fork')).rejects.toMatchObject({
+      status: 409,
+      code: 'conflict',
+    });
+    await server.client.deleteWorkspace('client-fork');
     await server.client.deleteWorkspace('client-ws');
     expect(await failure(server.client.getWorkspace('client-ws'))).toMatchObject({ status: 404, code: 'not_found' });
     expect(await failure(server.client.deleteWorkspace('client-ws'))).toMatchObject({ status: 404, code: 'not_found' });

@@ -30,7 +30,7 @@ function open(id: string): Workspace {
 
 /** Copies the git directory out of the store as plain files, so the git CLI can read it. */
 async function exportGitDir(workspace: Workspace, to: string): Promise<void> {
-  const dir = openGitDirectory(db, objects, workspace.uid);
+  const dir = openGitDirectory(db, objects, workspace);
   const listed = await objects.list(`ws/${workspace.uid}/git/`, { limit: 100_000 });
   for (const object of listed.objects) {
     const path = join(to, object.key.slice(`ws/${workspace.uid}/git/`.length));
@@ -65,7 +65,7 @@ describe('WorkspaceHistory', () => {
       [first.id, 'first'],
     ]);
 
-    const dir = openGitDirectory(db, objects, workspace.uid);
+    const dir = openGitDirectory(db, objects, workspace);
     const commits = await log({ fs: dir.fs, gitdir: dir.gitdir, ref: 'main' });
     expect(commits.map((entry) => entry.oid)).toEqual([second.id, first.id]);
     expect((await readCommit({ fs: dir.fs, gitdir: dir.gitdir, oid: second.id })).commit.parent).toEqual([first.id]);

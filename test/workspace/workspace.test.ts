@@ -264,3 +264,36 @@ describe('derived views (what a search walk remembers)', () => {
     expect(view.runs).toBe(7);
   });
 });
+
+describe('forks', () => {
+  const keysUnder = async (objects: MemoryObjectStore, prefix: string) => (await objects.list(prefix)).objects.length;
+
+  it('share the store, which goes only with the last workspace of the family', async () => {
+    const { objects, workspaces, workspace } = setup();
+    await workspace.commit([{ op: 'write', path: 'f', content: bytes('shared') }]);
+    workspaces.fork('ws', 'copy');
+    workspaces.fork('copy', 'copy2');
+    expect(workspaces.open('copy2').store).toBe(workspace.store);
+    expect(workspaces.open('copy2').uid).not.toBe(workspace.uid);
+    const prefix = `ws/${workspace.store}/`;
+    expect(await workspaces.delete('ws')).toBe(true);
+    expect(await workspaces.delete('copy')).toBe(true);
+    expect(await keysUnder(objects, prefix)).toBe(1);
+    const copy2 = workspaces.open('copy2');
+    expect(new TextDecoder().decode(await copy2.readBytes('f', copy2.entry('f')!))).toBe('shared');
+    expect(await workspaces.delete('copy2')).toBe(true);
+    expect(await keysUnder(objects, prefix)).toBe(0);
+  });
+
+  it('read databases made before forks: a workspace without a store column keeps its uid as its store', async () => {
+    const db = SqliteDatabase.memory();
+    db.script(`CREATE TABLE workspaces (id TEXT PRIMARY KEY, uid TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL,
+      settings TEXT NOT NULL DEFAULT '{}', version INTEGER NOT NULL DEFAULT 0, files INTEGER NOT NULL DEFAULT 0,
+      bytes INTEGER NOT NULL DEFAULT 0)`);
+    db.query(`INSERT INTO workspaces (id, uid, created_at) VALUES ('old', 'u-old', '2026-01-01T00:00:00.000Z')`);
+    const workspaces = new Workspaces(db, new MemoryObjectStore());
+    expect(workspaces.open('old').store).toBe('u-old');
+    workspaces.fork('old', 'new');
+    expect(workspaces.open('new').store).toBe('u-old');
+  });
+});
