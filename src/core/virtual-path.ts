@@ -96,6 +96,11 @@ export function parentPath(path: string): string {
   return slash === -1 ? '' : path.slice(0, slash);
 }
 
+/** Whether canonical `path` lies strictly below canonical `directory` (everything but the root lies below the root). */
+export function isBelow(path: string, directory: string): boolean {
+  return directory === '' ? path !== '' : path.startsWith(`${directory}/`);
+}
+
 /** The last segment of a canonical path; `''` for the root. */
 export function baseName(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);

@@ -13,7 +13,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { copyFile, readdir } from 'node:fs/promises';
-import { posix } from 'node:path';
+import { relativeLinkTarget } from '../../core/link-target.ts';
 import { letEventLoopRun } from './blob-files.ts';
 import type { ConfinedTree } from './confined-tree.ts';
 
@@ -146,21 +146,7 @@ export function stampFrom(stat: Stats): string {
  * (such links are stored, and refused by the guard on use, but never created where a command can follow them).
  */
 export function toDiskTarget(linkPath: string, target: string): string | undefined {
-  if (target === '') return undefined;
-  const parent = linkPath.split('/').slice(0, -1);
-  // Resolved lexically, segment by segment: `..` above the root (which posix.normalize would swallow) is an escape.
-  const resolved = target.startsWith('/') ? [] : [...parent];
-  for (const name of target.split('/')) {
-    if (name === '' || name === '.') continue;
-    if (name === '..') {
-      if (resolved.length === 0) return undefined;
-      resolved.pop();
-    } else {
-      resolved.push(name);
-    }
-  }
-  const relative = posix.relative(`/${parent.join('/')}`, `/${resolved.join('/')}`);
-  return relative === '' ? '.' : relative;
+  return relativeLinkTarget(linkPath, target);
 }
 
 /**
