@@ -47,6 +47,7 @@ import {
 } from './bindings.ts';
 import { workerEgressFetch } from './egress-fetch.ts';
 import { HOOK_DELIVERY_PATH, receiveHookDelivery } from './hook-delivery-route.ts';
+import { forkAcrossObjects, serveForkCalls } from './workspace-fork.ts';
 import { consoleLog as log } from '../core/log.ts';
 
 /** The header the Worker names the workspace in, so the object knows its name and can enter it in the directory's index. */
@@ -159,7 +160,8 @@ export class WorkspaceObject {
       log,
     });
     calls.start();
-    const deps = { workspaces, keys: directory, tools, calls, meter, limits, processes };
+    const forkWorkspace = forkAcrossObjects(env, workspaces, history, settings.maxBodyBytes);
+    const deps = { workspaces, keys: directory, tools, calls, meter, limits, processes, forkWorkspace };
 
     const app = createBaseApp(deps);
     app.route('/v1', workspaceRoutes(deps));
@@ -184,6 +186,7 @@ export class WorkspaceObject {
       }
       return { job: leasedJobBody(job, deps) };
     });
+    serveForkCalls(serve, workspaces, history, (workspace) => this.register(workspace));
     // Webhook deliveries the directory verified: run here, as the hook's owner key, once per delivery id.
     const hookDeliveries = new HookDeliveries({
       calls,

@@ -4,7 +4,7 @@
 // two versions of an object that drift apart (during a rolling deploy) fail with a clear error.
 import { z } from 'zod';
 import { errorStatus, type ErrorCode } from '../core/errors.ts';
-import { usageRowSchema } from './http-answers.ts';
+import { usageRowSchema, workspaceInfoSchema } from './http-answers.ts';
 import {
   approvalModeSchema,
   approvalRuleInput,
@@ -13,7 +13,7 @@ import {
   quotaInput,
   usageGroupSchema,
 } from './http-requests.ts';
-import { leasedJobSchema } from './runner-protocol.ts';
+import { leasedJobSchema, manifestEntrySchema } from './runner-protocol.ts';
 import { count } from './wire-values.ts';
 
 /** One call between objects: its path under the internal prefix, its body, and its answer (null: none, status 204). */
@@ -166,7 +166,50 @@ export const usageQuerySchema = z.strictObject({
 });
 export type UsageQuery = z.output<typeof usageQuerySchema>;
 
+/** A fork travelling to the new workspace's object (see workspace/fork-transfer.ts): `uid` is the fork's. */
+const forkUid = z.string().regex(/^[0-9a-f-]{36}$/);
+const forkCalls = {
+  /** Starts receiving: refused with `conflict` when `to` exists. */
+  forkBegin: objectCall('fork-begin', z.strictObject({ to: z.string(), uid: forkUid }), null),
+  /** A batch of the source's manifest rows. */
+  forkEntries: objectCall(
+    'fork-entries',
+    z.strictObject({ uid: forkUid, entries: z.array(manifestEntrySchema.extend({ parent: z.string() })) }),
+    null,
+  ),
+  /** A batch of the source's history rows (git files' contents in base64). */
+  forkHistory: objectCall(
+    'fork-history',
+    z.strictObject({
+      uid: forkUid,
+      gitFiles: z.array(z.strictObject({ path: z.string(), contentBase64: z.string() })),
+      gitBlobs: z.array(z.strictObject({ sha256: z.string(), oid: z.string(), size: count })),
+      checkpoints: z.array(
+        z.strictObject({ seq: z.number().int(), id: z.string(), message: z.string(), createdAt: z.string() }),
+      ),
+    }),
+    null,
+  ),
+  /** Makes the received fork the workspace `to`, sharing the source's store, with the source's row figures. */
+  forkFinish: objectCall(
+    'fork-finish',
+    z.strictObject({
+      to: z.string(),
+      uid: forkUid,
+      workspace: z.strictObject({
+        store: z.string(),
+        settings: z.string(),
+        version: count,
+        files: count,
+        bytes: count,
+      }),
+    }),
+    workspaceInfoSchema,
+  ),
+} as const;
+
 export const workspaceCalls = {
+  ...forkCalls,
   /** The usage totals of the calls recorded in this object. */
   usage: objectCall('usage', usageQuerySchema, z.array(usageRowSchema)),
   /** The approvals of this object the key may see, newest first. */

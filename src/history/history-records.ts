@@ -40,6 +40,13 @@ export type CheckpointRow = {
   createdAt: string;
 };
 
+/** A workspace's history rows, as they travel to a fork in another database. */
+export interface HistoryRows {
+  gitFiles: { path: string; content: Uint8Array }[];
+  gitBlobs: { sha256: string; oid: string; size: number }[];
+  checkpoints: { seq: number; id: string; message: string; createdAt: string }[];
+}
+
 export class HistoryRecords {
   constructor(private readonly db: SqlDatabase) {
     db.script(statements);
@@ -108,6 +115,52 @@ export class HistoryRecords {
   }
 
   /** Forgets a deleted workspace's history (its objects go with the workspace's object prefix). */
+  /** A workspace's history rows as a fork in another database receives them. */
+  rowsOf(workspaceUid: string): HistoryRows {
+    return {
+      gitFiles: this.db.query<{ path: string; content: Uint8Array }>(
+        'SELECT path, content FROM git_files WHERE workspace = ?',
+        workspaceUid,
+      ),
+      gitBlobs: this.db.query<{ sha256: string; oid: string; size: number }>(
+        'SELECT sha256, oid, size FROM git_blobs WHERE workspace = ?',
+        workspaceUid,
+      ),
+      checkpoints: this.db.query<{ seq: number; id: string; message: string; createdAt: string }>(
+        'SELECT seq, id, message, created_at AS createdAt FROM checkpoints WHERE workspace = ?',
+        workspaceUid,
+      ),
+    };
+  }
+
+  /** Records a fork's history rows received from its source's database. */
+  addRows(workspaceUid: string, rows: HistoryRows): void {
+    for (const file of rows.gitFiles)
+      this.db.query(
+        'INSERT INTO git_files (workspace, path, content) VALUES (?, ?, ?)',
+        workspaceUid,
+        file.path,
+        file.content,
+      );
+    for (const blob of rows.gitBlobs)
+      this.db.query(
+        'INSERT INTO git_blobs (workspace, sha256, oid, size) VALUES (?, ?, ?, ?)',
+        workspaceUid,
+        blob.sha256,
+        blob.oid,
+        blob.size,
+      );
+    for (const checkpoint of rows.checkpoints)
+      this.db.query(
+        'INSERT INTO checkpoints (workspace, seq, id, message, created_at) VALUES (?, ?, ?, ?, ?)',
+        workspaceUid,
+        checkpoint.seq,
+        checkpoint.id,
+        checkpoint.message,
+        checkpoint.createdAt,
+      );
+  }
+
   /** Gives a fork the history of the workspace it was forked from: its branch, checkpoints and blob ids. */
   copy(fromUid: string, toUid: string): void {
     this.db.query(

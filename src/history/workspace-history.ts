@@ -9,7 +9,7 @@ import type { Workspaces } from '../workspace/workspaces.ts';
 import { diffToWorkspace } from './checkpoint-diff.ts';
 import { branchHead, moveBranch, openGitDirectory, type GitDirectory } from './git-directory.ts';
 import { importRepository, type GitSource, type ImportLimits, type ImportResult } from './git-import.ts';
-import { HistoryRecords, type CheckpointRow } from './history-records.ts';
+import { HistoryRecords, type CheckpointRow, type HistoryRows } from './history-records.ts';
 import { planRestore } from './restore-plan.ts';
 import { writeSnapshotTree } from './snapshot-tree.ts';
 import { commitTree, listTree } from './tree-listing.ts';
@@ -58,6 +58,16 @@ export class WorkspaceHistory {
     workspaces.onDelete((uid) => this.records.forget(uid));
     workspaces.onFork((from, to) => this.records.copy(from, to));
     return this;
+  }
+
+  /** The history rows of a workspace, for a fork made in another database (the git objects are shared by store). */
+  forkRows(workspaceUid: string): HistoryRows {
+    return this.records.rowsOf(workspaceUid);
+  }
+
+  /** Records a received fork's history rows; call inside the transaction that adopts the fork. */
+  addForkRows(workspaceUid: string, rows: HistoryRows): void {
+    this.records.addRows(workspaceUid, rows);
   }
 
   /** Commits the workspace as it is now on its history branch; the id is the commit's. */

@@ -7,7 +7,7 @@ import type { UsageMeter } from '../metering/usage-meter.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
 import type { ToolLimits } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import type { Workspaces } from '../workspace/workspaces.ts';
+import type { WorkspaceInfo, Workspaces } from '../workspace/workspaces.ts';
 
 export interface AppLimits extends ToolLimits {
   /** The largest request body accepted, counted on the bytes received. */
@@ -33,6 +33,11 @@ export interface AppDeps {
   history?: WorkspaceHistory;
   /** Webhooks: their configurations and how a verified delivery runs; without them no hook routes exist. */
   hooks?: HookServices;
+  /**
+   * Makes a fork where the new workspace's database is another (the Cloudflare home: another
+   * object's); without it `workspaces.fork` makes it in this one.
+   */
+  forkWorkspace?: (from: string, to: string) => Promise<WorkspaceInfo>;
   /** Called with unexpected failures (the client sees only `internal`). */
   onInternalError?: (error: unknown) => void;
   /** 'none' when commands run unsandboxed on purpose (TOOLGATE_SANDBOX=none): /healthz says so. */

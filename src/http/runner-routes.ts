@@ -1,4 +1,5 @@
 // The runner protocol: runners lease jobs, read workspaces, stream output, sync changes and report exits.
+import { fromBase64 } from '../core/base64.ts';
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
 import { blobFrameStream } from '../contract/blob-frames.ts';
@@ -254,11 +255,4 @@ async function committedEntries(changes: readonly SyncedChange[], result: SyncRe
 
 function wireEntry({ path, type, blob, target, size, version }: ManifestEntry) {
   return { path, type, blob, target, size, version };
-}
-
-function fromBase64(text: string): Uint8Array {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
-  return bytes;
 }

@@ -1,4 +1,5 @@
 // Workspace routes: create/confirm, describe, delete, and list files.
+import { fromBase64Url, toBase64Url } from '../core/base64.ts';
 import { Hono } from 'hono';
 import { forkRequest, workspaceSettings } from '../contract/http-requests.ts';
 import { canSeeWorkspace } from '../keys/key-store.ts';
@@ -35,10 +36,14 @@ export function workspaceRoutes(deps: AppDeps): Hono<AppEnv> {
     const { to } = parseInput(forkRequest, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'fork');
     assertWorkspaceId(to);
     if (!canSeeWorkspace(key, to))
-      throw new ToolError('forbidden', `This key's scope does not hold workspace ${to}; fork to a workspace within it.`, {
-        workspace: to,
-      });
-    return c.json(await deps.workspaces.fork(id, to), 201);
+      throw new ToolError(
+        'forbidden',
+        `This key's scope does not hold workspace ${to}; fork to a workspace within it.`,
+        {
+          workspace: to,
+        },
+      );
+    return c.json(deps.forkWorkspace ? await deps.forkWorkspace(id, to) : deps.workspaces.fork(id, to), 201);
   });
 
   routes.get('/workspaces/:ws', (c) => {
@@ -108,9 +113,7 @@ function parseLimit(value: string | undefined): number {
 // A cursor is the last path of the page before, base64url-encoded: opaque to clients, and a path
 // rather than an offset, so entries added or removed between pages neither repeat nor hide others.
 function encodeCursor(path: string): string {
-  let binary = '';
-  for (const byte of new TextEncoder().encode(path)) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  return toBase64Url(new TextEncoder().encode(path));
 }
 
 /** The path a cursor names; it must lie in the listed directory (below it, when recursive). */
@@ -123,8 +126,7 @@ function parseCursor(value: string | undefined, directory: string, recursive: bo
   if (!/^[A-Za-z0-9_-]{1,8192}$/.test(value)) throw refuse();
   let path: string;
   try {
-    const binary = atob(value.replaceAll('-', '+').replaceAll('_', '/'));
-    path = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)));
+    path = new TextDecoder('utf-8', { fatal: true }).decode(fromBase64Url(value));
   } catch {
     throw refuse();
   }

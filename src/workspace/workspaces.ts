@@ -10,6 +10,7 @@ import type { ContentHasher } from '../core/content-hash.ts';
 import { CommitGroup } from './commit-group.ts';
 import { BlobStore } from './blob-store.ts';
 import { EntryCache } from './entry-cache.ts';
+import { forkEntries, ForkReceiver, type ForkedEntry, type ForkedWorkspace } from './fork-transfer.ts';
 import { KeyedLock } from '../core/keyed-lock.ts';
 import { Manifest, type ManifestEntry } from './manifest.ts';
 import { applyWorkspaceSchema } from './schema.ts';
@@ -65,6 +66,7 @@ export class Workspaces {
   private readonly parsedSettings = new WeakMap<WorkspaceRow, WorkspaceSettings>();
   private readonly deleteListeners: ((uid: string) => void)[] = [];
   private readonly forkListeners: ((fromUid: string, toUid: string) => void)[] = [];
+  private readonly forks: ForkReceiver;
 
   private readonly readOnlyRoots: readonly ReadOnlyRoot[];
 
@@ -77,6 +79,9 @@ export class Workspaces {
     this.commits = new CommitGroup(db);
     this.blobs = new BlobStore(objects, options.blobCacheBytes, options.hashContent);
     this.entryCache = new EntryCache(options.viewEntries);
+    this.forks = new ForkReceiver(db, (uid) => {
+      for (const listener of this.deleteListeners) listener(uid);
+    });
     this.readOnlyRoots = options.readOnlyRoots ?? [];
     for (const root of this.readOnlyRoots) parseVirtualPath(root.path);
   }
@@ -162,37 +167,80 @@ export class Workspaces {
             workspace: from,
           },
         );
-      if (this.row(to))
-        throw new ToolError('conflict', `Workspace ${to} exists already; fork to a new name, or delete it first.`, {
-          workspace: to,
-        });
-      const row: WorkspaceRow = {
-        ...source,
-        id: to,
-        uid: crypto.randomUUID(),
-        store: storeOf(source),
-        created_at: new Date().toISOString(),
-      };
-      this.db.query(
-        `INSERT INTO workspaces (id, uid, store, created_at, settings, version, files, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        row.id,
-        row.uid,
-        row.store,
-        row.created_at,
-        row.settings,
-        row.version,
-        row.files,
-        row.bytes,
-      );
+      this.assertAbsent(to);
+      const uid = crypto.randomUUID();
       this.db.query(
         `INSERT INTO entries (workspace, path, parent, type, blob, target, size, version)
          SELECT ?, path, parent, type, blob, target, size, version FROM entries WHERE workspace = ?`,
-        row.uid,
+        uid,
         source.uid,
       );
-      for (const listener of this.forkListeners) listener(source.uid, row.uid);
-      return toInfo(row);
+      for (const listener of this.forkListeners) listener(source.uid, uid);
+      return this.insertFork(to, uid, forkedFrom(source));
     });
+  }
+
+  /** A fork's source as another database receives it: its row's part, its uid and its entries, read at once. */
+  forkSnapshot(from: string): { uid: string; workspace: ForkedWorkspace; entries: ForkedEntry[] } {
+    const source = WORKSPACE_ID_PATTERN.test(from) ? this.row(from) : undefined;
+    if (!source)
+      throw new ToolError('not_found', `Workspace ${from} does not exist; create it with PUT /v1/workspaces/${from}.`, {
+        workspace: from,
+      });
+    const workspace = forkedFrom(source);
+    this.forks.markShared(workspace.store);
+    return { uid: source.uid, workspace, entries: forkEntries(this.db, source.uid) };
+  }
+
+  /** Starts receiving a fork named `to` from another database, under the new uid `uid` (see fork-transfer.ts). */
+  beginReceivingFork(to: string, uid: string): void {
+    assertWorkspaceId(to);
+    this.assertAbsent(to);
+    this.forks.begin(uid);
+  }
+
+  receiveForkEntries(uid: string, entries: readonly ForkedEntry[]): void {
+    this.forks.entries(uid, entries);
+  }
+
+  /** Inside the transaction that adopts a received fork: it must still be the one being received. */
+  assertReceivingFork(uid: string): void {
+    this.forks.assertPending(uid);
+  }
+
+  /** Makes the fork received under `uid` the workspace `to`, in one transaction with `alsoAdopt` (its history). */
+  adoptFork(to: string, uid: string, workspace: ForkedWorkspace, alsoAdopt: () => void = () => {}): WorkspaceInfo {
+    this.rows.delete(to);
+    return this.db.transaction(() => {
+      this.assertAbsent(to);
+      this.forks.finish(uid);
+      this.forks.markShared(workspace.store);
+      alsoAdopt();
+      return this.insertFork(to, uid, workspace);
+    });
+  }
+
+  private assertAbsent(to: string): void {
+    if (this.row(to))
+      throw new ToolError('conflict', `Workspace ${to} exists already; fork to a new name, or delete it first.`, {
+        workspace: to,
+      });
+  }
+
+  private insertFork(to: string, uid: string, workspace: ForkedWorkspace): WorkspaceInfo {
+    const row: WorkspaceRow = { id: to, uid, created_at: new Date().toISOString(), ...workspace };
+    this.db.query(
+      `INSERT INTO workspaces (id, uid, store, created_at, settings, version, files, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      row.id,
+      row.uid,
+      row.store,
+      row.created_at,
+      row.settings,
+      row.version,
+      row.files,
+      row.bytes,
+    );
+    return toInfo(row);
   }
 
   /**
@@ -205,7 +253,8 @@ export class Workspaces {
 
   /**
    * Deletes the workspace and everything in it; false when it did not exist. Its store goes with
-   * it unless another workspace of its family of forks still reads it.
+   * it unless another workspace of its family of forks still reads it, or may (a fork sent to or
+   * received from another database, see fork-transfer.ts: such a store is left in place).
    */
   async delete(id: string): Promise<boolean> {
     const row = WORKSPACE_ID_PATTERN.test(id) ? this.row(id) : undefined;
@@ -217,6 +266,7 @@ export class Workspaces {
       this.db.query('DELETE FROM workspaces WHERE uid = ?', row.uid);
       for (const listener of this.deleteListeners) listener(row.uid);
       return (
+        this.forks.isShared(store) ||
         this.db.query<{ uid: string }>(
           'SELECT uid FROM workspaces WHERE store = ? OR (store IS NULL AND uid = ?) LIMIT 1',
           store,
@@ -301,6 +351,11 @@ export function assertWorkspaceId(id: string): void {
       { workspace: id },
     );
   }
+}
+
+function forkedFrom(source: WorkspaceRow): ForkedWorkspace {
+  const { settings, version, files, bytes } = source;
+  return { store: storeOf(source), settings, version, files, bytes };
 }
 
 function storeOf(row: WorkspaceRow): string {

@@ -5,7 +5,8 @@ import { createKey } from '../support/keys.ts';
 import { syncWorkspaceChanges } from '../support/runner-sync.ts';
 import { useServer } from '../support/server-process.ts';
 
-const server = useServer({ env: { TOOLGATE_RUNNER: 'off' } });
+// A small body limit: on the Cloudflare home a fork then travels between objects in many batches.
+const server = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_MAX_BODY_BYTES: '65536' } });
 const SOURCE = 'fork-source';
 const FILES = 1000;
 const encoder = new TextEncoder();
@@ -30,12 +31,13 @@ let checkpoint: string;
 
 beforeAll(async () => {
   expect((await server.call('PUT', `/v1/workspaces/${SOURCE}`, { excludedPaths: ['vendor'] })).status).toBe(201);
+  const files = Array.from({ length: FILES }, (_, i) => ({
+    op: 'write' as const,
+    path: `src/d${i % 10}/f${i}.txt`,
+    bytes: encoder.encode(textOf(i)),
+  }));
+  for (let at = 0; at < FILES; at += 200) await syncWorkspaceChanges(server, SOURCE, files.slice(at, at + 200));
   await syncWorkspaceChanges(server, SOURCE, [
-    ...Array.from({ length: FILES }, (_, i) => ({
-      op: 'write' as const,
-      path: `src/d${i % 10}/f${i}.txt`,
-      bytes: encoder.encode(textOf(i)),
-    })),
     { op: 'symlink', path: 'link', target: 'src/d1/f1.txt' },
     { op: 'mkdir', path: 'empty' },
   ]);

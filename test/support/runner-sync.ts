@@ -42,4 +42,13 @@ export async function syncWorkspaceChanges(
     },
   );
   expect(synced.status, JSON.stringify(synced.body)).toBe(200);
+  // The process ends, so syncs after this one are not held back by processes left running.
+  const ended = await callApi(
+    server.url,
+    runnerKey,
+    'POST',
+    `/v1/runner/workspaces/${ws}/processes/${processId}/exit`,
+    { token, exitCode: 0, status: 'exited' },
+  );
+  expect(ended.status, JSON.stringify(ended.body)).toBe(200);
 }

@@ -285,6 +285,43 @@ describe('forks', () => {
     expect(await keysUnder(objects, prefix)).toBe(0);
   });
 
+  it('sent to another database are seen only once adopted, and a fork half sent is cleared by the next', async () => {
+    const { workspaces: source, workspace, objects } = setup();
+    await workspace.commit([{ op: 'write', path: 'd/f', content: bytes('x') }]);
+    const snapshot = source.forkSnapshot('ws');
+    expect(snapshot.entries.map((entry) => entry.path)).toEqual(['d', 'd/f']);
+    const db = SqliteDatabase.memory();
+    const target = new Workspaces(db, new MemoryObjectStore());
+    const rowsUnder = (uid: string) => db.query('SELECT path FROM entries WHERE workspace = ?', uid).length;
+    target.beginReceivingFork('copy', 'u-1');
+    target.receiveForkEntries('u-1', snapshot.entries.slice(0, 1));
+    expect(target.info('copy')).toBeUndefined();
+    // The sender died; another fork to the same name starts over.
+    target.beginReceivingFork('copy', 'u-2');
+    expect(rowsUnder('u-1')).toBe(0);
+    await expectToolError(
+      Promise.resolve().then(() => target.receiveForkEntries('u-1', snapshot.entries)),
+      'conflict',
+    );
+    target.receiveForkEntries('u-2', snapshot.entries);
+    await expectToolError(
+      Promise.resolve().then(() => target.adoptFork('copy', 'u-1', snapshot.workspace)),
+      'conflict',
+    );
+    expect(target.adoptFork('copy', 'u-2', snapshot.workspace)).toMatchObject({ id: 'copy', files: 1, bytes: 1 });
+    expect(target.open('copy').store).toBe(workspace.store);
+    expect(
+      target
+        .open('copy')
+        .entriesIn('d')
+        .map((entry) => entry.path),
+    ).toEqual(['d/f']);
+    // Neither side deletes a store a fork in the other database reads.
+    expect(await target.delete('copy')).toBe(true);
+    expect(await source.delete('ws')).toBe(true);
+    expect((await objects.list(`ws/${workspace.store}/`)).objects).toHaveLength(1);
+  });
+
   it('read databases made before forks: a workspace without a store column keeps its uid as its store', async () => {
     const db = SqliteDatabase.memory();
     db.script(`CREATE TABLE workspaces (id TEXT PRIMARY KEY, uid TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL,
