@@ -17,6 +17,8 @@ export interface CallServicesOptions {
   workspaces: Workspaces;
   limits: ToolLimits;
   processes?: ProcessStore;
+  /** See ToolCallsOptions.searchThreads. */
+  searchThreads?: ToolCallsOptions['searchThreads'];
   approvalTtlMs?: number;
   /** See ToolCallsOptions.processAccrualMs. */
   processAccrualMs?: number;
@@ -49,6 +51,7 @@ export function createCallServices(options: CallServicesOptions): CallServices {
     rateLimiter: new RateLimiter(),
     limits: options.limits,
     processes: options.processes,
+    searchThreads: options.searchThreads,
     approvalTtlMs: options.approvalTtlMs ?? 3_600_000,
     processAccrualMs: options.processAccrualMs,
     defaultRateLimitPerMinute: options.rateLimitPerMinute ?? 0,

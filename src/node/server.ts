@@ -28,6 +28,7 @@ import { Workspaces } from '../workspace/workspaces.ts';
 import { generateSecret } from '../keys/key-store.ts';
 import { loadAdminSecret, type AdminSecret } from './admin-key.ts';
 import type { NodeConfig } from './config.ts';
+import { SearchThreadPool } from './search-threads.ts';
 import { consoleLog } from '../core/log.ts';
 
 export interface NodeHome {
@@ -81,12 +82,15 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     egress,
     log,
   }).attach(workspaces);
+  // grep searches a file with a very long line on a thread, off the event loop all tenants share.
+  const searchThreads = new SearchThreadPool({ log });
   const services = createCallServices({
     db,
     tools,
     workspaces,
     limits,
     processes,
+    searchThreads,
     approvalTtlMs: config.approvalTtlMs,
     processAccrualMs: config.processAccrualMs,
     rateLimitPerMinute: config.rateLimitPerMinute,
@@ -132,6 +136,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     runnerKey,
     close: () => {
       clearInterval(sweeper);
+      void searchThreads.close();
       services.calls.stop();
       db.close();
     },

@@ -1,4 +1,5 @@
-// grep: ripgrep's content search over the workspace's store, answered in the request handler.
+// grep: ripgrep's content search over the workspace's store, answered in the request handler
+// (a file whose search would hold the event loop long goes to the home's search threads, when it has them).
 import { grepInput, type GrepOutputMode } from '../contract/tool-inputs.ts';
 import { concurrently } from '../core/concurrently.ts';
 import { WorkBudget } from '../core/work-budget.ts';
@@ -6,7 +7,7 @@ import type { Workspace } from '../workspace/workspace.ts';
 import { walkWorkspace, type WalkedFile } from './search/search-walk.ts';
 import type { CollectOptions } from './search/text-context.ts';
 import { compileTextPattern, type TextPattern } from './search/text-pattern.ts';
-import { mayMatchBytes, searchAdmittedBytes, type FileMatches } from './search/text-search.ts';
+import { mayMatchBytes, runsLong, searchAdmittedBytes, type FileMatches } from './search/text-search.ts';
 import { defineTool } from './tool.ts';
 
 const DEFAULT_MAX_RESULTS = 1_000;
@@ -25,9 +26,12 @@ export const grep = defineTool({
     'counts matching lines per file. Results are sorted by path and paged by maxResults and offset.',
   input: grepInput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
-  async execute(args, { workspace }) {
+  async execute(args, { workspace, searchThreads }) {
     const pattern = compileTextPattern(args.pattern, args);
     const clock = new WorkBudget(Number.POSITIVE_INFINITY);
+    const flags = { caseInsensitive: args.caseInsensitive, fixedStrings: args.fixedStrings, multiline: args.multiline };
+    const onThread: SearchBytes | undefined =
+      searchThreads && ((bytes, options) => searchThreads.search(bytes, { pattern: args.pattern, flags, options }));
     const files = await walkWorkspace(
       workspace,
       {
@@ -52,7 +56,7 @@ export const grep = defineTool({
       before: args.before ?? args.context ?? 0,
       after: args.after ?? args.context ?? 0,
     });
-    await searchFiles(workspace, files, pattern, clock, options, (file, matches) => {
+    await searchFiles(workspace, files, { pattern, clock, onThread }, options, (file, matches) => {
       found.push({ path: file.path, matches });
       results += mode === 'content' ? matches.matches.length : 1;
       return results < wanted;
@@ -77,6 +81,16 @@ export const grep = defineTool({
   },
 });
 
+/** Searches one file's bytes as searchFileBytes does. */
+type SearchBytes = (bytes: Uint8Array, options: CollectOptions) => Promise<FileMatches | undefined>;
+
+/** How a call searches each file: on the event loop by `clock`, or on a search thread when one re2js call would run long. */
+interface FileSearch {
+  pattern: TextPattern;
+  clock: WorkBudget;
+  onThread: SearchBytes | undefined;
+}
+
 /**
  * Searches the files in path order until `take` answers false. Contents come from the blob cache
  * without waiting where they can; the others of a batch are fetched a few at a time first.
@@ -84,8 +98,7 @@ export const grep = defineTool({
 async function searchFiles(
   workspace: Workspace,
   files: readonly WalkedFile[],
-  pattern: TextPattern,
-  clock: WorkBudget,
+  { pattern, clock, onThread }: FileSearch,
   options: () => CollectOptions,
   take: (file: WalkedFile, matches: FileMatches) => boolean,
 ): Promise<void> {
@@ -110,13 +123,18 @@ async function searchFiles(
     for (let at = first; at < end; at++) {
       const bytes = contents[at - first];
       if (bytes === undefined || bytes.length === 0) continue;
-      // Most files fail the quick test: they cost no promise.
-      const admitted = mayMatchBytes(bytes, pattern, clock);
-      if (clock.spend(0)) await clock.pause();
-      if (!admitted) continue;
-      const file = files[at]!;
-      const matches = await searchAdmittedBytes(bytes, pattern, options(), clock);
-      if (matches !== undefined && !take(file, matches)) return;
+      let matches: FileMatches | undefined;
+      if (onThread !== undefined && runsLong(bytes, pattern)) {
+        // One re2js call over such a file cannot pause, and its quick test is a long scan too: the thread runs both.
+        matches = await onThread(bytes, options());
+      } else {
+        // Most files fail the quick test: they cost no promise.
+        const admitted = mayMatchBytes(bytes, pattern, clock);
+        if (clock.spend(0)) await clock.pause();
+        if (!admitted) continue;
+        matches = await searchAdmittedBytes(bytes, pattern, options(), clock);
+      }
+      if (matches !== undefined && !take(files[at]!, matches)) return;
     }
   }
 }

@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import type { ToolAnnotations } from '../contract/tool-answers.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
+import type { SearchThreads } from './search/text-search.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 
 export interface ToolLimits {
@@ -22,6 +23,11 @@ export interface ToolContext {
   limits: ToolLimits;
   /** Durable processes; bash answers `unavailable` without them. */
   processes?: ProcessLauncher;
+  /**
+   * Where grep searches a file with a very long line, off the event loop (the Node home's worker
+   * threads); without them it searches in the handler (the Cloudflare home: the workspace's own object).
+   */
+  searchThreads?: SearchThreads;
   /** Runs inside the transaction that commits the call's effect (a workspace commit, a new process). */
   recordEffect?: () => void;
 }

@@ -199,3 +199,58 @@ describe('patterns that would hold a backtracking engine', () => {
     expect(nested.body.result.paths).toEqual(['long/ends-in-a.txt']);
   });
 });
+
+describe('a file with a very long line', () => {
+  // Past a mebibyte, one re2js call over the line would hold the event loop: the Node home searches
+  // such a file on a thread, the Cloudflare home in the workspace's own object. The answer is the
+  // one a file of short lines gives, the reported line being cut at 2,000 characters either way.
+  const ws = 'long-line';
+  const file = (line: string) => `first line\n${line}\nab x9y last\n`;
+  const grepIn = (path: string, args: Record<string, unknown>) => grep({ ...args, path }, ws);
+  /** The answer with its paths named for the search, so the long and the short file's compare. */
+  const answerOf = async (path: string, args: Record<string, unknown>) =>
+    JSON.parse(JSON.stringify((await grepIn(path, args)).body).replaceAll(`${path}/`, 'dir/'));
+
+  beforeAll(async () => {
+    expect((await server.call('PUT', `/v1/workspaces/${ws}`)).status).toBeLessThan(300);
+    // 3 MB of `ab` then `x1234y` at the end of the line; the short file's line is the same but 3 KB long.
+    for (const [path, line] of [
+      ['long/f.txt', `${'ab'.repeat(1_500_000)}x1234y`],
+      ['short/f.txt', `${'ab'.repeat(1_500)}x1234y`],
+    ] as const) {
+      const written = await server.call('POST', `/v1/workspaces/${ws}/tools/write_file`, {
+        path,
+        content: file(line),
+      });
+      expect(written.status).toBe(200);
+    }
+  }, 60_000);
+
+  it.each([
+    { pattern: 'x[0-9]+y', outputMode: 'content', context: 1 },
+    { pattern: 'a(b|c)x1', outputMode: 'content' },
+    { pattern: '[0-9]{4}y$', outputMode: 'count' },
+    { pattern: 'X1234Y', caseInsensitive: true, outputMode: 'content', before: 1 },
+    { pattern: 'x1234y', fixedStrings: true },
+    { pattern: 'y\\nab x', multiline: true, outputMode: 'content' },
+    { pattern: 'b[0-9]+y' },
+  ])('answers %j as for a short line', async (args) => {
+    const [long, health] = await Promise.all([answerOf('long', args), fetch(`${server.url}/healthz`)]);
+    expect(health.status).toBe(200);
+    expect(long).toEqual(await answerOf('short', args));
+  });
+
+  it('finds the match at the end of the line, with its number and context', async () => {
+    const answer = (await grepIn('long', { pattern: 'x[0-9]+y', outputMode: 'content', context: 1 })).body.result;
+    expect(answer).toEqual({
+      matches: [
+        { path: 'long/f.txt', line: 2, text: 'ab'.repeat(1_000), before: ['first line'] },
+        { path: 'long/f.txt', line: 3, text: 'ab x9y last' },
+      ],
+      files: 1,
+      truncated: false,
+    });
+    const counts = (await grepIn('long', { pattern: 'b(a|c)?x[0-9]{4}', outputMode: 'count' })).body.result;
+    expect(counts).toEqual({ counts: [{ path: 'long/f.txt', count: 1 }], truncated: false });
+  });
+});

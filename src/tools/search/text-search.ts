@@ -2,7 +2,7 @@
 import type { WorkBudget } from '../../core/work-budget.ts';
 import { MatchCollector, type CollectOptions, type LineMatch } from './text-context.ts';
 import { passesPrefilter } from './text-literal.ts';
-import type { TextPattern } from './text-pattern.ts';
+import type { PatternOptions, TextPattern } from './text-pattern.ts';
 import { INDEX_CHAR_COST, scanLines } from './text-scan.ts';
 
 export type { LineMatch } from './text-context.ts';
@@ -17,11 +17,33 @@ export const BINARY_WINDOW_BYTES = 64 * 1024;
 /** Files are decoded in slices of this size, so a large one never holds the event loop long. */
 const DECODE_SLICE_BYTES = 1024 * 1024;
 
+/**
+ * re2js tries a line in one synchronous call, and a multiline pattern the whole file: past this
+ * many bytes (about 10 ms of re2js) a home that can search off the event loop does (SearchThreads).
+ */
+export const LONG_RUN_BYTES = 1024 * 1024;
+
 export interface FileMatches {
   /** Matching lines found (up to the limit). */
   count: number;
   /** With `lines`: the matching lines with their context, in order. */
   matches: LineMatch[];
+}
+
+/** What a search thread needs to search one file as searchFileBytes would: the pattern as the call gave it. */
+export interface ThreadSearch {
+  pattern: string;
+  flags: PatternOptions;
+  options: CollectOptions;
+}
+
+/**
+ * Searches one file's bytes off the event loop (the Node home's worker threads), answering what
+ * searchFileBytes answers: the quick test, then the search. Fails with `unavailable` when the
+ * thread stops before answering.
+ */
+export interface SearchThreads {
+  search(bytes: Uint8Array, request: ThreadSearch): Promise<FileMatches | undefined>;
 }
 
 const decoder = new TextDecoder('utf-8');
@@ -74,6 +96,23 @@ export async function searchAdmittedBytes(
   await scanLines(text, pattern, collector.add, clock);
   collector.finish();
   return collector.count === 0 ? undefined : { count: collector.count, matches: collector.matches };
+}
+
+/**
+ * Whether searching these bytes with this pattern would make one re2js call over more than
+ * LONG_RUN_BYTES: a multiline pattern on a file that large, or a line that long. Lines are found
+ * by looking back from LONG_RUN_BYTES ahead for a line feed, so a file of short lines costs a
+ * few steps per mebibyte.
+ */
+export function runsLong(bytes: Uint8Array, pattern: Pick<TextPattern, 'multiline'>): boolean {
+  if (bytes.length <= LONG_RUN_BYTES) return false;
+  if (pattern.multiline) return true;
+  for (let lineStart = 0; lineStart + LONG_RUN_BYTES < bytes.length;) {
+    const newline = bytes.lastIndexOf(10, lineStart + LONG_RUN_BYTES);
+    if (newline < lineStart) return true;
+    lineStart = newline + 1;
+  }
+  return false;
 }
 
 async function decodeText(bytes: Uint8Array, clock: WorkBudget): Promise<string> {

@@ -2,7 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { unlimitedWork } from '../../../src/core/work-budget.ts';
 import { compileTextPattern, type PatternOptions } from '../../../src/tools/search/text-pattern.ts';
-import { MAX_LINE_CHARS, searchFileBytes, type LineMatch } from '../../../src/tools/search/text-search.ts';
+import {
+  LONG_RUN_BYTES,
+  MAX_LINE_CHARS,
+  runsLong,
+  searchFileBytes,
+  type LineMatch,
+} from '../../../src/tools/search/text-search.ts';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
@@ -196,5 +202,25 @@ describe('context', () => {
       { line: 3, text: 'line 3 hit', after: ['line 4'] },
       { line: 5, text: 'line 5 hit', after: ['line 6', 'line 7', 'line 8'] },
     ]);
+  });
+});
+
+describe('files whose search would run long', () => {
+  // Searched off the event loop where the home can (SearchThreads): one re2js call over more than LONG_RUN_BYTES.
+  const bytesOf = (...lineSizes: number[]) => utf8(lineSizes.map((size) => 'a'.repeat(size)).join('\n'));
+  const lines = { multiline: false };
+
+  it('are those with a line longer than LONG_RUN_BYTES, wherever it is', () => {
+    expect(runsLong(bytesOf(LONG_RUN_BYTES + 1), lines)).toBe(true);
+    expect(runsLong(bytesOf(LONG_RUN_BYTES), lines)).toBe(false);
+    expect(runsLong(bytesOf(10, LONG_RUN_BYTES, 3, LONG_RUN_BYTES), lines)).toBe(false);
+    expect(runsLong(bytesOf(10, LONG_RUN_BYTES, 3, LONG_RUN_BYTES + 1), lines)).toBe(true);
+    expect(runsLong(bytesOf(...Array.from({ length: 40_000 }, () => 79), LONG_RUN_BYTES + 1, 5), lines)).toBe(true);
+    expect(runsLong(bytesOf(...Array.from({ length: 40_000 }, () => 79)), lines)).toBe(false);
+  });
+
+  it('and, for a multiline pattern, any file larger than LONG_RUN_BYTES', () => {
+    expect(runsLong(bytesOf(...Array.from({ length: 40_000 }, () => 79)), { multiline: true })).toBe(true);
+    expect(runsLong(bytesOf(1000, 1000), { multiline: true })).toBe(false);
   });
 });
