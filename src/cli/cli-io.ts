@@ -1,10 +1,13 @@
 // What a command reads and writes: its environment, stdin, JSON answers on stdout, messages on stderr.
+import type { Writable } from 'node:stream';
 
 export interface CliIo {
   env: Record<string, string | undefined>;
   /** Pretty-prints JSON for a person; a pipe gets one line per answer. */
   stdoutIsTty: boolean;
   out(text: string): void;
+  /** stdout as a byte stream, for an archive written there. */
+  stdout: Writable;
   err(text: string): void;
   readStdin(): Promise<string>;
 }
@@ -14,6 +17,7 @@ export function processIo(): CliIo {
     env: process.env,
     stdoutIsTty: process.stdout.isTTY === true,
     out: (text) => void process.stdout.write(text),
+    stdout: process.stdout,
     err: (text) => void process.stderr.write(text),
     async readStdin() {
       const chunks: Buffer[] = [];

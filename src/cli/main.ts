@@ -1,5 +1,6 @@
 // The toolgate command: reads the command word, runs that command and answers its exit code.
 import { processIo, type CliIo } from './cli-io.ts';
+import { downloadCommand, uploadCommand } from './archive-commands.ts';
 import { callCommand } from './call-command.ts';
 import { UsageError, wantsHelp } from './command-line.ts';
 import { EXIT_OK, reportFailure } from './failure-report.ts';
@@ -8,18 +9,20 @@ import { keysCommand } from './keys-command.ts';
 export const usage = `Usage: toolgate <command> [options]
 
 Commands:
-  serve                    run the toolgate server (the default command)
-  runner                   run a runner against a server: toolgate runner --url <url> --key-file <file>
-                           (or the key in TOOLGATE_RUNNER_KEY)
-  keys create|list|revoke  manage API keys
-  call <workspace> <tool>  call a tool: toolgate call demo read_file --json '{"path": "a.txt"}'
-  help                     show this help
+  serve                        run the toolgate server (the default command)
+  runner                       run a runner against a server: toolgate runner --url <url> --key-file <file>
+                               (or the key in TOOLGATE_RUNNER_KEY)
+  keys create|list|revoke      manage API keys
+  call <workspace> <tool>      call a tool: toolgate call demo read_file --json '{"path": "a.txt"}'
+  download <workspace> [file]  a directory of the workspace as a tar (or .tgz) file, or on stdout
+  upload <workspace> <file>    apply a tar (or .tgz) file to the workspace in one commit
+  help                         show this help
 
 Run toolgate <command> --help for a command's options.
 
-keys and call talk to a server given by --url (or TOOLGATE_URL, default
+keys, call, download and upload talk to a server given by --url (or TOOLGATE_URL, default
 http://127.0.0.1:8787) with the key given by --key (or TOOLGATE_API_KEY). They print the
-server's JSON answer on stdout and errors on stderr, and exit with
+server's JSON answer on stdout (download: the archive) and errors on stderr, and exit with
   0  success
   1  the server answered an error (its code and message are on stderr), the call waits
      for approval, or the server could not be reached
@@ -65,6 +68,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
         return await keysCommand(rest, io);
       case 'call':
         return await callCommand(rest, io);
+      case 'download':
+        return await downloadCommand(rest, io);
+      case 'upload':
+        return await uploadCommand(rest, io);
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}`, usage);
     }

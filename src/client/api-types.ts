@@ -1,6 +1,7 @@
 // The contract's bodies beyond the tools: workspaces, keys, approvals, usage and tool listings, derived from contract/.
 import type { z } from 'zod';
 import type {
+  archiveAppliedSchema,
   approvalListSchema,
   approvalRuleSchema,
   approvalSchema,
@@ -22,6 +23,8 @@ import type {
 import type {
   ApprovalMode,
   ApprovalStatus,
+  archiveDownloadQuery,
+  archiveUploadQuery,
   decisionInput,
   gitImportSourceSchema,
   hookInput,
@@ -63,6 +66,15 @@ export interface ListFilesQuery {
 }
 
 export type FileListing = z.output<typeof fileListSchema>;
+
+/** GET /v1/workspaces/{ws}/archive's options: `format` tar (default) or tgz, `prefix` the directory (default the root). */
+export type ArchiveDownloadOptions = z.input<typeof archiveDownloadQuery>;
+
+/** PUT /v1/workspaces/{ws}/archive's options: `mode` merge (default) or replace, `prefix` the directory to unpack into. */
+export type ArchiveUploadOptions = z.input<typeof archiveUploadQuery>;
+
+/** What an applied archive held, and the workspace version it made. */
+export type ArchiveApplied = z.output<typeof archiveAppliedSchema>;
 
 /** POST /v1/keys's body. */
 export type NewKeyBody = z.input<typeof keyInput>;

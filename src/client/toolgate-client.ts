@@ -4,6 +4,9 @@ import type {
   ApprovalList,
   ApprovalQuery,
   Approval,
+  ArchiveApplied,
+  ArchiveDownloadOptions,
+  ArchiveUploadOptions,
   Checkpoint,
   CheckpointList,
   CreatedKey,
@@ -58,9 +61,13 @@ export interface ToolgateClientOptions {
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+/** Bytes sent as they are (an archive), not encoded as JSON. */
+type RawBody = Uint8Array | Blob | ReadableStream<Uint8Array>;
+
 interface RequestPlan {
   query?: Query;
   body?: unknown;
+  raw?: RawBody;
   signal?: AbortSignal;
 }
 
@@ -169,6 +176,37 @@ export class ToolgateClient {
     return expectJson(
       await this.#send('GET', `/v1/workspaces/${segment(workspace)}/files`, {
         query: { prefix: query.prefix, recursive: query.recursive, limit: query.limit, cursor: query.cursor },
+      }),
+      [200],
+    );
+  }
+
+  /**
+   * A directory of the workspace (`prefix`, default the root) as a tar, or gzip'd with `format:
+   * 'tgz'`: the answer's body, streamed as the server packs it.
+   */
+  async download(
+    workspace: string,
+    options: ArchiveDownloadOptions = {},
+    signal?: AbortSignal,
+  ): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.#send('GET', `/v1/workspaces/${segment(workspace)}/archive`, {
+      query: { format: options.format, prefix: options.prefix },
+      signal,
+    });
+    if (response.status !== 200) throw await ToolgateError.fromResponse(response);
+    return response.body ?? new Blob([]).stream();
+  }
+
+  /**
+   * Applies a tar or gzip'd tar (bytes, a Blob or a stream) in one commit: under `prefix`, with
+   * `mode` merge (default) or replace. A refused entry refuses the whole archive.
+   */
+  async upload(workspace: string, archive: RawBody, options: ArchiveUploadOptions = {}): Promise<ArchiveApplied> {
+    return expectJson(
+      await this.#send('PUT', `/v1/workspaces/${segment(workspace)}/archive`, {
+        query: { mode: options.mode, prefix: options.prefix },
+        raw: archive,
       }),
       [200],
     );
@@ -286,6 +324,12 @@ export class ToolgateClient {
     if (plan.body !== undefined) {
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify(plan.body);
+    }
+    if (plan.raw !== undefined) {
+      headers['content-type'] = 'application/octet-stream';
+      init.body = plan.raw as NonNullable<RequestInit['body']>;
+      // fetch sends a stream only when told it may (the request goes out before the answer comes).
+      if (plan.raw instanceof ReadableStream) Object.assign(init, { duplex: 'half' });
     }
     if (plan.signal) init.signal = plan.signal;
     try {

@@ -12,6 +12,7 @@ import { HookDeliveries } from '../hooks/hook-deliveries.ts';
 import type { AppEnv, KeyAuthority } from '../http/app-deps.ts';
 import { createBaseApp } from '../http/app.ts';
 import { approvalRoutes } from '../http/approval-routes.ts';
+import { archiveRoutes } from '../http/archive-routes.ts';
 import { historyRoutes } from '../http/history-routes.ts';
 import { mcpRoutes } from '../http/mcp-routes.ts';
 import { assertRoutesGuarded } from '../http/route-access.ts';
@@ -165,6 +166,7 @@ export class WorkspaceObject {
 
     const app = createBaseApp(deps);
     app.route('/v1', workspaceRoutes(deps));
+    app.route('/v1', archiveRoutes(deps));
     app.route('/v1', toolRoutes(deps));
     app.route('/v1', approvalRoutes({ approvals: calls, limits }));
     app.route('/v1', mcpRoutes(deps));

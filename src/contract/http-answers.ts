@@ -60,6 +60,21 @@ export const fileListSchema = z.looseObject({
   nextCursor: z.string().optional(),
 });
 
+/** PUT /v1/workspaces/{ws}/archive's answer: what the archive held, and the commit that applied it. */
+export const archiveAppliedSchema = z.looseObject({
+  files: count.describe('Files the archive gave (hard links included, as copies).'),
+  symlinks: count,
+  directories: count.describe('Directories the archive named.'),
+  bytes: count.describe("The sum of its files' sizes in bytes."),
+  deleted: count.describe(
+    'Entries removed: under prefix and not in the archive (replace), or replaced by another type.',
+  ),
+  version: count.describe('The workspace version once the archive is applied.'),
+  skipped: z
+    .array(z.looseObject({ entry: z.string(), reason: z.string() }))
+    .describe('Entries of kinds a workspace does not hold (devices, fifos), left out.'),
+});
+
 // History.
 
 const commitId = z.string().describe('A git commit id: 40 hex digits.');

@@ -13,7 +13,31 @@ export const workspaceSettings = z.strictObject({
 });
 
 export const forkRequest = z.strictObject({
-  to: z.string().describe('The new workspace\'s id: ^[a-z0-9][a-z0-9_-]{0,62}$, not yet in use, within the key\'s scope.'),
+  to: z
+    .string()
+    .describe("The new workspace's id: ^[a-z0-9][a-z0-9_-]{0,62}$, not yet in use, within the key's scope."),
+});
+
+/** GET /v1/workspaces/{ws}/archive's query. */
+export const archiveDownloadQuery = z.strictObject({
+  format: z.enum(['tar', 'tgz']).default('tar').describe("tar (default), or tgz: the tar gzip'd."),
+  prefix: z
+    .string()
+    .default('')
+    .describe('The directory to archive (default the root); entries are named relative to it.'),
+});
+
+export const archiveModes = ['merge', 'replace'] as const;
+
+/** PUT /v1/workspaces/{ws}/archive's query. */
+export const archiveUploadQuery = z.strictObject({
+  mode: z
+    .enum(archiveModes)
+    .default('merge')
+    .describe(
+      'merge (default) writes over what is there; replace also deletes everything under prefix the archive lacks.',
+    ),
+  prefix: z.string().default('').describe('The directory to unpack into (default the root; created when absent).'),
 });
 
 // History.

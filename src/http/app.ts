@@ -4,6 +4,7 @@ import { ToolError } from '../core/errors.ts';
 import type { KeyStore } from '../keys/key-store.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { approvalRoutes } from './approval-routes.ts';
+import { archiveRoutes } from './archive-routes.ts';
 import { authenticate } from './auth.ts';
 import { docsRoutes } from './docs-routes.ts';
 import { errorResponse } from './error-response.ts';
@@ -22,6 +23,7 @@ import { consoleLog } from '../core/log.ts';
 export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {
   const app = createBaseApp(deps);
   app.route('/v1', workspaceRoutes(deps));
+  app.route('/v1', archiveRoutes(deps));
   app.route('/v1', toolListRoutes(deps));
   app.route('/v1', toolRoutes(deps));
   app.route('/v1', approvalRoutes({ ...deps, approvals: deps.calls }));

@@ -1,13 +1,12 @@
 // History routes: checkpoints, the diff from one to now, restore, and import from a git remote.
 import { Hono } from 'hono';
 import { checkpointInput, checkpointsQuery, importInput, restoreInput } from '../contract/http-requests.ts';
-import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
 import { ToolError } from '../core/errors.ts';
 import type { WorkspaceHistory } from '../history/workspace-history.ts';
-import type { ApiKey } from '../keys/key-store.ts';
 import { parseInput } from '../contract/parse-input.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
+import { assertMayRewrite } from './route-access.ts';
 
 export type HistoryRouteDeps = Pick<AppDeps, 'workspaces' | 'tools' | 'limits'> & { history: WorkspaceHistory };
 
@@ -43,7 +42,7 @@ export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
   routes.post('/workspaces/:ws/restore', async (c) => {
     const key = c.get('key');
     const workspace = deps.workspaces.open(c.req.param('ws'));
-    assertMayRewrite(deps, key, 'restore a checkpoint');
+    assertMayRewrite(deps.tools, key, 'restore a checkpoint');
     const body = parseInput(restoreInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'restore');
     const { restored, version } = await deps.history.restore(workspace, body.checkpoint);
     return c.json({ restored, version: version ?? deps.workspaces.info(workspace.id)?.version ?? null });
@@ -52,29 +51,10 @@ export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
   routes.post('/workspaces/:ws/import', async (c) => {
     const key = c.get('key');
     const workspace = deps.workspaces.open(c.req.param('ws'));
-    assertMayRewrite(deps, key, 'import a repository');
+    assertMayRewrite(deps.tools, key, 'import a repository');
     const body = parseInput(importInput, await readJsonBody(c.req.raw, deps.limits.maxBodyBytes), 'import');
     return c.json(await deps.history.import(workspace, body.git), 201);
   });
 
   return routes;
-}
-
-/**
- * Restore and import rewrite many files at once, so they need a key that may already do that
- * unasked: one whose allowlist and policy let write_file and apply_patch run without approval.
- */
-function assertMayRewrite(deps: HistoryRouteDeps, key: ApiKey, what: string): void {
-  for (const name of ['write_file', 'apply_patch']) {
-    const tool = deps.tools.get(name);
-    if (!toolAllowed(key, tool, undefined) || approvalDecision(key, tool, undefined) !== 'allow') {
-      throw new ToolError(
-        'forbidden',
-        `To ${what}, a key must be allowed to call write_file and apply_patch without approval; this key's ${name} is not. Ask an approver or admin.`,
-        {
-          tool: name,
-        },
-      );
-    }
-  }
 }

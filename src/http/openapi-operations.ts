@@ -13,6 +13,7 @@ import { toolFormats, toolResultSchemas } from '../contract/tool-answers.ts';
 import { errorStatus, type ErrorCode } from '../core/errors.ts';
 import { inputJsonSchema } from '../tools/tool-formats.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
+import { archiveOperations } from './archive-operations.ts';
 import { hookOperations } from './hook-operations.ts';
 import { historyOperations } from './history-operations.ts';
 import { callErrors, type JsonSchema, type Operation, type Parameter } from './openapi-types.ts';
@@ -40,6 +41,7 @@ export function contractOperations(tools: readonly ToolDefinition[], runnerProto
   return [
     ...serviceOperations(),
     ...workspaceOperations(),
+    ...archiveOperations(),
     ...historyOperations(),
     ...toolOperations(tools),
     ...accountOperations(),

@@ -1,4 +1,5 @@
 // The shapes of the OpenAPI document's operations, and the errors every tool call may answer, shared by the modules that list them by area.
+import { z } from 'zod';
 import type { ErrorCode } from '../core/errors.ts';
 
 export type JsonSchema = Record<string, unknown>;
@@ -47,3 +48,15 @@ export const callErrors: readonly ErrorCode[] = [
   'approval_rejected',
   'unavailable',
 ];
+
+/** A query schema's fields as parameters, each described (by `descriptions`, else by the field's own description). */
+export function queryParameters(schema: z.ZodType, descriptions: Record<string, string> = {}): Parameter[] {
+  const { properties } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as {
+    properties: Record<string, JsonSchema>;
+  };
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    description: descriptions[name] ?? (typeof property.description === 'string' ? property.description : name),
+    schema: property,
+  }));
+}

@@ -22,7 +22,10 @@ export interface OpenApiOptions {
 
 const tags = [
   { name: 'service', description: 'Health, this document and the docs page; no key needed.' },
-  { name: 'workspaces', description: 'Create, describe, delete and list workspaces.' },
+  {
+    name: 'workspaces',
+    description: 'Create, describe, fork, delete and list workspaces; download and upload archives.',
+  },
   {
     name: 'history',
     description: 'Checkpoints as git commits, the diff from one to now, restore, and import from a git remote.',
@@ -77,6 +80,7 @@ function componentSchemas(tools: readonly ToolDefinition[]): Record<string, Json
     Health: answers.healthSchema,
     WorkspaceInfo: answers.workspaceInfoSchema,
     FileList: answers.fileListSchema,
+    ArchiveApplied: answers.archiveAppliedSchema,
     ToolList: answers.toolListSchema,
     Approval: answers.approvalSchema,
     ApprovalPending: answers.approvalPendingSchema,

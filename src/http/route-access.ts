@@ -2,8 +2,10 @@
 // about a workspace, the key's scope. Routes deeper down check only what is theirs alone (an
 // admin-only action, the lease a runner report needs, which listed items the key sees).
 import type { Hono, MiddlewareHandler } from 'hono';
+import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
 import { ToolError } from '../core/errors.ts';
 import { canSeeWorkspace, type ApiKey, type KeyRole } from '../keys/key-store.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
 import type { AppEnv } from './app-deps.ts';
 
 /** The roles that call tools, manage workspaces and read their own usage; runner keys serve the runner protocol only. */
@@ -67,6 +69,25 @@ export function assertRole(key: ApiKey, roles: readonly KeyRole[], action?: stri
       role: key.role,
     },
   );
+}
+
+/**
+ * Routes that rewrite many files at once (restore, import, an archive) need a key that may already
+ * do that unasked: one whose allowlist and policy let write_file and apply_patch run without approval.
+ */
+export function assertMayRewrite(tools: Pick<ToolRegistry, 'get'>, key: ApiKey, what: string): void {
+  for (const name of ['write_file', 'apply_patch']) {
+    const tool = tools.get(name);
+    if (!toolAllowed(key, tool, undefined) || approvalDecision(key, tool, undefined) !== 'allow') {
+      throw new ToolError(
+        'forbidden',
+        `To ${what}, a key must be allowed to call write_file and apply_patch without approval; this key's ${name} is not. Ask an approver or admin.`,
+        {
+          tool: name,
+        },
+      );
+    }
+  }
 }
 
 /** A workspace outside the key's scope answers exactly as an absent one does. */

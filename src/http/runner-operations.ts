@@ -14,7 +14,7 @@ import {
   startedReportSchema,
   syncReportSchema,
 } from '../contract/runner-protocol.ts';
-import type { JsonSchema, Operation, Parameter } from './openapi-types.ts';
+import { queryParameters, type JsonSchema, type Operation } from './openapi-types.ts';
 
 const asJson = (schema: z.ZodType, io: 'input' | 'output' = 'output'): JsonSchema =>
   z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
@@ -22,16 +22,6 @@ const json = (schema: z.ZodType): NonNullable<Operation['body']> => ({
   content: { 'application/json': asJson(schema, 'input') },
   required: true,
 });
-
-/** A query schema's fields as parameters, each described. */
-function queryParameters(schema: z.ZodType, descriptions: Record<string, string>): Parameter[] {
-  const { properties } = asJson(schema, 'input') as { properties: Record<string, JsonSchema> };
-  return Object.entries(properties).map(([name, property]) => ({
-    name,
-    description: descriptions[name] ?? name,
-    schema: property,
-  }));
-}
 
 /** The runner protocol (served only where the app has durable processes). */
 export function runnerOperations(): Operation[] {

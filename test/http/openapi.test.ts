@@ -14,10 +14,11 @@ import {
   importInput,
   keyInput,
   restoreInput,
+  forkRequest,
   workspaceSettings,
 } from '../../src/contract/http-requests.ts';
 import { toolResultSchemas } from '../../src/contract/tool-answers.ts';
-import { hookDeliveryInput } from '../../src/contract/http-requests.ts';
+import { archiveDownloadQuery, archiveUploadQuery, hookDeliveryInput } from '../../src/contract/http-requests.ts';
 import {
   blobBatchRequestSchema as blobBatchInput,
   blobPieceQuerySchema as blobPieceQuery,
@@ -61,6 +62,7 @@ const asRequest = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'draft
 /** The zod schema each documented JSON request body must be generated from. */
 const routeBodies: [string, string, z.ZodType][] = [
   ['put', '/v1/workspaces/{ws}', workspaceSettings],
+  ['post', '/v1/workspaces/{ws}/fork', forkRequest],
   ['post', '/v1/workspaces/{ws}/checkpoints', checkpointInput],
   ['post', '/v1/workspaces/{ws}/restore', restoreInput],
   ['post', '/v1/workspaces/{ws}/import', importInput],
@@ -160,10 +162,25 @@ describe('GET /openapi.json', () => {
       ).toEqual((asRequest(schema) as any).properties);
       expect(Object.keys(doc.paths[path][method].requestBody.content)).toEqual(['application/octet-stream']);
     }
+    // An archive goes and comes as raw tar or gzip'd tar bytes, its options in the query.
+    const archive = doc.paths['/v1/workspaces/{ws}/archive'];
+    for (const [method, schema] of [
+      ['get', archiveDownloadQuery],
+      ['put', archiveUploadQuery],
+    ] as const) {
+      const parameters = archive[method].parameters.filter((parameter: { in: string }) => parameter.in === 'query');
+      expect(
+        Object.fromEntries(
+          parameters.map((parameter: { name: string; schema: unknown }) => [parameter.name, parameter.schema]),
+        ),
+      ).toEqual((asRequest(schema) as any).properties);
+    }
+    expect(Object.keys(archive.put.requestBody.content)).toEqual(['application/x-tar', 'application/gzip']);
     // No body is documented from anything else: a new route with a body needs its schema here.
     const checked = new Set([
       ...routeBodies.map(([method, path]) => `${method} ${path}`),
       ...uploads.map(([method, path]) => `${method} ${path}`),
+      'put /v1/workspaces/{ws}/archive',
       ...builtinTools.map((tool) => `post /v1/workspaces/{ws}/tools/${tool.name}`),
       'post /v1/workspaces/{ws}/mcp',
     ]);

@@ -1,0 +1,89 @@
+// Lands an unpacked archive in one commit: merge writes over what is there, replace also removes what the archive lacks.
+import { isToolError } from '../core/errors.ts';
+import { isBelow, parentPath } from '../core/virtual-path.ts';
+import type { ArchivedEntry } from './archive-unpack.ts';
+import type { ManifestChange } from './manifest.ts';
+import type { Workspace } from './workspace.ts';
+
+export type ArchiveMode = 'merge' | 'replace';
+
+export interface ArchiveCommit {
+  /** The version the commit made; null when the workspace already held exactly what the archive gives. */
+  version: number | null;
+  /** Entries removed: those replace found missing from the archive, and those an entry of another type replaced. */
+  deleted: number;
+}
+
+/** Plans made again when a write landing meanwhile made the commit fail. */
+const MAX_ATTEMPTS = 5;
+
+/**
+ * Commits what the archive gives below the resolved directory `root`, all of it or nothing. An
+ * entry replaces one of another type at its path (a directory with everything in it); files and
+ * links that are already exactly so are left as they are, versions included.
+ */
+export async function commitArchive(
+  workspace: Workspace,
+  entries: ReadonlyMap<string, ArchivedEntry>,
+  root: string,
+  mode: ArchiveMode,
+): Promise<ArchiveCommit> {
+  for (let attempt = 1; ; attempt += 1) {
+    const { changes, deleted } = archiveChanges(workspace, entries, root, mode);
+    if (changes.length === 0) return { version: null, deleted: 0 };
+    try {
+      return { version: (await workspace.commit(changes)).version, deleted };
+    } catch (error) {
+      // A write landed between the plan and the commit (a path gone, a directory filled): plan again against it.
+      const raced =
+        isToolError(error) && ['conflict', 'not_found', 'is_directory', 'invalid_argument'].includes(error.code);
+      if (!raced || attempt >= MAX_ATTEMPTS) throw error;
+    }
+  }
+}
+
+function archiveChanges(
+  workspace: Workspace,
+  entries: ReadonlyMap<string, ArchivedEntry>,
+  root: string,
+  mode: ArchiveMode,
+): { changes: ManifestChange[]; deleted: number } {
+  // Every directory the archive needs: those it names, those its entries lie in, and `root` itself.
+  const directories = new Set<string>(root === '' ? [] : [root]);
+  for (const [path, entry] of entries) {
+    if (entry.type === 'dir') directories.add(path);
+    for (let parent = parentPath(path); isBelow(parent, root) && !directories.has(parent); parent = parentPath(parent))
+      directories.add(parent);
+  }
+  const deletions = new Set<string>();
+  const removeTree = (path: string) => {
+    for (const below of workspace.entriesBelow(path)) deletions.add(below.path);
+    deletions.add(path);
+  };
+  for (const path of directories) {
+    const type = workspace.entry(path)?.type;
+    if (type !== undefined && type !== 'dir') deletions.add(path);
+  }
+  for (const [path, entry] of entries)
+    if (entry.type !== 'dir' && workspace.entry(path)?.type === 'dir') removeTree(path);
+  if (mode === 'replace') {
+    for (const below of workspace.entriesBelow(root))
+      if (!entries.has(below.path) && !directories.has(below.path)) deletions.add(below.path);
+  }
+
+  // Children sort after their parent, so the reverse order deletes what a directory holds first.
+  const changes: ManifestChange[] = [...deletions]
+    .sort()
+    .reverse()
+    .map((path) => ({ op: 'delete', path }));
+  const now = (path: string) => (deletions.has(path) ? undefined : workspace.entry(path));
+  for (const path of [...directories].sort()) if (now(path)?.type !== 'dir') changes.push({ op: 'mkdir', path });
+  for (const [path, entry] of entries) {
+    const current = now(path);
+    if (entry.type === 'file' && !(current?.type === 'file' && current.blob === entry.blob))
+      changes.push({ op: 'write', path, blob: entry.blob, size: entry.size });
+    if (entry.type === 'symlink' && !(current?.type === 'symlink' && current.target === entry.target))
+      changes.push({ op: 'symlink', path, target: entry.target });
+  }
+  return { changes, deleted: deletions.size };
+}

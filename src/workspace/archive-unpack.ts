@@ -1,0 +1,269 @@
+// Reads a tar into a workspace's store: each entry through the path guard as it arrives, each file's content stored at once.
+import { createTarDecoder, type ParsedTarEntry } from 'modern-tar';
+import { isToolError, ToolError } from '../core/errors.ts';
+import { linkTargetPath } from '../core/link-target.ts';
+import { isBelow, parentPath } from '../core/virtual-path.ts';
+import type { Workspace } from './workspace.ts';
+
+/** What the archive puts at a path. A file's blob is filled in once its content is stored. */
+export type ArchivedEntry =
+  { type: 'file'; size: number; blob: string } | { type: 'dir' } | { type: 'symlink'; target: string };
+
+export interface UnpackedArchive {
+  /** By canonical workspace path, in archive order; a later entry for a path replaces an earlier one, as `tar -x` does. */
+  entries: Map<string, ArchivedEntry>;
+  /** Entries of kinds a workspace cannot hold (devices, fifos), left out. */
+  skipped: { entry: string; reason: string }[];
+}
+
+export interface UnpackLimits {
+  /** The largest file, as for every write. */
+  maxFileBytes: number;
+  /** Entries one archive may hold. */
+  maxEntries: number;
+}
+
+/**
+ * Entries one archive may hold: its plan is kept in memory until the one commit that writes every
+ * entry, and 100,000 is ten pages of a full listing.
+ */
+export const MAX_ARCHIVE_ENTRIES = 100_000;
+
+/** Contents stored side by side, at most this many and this many bytes at a time. */
+const STORES_IN_FLIGHT = 16;
+const STORE_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+const DIRECTORY: ArchivedEntry = Object.freeze({ type: 'dir' });
+
+/**
+ * Reads every entry of the tar: its name joined under the resolved directory `root` and checked
+ * by the path guard as a write, a link's target kept inside the workspace, a file within the file
+ * limit. The first refusal ends the reading (the error names the entry in `details.entry`); what
+ * was stored by then is content no version names, which the store's collection reclaims.
+ */
+export async function unpackArchive(
+  workspace: Workspace,
+  tar: ReadableStream<Uint8Array>,
+  root: string,
+  limits: UnpackLimits,
+): Promise<UnpackedArchive> {
+  const archive: UnpackedArchive = { entries: new Map(), skipped: [] };
+  const names = new Map<string, string>();
+  const stores = new ContentStores(workspace);
+  const reader = tar.pipeThrough(createTarDecoder({ strict: true })).getReader();
+  try {
+    for (let count = 1; ; count += 1) {
+      const next = await reader.read().catch((error: unknown) => {
+        throw malformed(error);
+      });
+      if (next.done) break;
+      if (count > limits.maxEntries) {
+        throw new ToolError(
+          'payload_too_large',
+          `The archive holds more than ${limits.maxEntries} entries; send it in parts (PUT with mode merge and a prefix each).`,
+          { limit: limits.maxEntries },
+        );
+      }
+      const path = await readEntry(workspace, next.value, root, limits, archive, stores);
+      if (path !== undefined) names.set(path, next.value.header.name);
+    }
+    assertNothingBelowFiles(archive.entries, names);
+    await stores.finished();
+  } catch (error) {
+    await reader.cancel(error).catch(() => undefined);
+    await stores.settled();
+    throw error;
+  }
+  return archive;
+}
+
+async function readEntry(
+  workspace: Workspace,
+  { header, body }: ParsedTarEntry,
+  root: string,
+  limits: UnpackLimits,
+  archive: UnpackedArchive,
+  stores: ContentStores,
+): Promise<string | undefined> {
+  const type = header.type ?? 'file';
+  if (type !== 'file') await body.cancel();
+  const path = await guardedPath(workspace, header.name, root, type === 'directory');
+  const refuse = (code: 'invalid_argument' | 'path_outside_workspace', why: string, details = {}) =>
+    new ToolError(code, `The archive is refused whole: its entry ${JSON.stringify(header.name)} ${why}.`, {
+      entry: header.name,
+      ...details,
+    });
+  if (path === root) {
+    // `./` names the directory the archive is unpacked into: nothing to do.
+    if (type === 'directory') return undefined;
+    throw refuse(
+      'invalid_argument',
+      `names the directory the archive is unpacked into (${JSON.stringify(root)}), not a file`,
+    );
+  }
+  switch (type) {
+    case 'directory':
+      archive.entries.set(path, DIRECTORY);
+      return path;
+    case 'file': {
+      if (header.size > limits.maxFileBytes) {
+        await body.cancel();
+        throw new ToolError(
+          'payload_too_large',
+          `The archive is refused whole: its entry ${JSON.stringify(header.name)} is ${header.size} bytes, over the file limit of ${limits.maxFileBytes} bytes (TOOLGATE_MAX_FILE_BYTES).`,
+          { entry: header.name, size: header.size, limit: limits.maxFileBytes },
+        );
+      }
+      const file = { type: 'file' as const, size: header.size, blob: '' };
+      archive.entries.set(path, file);
+      await stores.store(file, await readBody(body, header.size));
+      return path;
+    }
+    case 'symlink': {
+      const target = header.linkname ?? '';
+      if (target === '') throw refuse('invalid_argument', 'is a symlink without a target');
+      if (target.startsWith('/') || linkTargetPath(path, target) === undefined)
+        throw refuse(
+          'path_outside_workspace',
+          `is a symlink to ${JSON.stringify(target)}, which leads outside the workspace; archive links whose targets stay inside it, as relative paths`,
+          { target },
+        );
+      archive.entries.set(path, { type: 'symlink', target });
+      return path;
+    }
+    case 'link': {
+      // A hard link holds the content of a file the archive gave before it: it becomes a copy.
+      const source = await guardedPath(workspace, header.linkname ?? '', root, false).catch(() => undefined);
+      const file = source === undefined ? undefined : archive.entries.get(source);
+      if (file?.type !== 'file')
+        throw refuse(
+          'invalid_argument',
+          `is a hard link to ${JSON.stringify(header.linkname ?? '')}, which is not a file earlier in the archive; archive the file itself`,
+          { target: header.linkname ?? '' },
+        );
+      archive.entries.set(path, file);
+      return path;
+    }
+    default:
+      archive.skipped.push({
+        entry: header.name,
+        reason: `a ${type} is not kept: a workspace holds files, directories and symlinks`,
+      });
+      return undefined;
+  }
+}
+
+/**
+ * The canonical workspace path of an entry's name joined under `root`, through the path guard as a
+ * write: the directories the archive names below `root` are taken as directories (which the commit
+ * makes them), so a link the workspace has there now is never followed by a name of the archive.
+ */
+async function guardedPath(workspace: Workspace, name: string, root: string, directory: boolean): Promise<string> {
+  const refuse = (code: 'invalid_argument' | 'path_outside_workspace', why: string) =>
+    new ToolError(code, `The archive is refused whole: its entry ${JSON.stringify(name)} ${why}.`, { entry: name });
+  // The decoder spells bytes that are not UTF-8 as U+FFFD, so a name that was not UTF-8 is never stored altered.
+  if (name.includes('\uFFFD'))
+    throw refuse('invalid_argument', 'has a name that is not valid UTF-8; name files in UTF-8');
+  if (name.startsWith('/'))
+    throw refuse('path_outside_workspace', 'has an absolute name; archive paths relative to the directory archived');
+  try {
+    const resolved = await workspace.resolve(root === '' ? name : `${root}/${name}`, 'write', {
+      directory,
+      followFinalSymlink: false,
+      planned: (path) => (isBelow(path, root) ? DIRECTORY : undefined),
+    });
+    return resolved.path;
+  } catch (error) {
+    if (!isToolError(error)) throw error;
+    throw new ToolError(
+      error.code,
+      `The archive is refused whole: its entry ${JSON.stringify(name)}: ${error.message}`,
+      {
+        ...error.details,
+        entry: name,
+      },
+    );
+  }
+}
+
+/** Refuses an archive that puts an entry below one it gives as a file or a symlink (no commit could make both). */
+function assertNothingBelowFiles(
+  entries: ReadonlyMap<string, ArchivedEntry>,
+  names: ReadonlyMap<string, string>,
+): void {
+  for (const path of entries.keys()) {
+    for (let parent = parentPath(path); parent !== ''; parent = parentPath(parent)) {
+      const above = entries.get(parent);
+      if (above === undefined || above.type === 'dir') continue;
+      const entry = names.get(path) ?? path;
+      throw new ToolError(
+        'invalid_argument',
+        `The archive is refused whole: its entry ${JSON.stringify(entry)} lies below ${JSON.stringify(names.get(parent) ?? parent)}, which the archive gives as a ${above.type === 'file' ? 'file' : 'symlink'}.`,
+        { entry },
+      );
+    }
+  }
+}
+
+/** The whole body of a file entry, of the size its header gives. */
+async function readBody(body: ReadableStream<Uint8Array>, size: number): Promise<Uint8Array> {
+  const content = new Uint8Array(size);
+  const reader = body.getReader();
+  let offset = 0;
+  for (;;) {
+    const { done, value } = await reader.read().catch((error: unknown) => {
+      throw malformed(error);
+    });
+    if (done) break;
+    if (offset + value.byteLength > size) throw malformed(new Error('an entry holds more bytes than its header says'));
+    content.set(value, offset);
+    offset += value.byteLength;
+  }
+  if (offset !== size) throw malformed(new Error('an entry is cut short'));
+  return content;
+}
+
+/** What the tar decoder (or the gzip decoder before it) refused, as the caller's mistake; limits and refusals pass through. */
+function malformed(error: unknown): unknown {
+  if (isToolError(error)) return error;
+  return new ToolError(
+    'invalid_argument',
+    `The body is not a tar archive (or a gzip'd one) that can be read: ${error instanceof Error ? error.message : String(error)} Send a tar, or a tar gzip'd.`,
+  );
+}
+
+/** Stores contents side by side, a bounded number and size at a time, filling in each file's blob once stored. */
+class ContentStores {
+  private readonly pending = new Set<Promise<void>>();
+  private bytes = 0;
+
+  constructor(private readonly workspace: Workspace) {}
+
+  async store(file: { blob: string }, content: Uint8Array): Promise<void> {
+    while (
+      this.pending.size >= STORES_IN_FLIGHT ||
+      (this.pending.size > 0 && this.bytes + content.byteLength > STORE_BYTES_IN_FLIGHT)
+    )
+      await Promise.race(this.pending);
+    this.bytes += content.byteLength;
+    const stored: Promise<void> = this.workspace
+      .storeBlob(content)
+      .then((blob) => {
+        file.blob = blob;
+      })
+      .finally(() => {
+        this.pending.delete(stored);
+        this.bytes -= content.byteLength;
+      });
+    // Handled here too: a failure is thrown to whoever waits next, and must not count as unhandled before that.
+    stored.catch(() => undefined);
+    this.pending.add(stored);
+  }
+
+  async finished(): Promise<void> {
+    await Promise.all(this.pending);
+  }
+
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.pending);
+  }
+}
