@@ -232,6 +232,25 @@ export const settings = {
     meaning: 'how long a call may wait for approval before it is rejected with the reason `expired`',
     homes: server,
   }),
+  TOOLGATE_BLOB_GC_GRACE_MS: integer({
+    name: 'TOOLGATE_BLOB_GC_GRACE_MS',
+    fallback: 600_000,
+    fallbackNote: '10 minutes',
+    min: 0,
+    max: 30 * DAY_MS,
+    meaning:
+      'how long a file content no workspace, checkpoint or commit in flight refers to is kept before the sweeper deletes it',
+    homes: ['node'],
+  }),
+  TOOLGATE_BLOB_GC_INTERVAL_MS: integer({
+    name: 'TOOLGATE_BLOB_GC_INTERVAL_MS',
+    fallback: 60_000,
+    fallbackNote: '1 minute',
+    min: 10,
+    max: DAY_MS,
+    meaning: 'how often the sweeper looks for file contents to delete (a sweep starts only once the last has ended)',
+    homes: ['node'],
+  }),
   TOOLGATE_RATE_LIMIT_PER_MINUTE: integer({
     name: 'TOOLGATE_RATE_LIMIT_PER_MINUTE',
     fallback: 0,

@@ -115,6 +115,13 @@ export class HistoryRecords {
   }
 
   /** Forgets a deleted workspace's history (its objects go with the workspace's object prefix). */
+  /** The contents the workspaces' histories know by SHA-256: restores read them from the blob store. */
+  *blobsOf(workspaceUids: readonly string[]): Iterable<string> {
+    for (const uid of workspaceUids)
+      for (const row of this.db.query<{ sha256: string }>('SELECT sha256 FROM git_blobs WHERE workspace = ?', uid))
+        yield row.sha256;
+  }
+
   /** A workspace's history rows as a fork in another database receives them. */
   rowsOf(workspaceUid: string): HistoryRows {
     return {

@@ -53,10 +53,14 @@ export class WorkspaceHistory {
     this.records = new HistoryRecords(db);
   }
 
-  /** Forgets each workspace's history when the workspace is deleted, and gives each fork its source's. */
+  /**
+   * Forgets each workspace's history when the workspace is deleted, gives each fork its source's,
+   * and keeps the contents checkpoints restore from out of the blob sweeper's reach.
+   */
   attach(workspaces: Workspaces): this {
     workspaces.onDelete((uid) => this.records.forget(uid));
     workspaces.onFork((from, to) => this.records.copy(from, to));
+    workspaces.onReferences((uids) => this.records.blobsOf(uids));
     return this;
   }
 

@@ -30,6 +30,7 @@ import { loadAdminSecret, type AdminSecret } from './admin-key.ts';
 import type { NodeConfig } from './config.ts';
 import { SearchThreadPool } from './search-threads.ts';
 import { consoleLog } from '../core/log.ts';
+import { startBlobSweeps } from './blob-sweep-timer.ts';
 
 export interface NodeHome {
   app: Hono<AppEnv>;
@@ -127,6 +128,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   // Jobs whose runner stopped renewing its lease become lost within the lease plus one sweep interval.
   const sweeper = setInterval(() => processes.sweep(), Math.min(processes.sweepIntervalMs, 5_000));
   sweeper.unref();
+  const blobSweeps = startBlobSweeps(workspaces, config.blobGc, log);
   return {
     app,
     workspaces,
@@ -136,6 +138,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     runnerKey,
     close: () => {
       clearInterval(sweeper);
+      blobSweeps.stop();
       void searchThreads.close();
       services.calls.stop();
       db.close();

@@ -44,6 +44,14 @@ export class BlobCache {
     }
   }
 
+  /** Forgets a blob (it was deleted from the store). */
+  delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    this.entries.delete(key);
+    this.bytes -= entry.bytes.byteLength;
+  }
+
   /** Whether the blob is held; unlike `get`, not a read. */
   has(key: string): boolean {
     return this.entries.has(key);

@@ -2,7 +2,9 @@
 import { ToolError } from '../core/errors.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { deletePrefix } from '../storage/object-store.ts';
+import { KeyedLock } from '../core/keyed-lock.ts';
 import { BlobCache } from './blob-cache.ts';
+import { BlobPins } from './blob-pins.ts';
 import { BlobUploads } from './blob-uploads.ts';
 import { sha256Hex, type ContentHasher } from '../core/content-hash.ts';
 
@@ -11,8 +13,14 @@ export const DEFAULT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
 /** Object keys remembered (see `key`); past this many the memo starts over. */
 const MAX_REMEMBERED_KEYS = 200_000;
 
+/** How long a blob stored or found ahead of the commit that names it is kept from the sweeper. */
+export const DEFAULT_BLOB_KEEP_MS = 15 * 60 * 1000;
+
 export class BlobStore {
   private readonly cache: BlobCache;
+  private readonly pins: BlobPins;
+  /** A blob's write and the sweeper's delete of it take turns, so a delete never lands after a write. */
+  private readonly writes = new KeyedLock();
   /** Each blob's object key by workspace incarnation and hash, built once (see `key`). */
   private readonly keys = new Map<string, Map<string, string>>();
   private rememberedKeys = 0;
@@ -21,17 +29,50 @@ export class BlobStore {
     private readonly objects: ObjectStore,
     cacheBytes = DEFAULT_BLOB_CACHE_BYTES,
     private readonly hashContent: ContentHasher = sha256Hex,
+    keepMs = DEFAULT_BLOB_KEEP_MS,
   ) {
     this.cache = new BlobCache(cacheBytes);
+    this.pins = new BlobPins(keepMs);
   }
 
-  /** Stores the bytes under their SHA-256 and returns it; storing the same bytes twice is harmless. */
+  /**
+   * Stores the bytes under their SHA-256 and returns it; storing the same bytes twice is harmless.
+   * The blob is kept from the sweeper for a while (keepMs), for the commit that will name it.
+   */
   async put(store: string, bytes: Uint8Array): Promise<string> {
+    const { hash, release } = await this.putForCommit(store, bytes);
+    this.pins.keep(this.key(store, hash));
+    release();
+    return hash;
+  }
+
+  /** Stores the bytes for a commit in flight: the blob is kept from the sweeper until `release`. */
+  async putForCommit(store: string, bytes: Uint8Array): Promise<{ hash: string; release: () => void }> {
     const hash = await this.hashContent(bytes);
     const key = this.key(store, hash);
-    await this.objects.put(key, bytes, { sha256: hash });
+    const release = this.pins.hold(key);
+    try {
+      await this.writes.run(key, () => this.objects.put(key, bytes, { sha256: hash }));
+    } catch (error) {
+      release();
+      throw error;
+    }
     this.cache.set(key, bytes);
-    return hash;
+    return { hash, release };
+  }
+
+  /**
+   * Deletes a blob the sweeper found unreferenced, unless a commit may be about to name it (it is
+   * pinned) or `stillUnreferenced` says otherwise when asked in turn with the blob's writes.
+   */
+  async sweep(store: string, hash: string, stillUnreferenced: () => boolean): Promise<boolean> {
+    const key = this.key(store, hash);
+    return this.writes.run(key, async () => {
+      if (this.pins.isPinned(key) || !stillUnreferenced()) return false;
+      this.cache.delete(key);
+      await this.objects.delete(key);
+      return true;
+    });
   }
 
   /** The blob's bytes when the cache holds them, without waiting; callers must not modify them. */
@@ -59,6 +100,8 @@ export class BlobStore {
   /** The byte size of a stored blob, or undefined when none is stored under the id. */
   async size(store: string, hash: string): Promise<number | undefined> {
     const key = this.key(store, hash);
+    // Asked before a commit that names the blob: it is kept for it, as if just stored.
+    this.pins.keep(key);
     return this.cache.get(key)?.byteLength ?? (await this.objects.head(key))?.size;
   }
 

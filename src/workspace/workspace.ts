@@ -192,15 +192,29 @@ export class Workspace {
    * runs inside it, so what it records lands exactly when the changes do.
    */
   async commit(changes: readonly FileChange[], inTransaction?: (version: number) => void): Promise<CommitResult> {
-    const manifestChanges = await Promise.all(
-      changes.map(async (change): Promise<ManifestChange> => {
-        if (change.op !== 'write' || !('content' in change)) return change;
-        const blob = await this.parts.blobs.put(this.parts.manifest.store, change.content);
-        const write: ManifestChange = { op: 'write', path: change.path, blob, size: change.content.byteLength };
-        return change.expect ? { ...write, expect: change.expect } : write;
-      }),
-    );
-    return this.parts.commits.run(() => this.parts.manifest.commit(manifestChanges, inTransaction));
+    // The contents written are kept from the blob sweeper until the commit has landed or failed.
+    const releases: (() => void)[] = [];
+    let ended = false;
+    try {
+      const manifestChanges = await Promise.all(
+        changes.map(async (change): Promise<ManifestChange> => {
+          if (change.op !== 'write' || !('content' in change)) return change;
+          const { hash: blob, release } = await this.parts.blobs.putForCommit(
+            this.parts.manifest.store,
+            change.content,
+          );
+          // A put ending after another failed (the commit is over) lets go at once.
+          if (ended) release();
+          else releases.push(release);
+          const write: ManifestChange = { op: 'write', path: change.path, blob, size: change.content.byteLength };
+          return change.expect ? { ...write, expect: change.expect } : write;
+        }),
+      );
+      return await this.parts.commits.run(() => this.parts.manifest.commit(manifestChanges, inTransaction));
+    } finally {
+      ended = true;
+      for (const release of releases) release();
+    }
   }
 
   /** Queues writers of the same path in this process, so they take turns instead of conflicting. */

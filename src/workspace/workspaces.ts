@@ -9,6 +9,7 @@ import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { ContentHasher } from '../core/content-hash.ts';
 import { CommitGroup } from './commit-group.ts';
 import { BlobStore } from './blob-store.ts';
+import { BlobSweeper, type StoreState, type SweepResult } from './blob-sweeper.ts';
 import { EntryCache } from './entry-cache.ts';
 import { forkEntries, ForkReceiver, type ForkedEntry, type ForkedWorkspace } from './fork-transfer.ts';
 import { KeyedLock } from '../core/keyed-lock.ts';
@@ -67,6 +68,8 @@ export class Workspaces {
   private readonly deleteListeners: ((uid: string) => void)[] = [];
   private readonly forkListeners: ((fromUid: string, toUid: string) => void)[] = [];
   private readonly forks: ForkReceiver;
+  private readonly sweeper: BlobSweeper;
+  private readonly referenceListeners: ((uids: readonly string[]) => Iterable<string>)[] = [];
 
   private readonly readOnlyRoots: readonly ReadOnlyRoot[];
 
@@ -83,6 +86,7 @@ export class Workspaces {
       for (const listener of this.deleteListeners) listener(uid);
     });
     this.readOnlyRoots = options.readOnlyRoots ?? [];
+    this.sweeper = new BlobSweeper(db, objects, this.blobs, (store) => this.storeState(store));
     for (const root of this.readOnlyRoots) parseVirtualPath(root.path);
   }
 
@@ -274,8 +278,55 @@ export class Workspaces {
         ).length > 0
       );
     });
-    if (!shared) await this.blobs.deleteAll(store);
+    if (!shared) {
+      await this.blobs.deleteAll(store);
+      this.sweeper.forgetStore(store);
+    }
     return true;
+  }
+
+  /**
+   * Runs `listener` with the uids of a store's workspaces when the blob sweeper asks what they
+   * refer to besides their entries (history: the contents its checkpoints restore from).
+   */
+  onReferences(listener: (uids: readonly string[]) => Iterable<string>): void {
+    this.referenceListeners.push(listener);
+  }
+
+  /**
+   * Deletes contents no workspace has referred to for `graceMs` (see blob-sweeper.ts). A store a
+   * fork in another database reads is left alone: this one cannot see that fork's references.
+   */
+  sweepBlobs(graceMs: number): Promise<SweepResult> {
+    const stores = this.db
+      .query<{ store: string }>('SELECT DISTINCT coalesce(store, uid) AS store FROM workspaces')
+      .map((row) => row.store)
+      .filter((store) => !this.forks.isShared(store));
+    return this.sweeper.sweep(stores, graceMs);
+  }
+
+  private storeState(store: string): StoreState {
+    const uids = this.db
+      .query<{ uid: string }>(
+        'SELECT uid FROM workspaces WHERE store = ? OR (store IS NULL AND uid = ?) ORDER BY uid',
+        store,
+        store,
+      )
+      .map((row) => row.uid);
+    return {
+      key: uids.map((uid) => `${uid}#${this.entryCache.generation(uid)}`).join(','),
+      live: () => {
+        const live = new Set<string>();
+        for (const uid of uids)
+          for (const row of this.db.query<{ blob: string }>(
+            'SELECT DISTINCT blob FROM entries WHERE workspace = ? AND blob IS NOT NULL',
+            uid,
+          ))
+            live.add(row.blob);
+        for (const listener of this.referenceListeners) for (const hash of listener(uids)) live.add(hash);
+        return live;
+      },
+    };
   }
 
   /**
