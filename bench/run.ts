@@ -7,6 +7,7 @@ import { readNodeConfig } from '../src/node/config.ts';
 import { createNodeHome, startNodeServer } from '../src/node/server.ts';
 import { locateBubblewrap } from '../src/runner/node/bubblewrap.ts';
 import { benchApplyPatch } from './apply-patch-bench.ts';
+import { benchArchive } from './archive-bench.ts';
 import { benchBash } from './bash-bench.ts';
 import { benchFork } from './fork-bench.ts';
 import { describe, interleaved, load, percentile, perSecond, printRows, row, verdict } from './common.ts';
@@ -23,7 +24,7 @@ const FOUR_KB = 'x'.repeat(4095) + '\n';
 const READ_PATH = 'src/f3.txt';
 
 /** The sections to run: all, or those named as arguments (`npm run bench -- bash`; `bash` includes `live`, P9). */
-const SECTIONS = ['read', 'write', 'worker', 'patch', 'bash', 'live', 'search', 'fork'] as const;
+const SECTIONS = ['read', 'write', 'worker', 'patch', 'bash', 'live', 'search', 'fork', 'archive'] as const;
 /** `--files-scale` adds P12 (grep over 100,000 files) to the search section. */
 const FLAGS = ['--files-scale'] as const;
 const flags = process.argv.slice(2).filter((argument) => argument.startsWith('--'));
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
         runner: locateBubblewrap() !== undefined,
       });
     if (runs('fork')) await benchFork(server.url, KEY, home.workspaces);
+    if (runs('archive')) await benchArchive(server.url, KEY, home.workspaces);
     if (runs('bash')) await benchBash(server.url, KEY, home.workspaces, home.processes);
     const bwrap = locateBubblewrap();
     if ((runs('bash') || runs('live')) && bwrap)

@@ -24,9 +24,14 @@ export function packArchive(workspace: Workspace, root: string, mtime: Date): Re
       for (const entry of entries) {
         const header = tarHeader(entry, name(entry.path), mtime);
         const content = entry.type === 'file' ? await workspace.readBytes(entry.path, entry) : undefined;
-        // Each write waits while the reader is more than the packer's buffer behind.
-        const writer = controller.add(header).getWriter();
-        if (content !== undefined && content.byteLength > 0) await writer.write(content);
+        const body = controller.add(header);
+        if (content === undefined || content.byteLength === 0) {
+          await body.close();
+          continue;
+        }
+        // The write waits while the reader is more than the packer's buffer behind.
+        const writer = body.getWriter();
+        await writer.write(content);
         await writer.close();
       }
       controller.finalize();
