@@ -55,20 +55,27 @@ function archiveChanges(
     for (let parent = parentPath(path); isBelow(parent, root) && !directories.has(parent); parent = parentPath(parent))
       directories.add(parent);
   }
+  // What is there now below `root`, read in one query rather than a lookup per path.
+  const below = workspace.entriesBelow(root);
+  const existing = new Map(below.map((entry) => [entry.path, entry]));
+  const there = (path: string) => (path === root ? workspace.entry(root) : existing.get(path));
   const deletions = new Set<string>();
-  const removeTree = (path: string) => {
-    for (const below of workspace.entriesBelow(path)) deletions.add(below.path);
-    deletions.add(path);
-  };
+  // Directories that an entry of another type replaces, with everything in them.
+  const replaced = new Set<string>();
   for (const path of directories) {
-    const type = workspace.entry(path)?.type;
+    const type = there(path)?.type;
     if (type !== undefined && type !== 'dir') deletions.add(path);
   }
-  for (const [path, entry] of entries)
-    if (entry.type !== 'dir' && workspace.entry(path)?.type === 'dir') removeTree(path);
-  if (mode === 'replace') {
-    for (const below of workspace.entriesBelow(root))
-      if (!entries.has(below.path) && !directories.has(below.path)) deletions.add(below.path);
+  for (const [path, entry] of entries) {
+    if (entry.type === 'dir' || there(path)?.type !== 'dir') continue;
+    replaced.add(path);
+    deletions.add(path);
+  }
+  if (mode === 'replace' || replaced.size > 0) {
+    for (const { path } of below) {
+      if (mode === 'replace' ? !entries.has(path) && !directories.has(path) : within(path, replaced))
+        deletions.add(path);
+    }
   }
 
   // Children sort after their parent, so the reverse order deletes what a directory holds first.
@@ -76,7 +83,7 @@ function archiveChanges(
     .sort()
     .reverse()
     .map((path) => ({ op: 'delete', path }));
-  const now = (path: string) => (deletions.has(path) ? undefined : workspace.entry(path));
+  const now = (path: string) => (deletions.has(path) ? undefined : there(path));
   for (const path of [...directories].sort()) if (now(path)?.type !== 'dir') changes.push({ op: 'mkdir', path });
   for (const [path, entry] of entries) {
     const current = now(path);
@@ -86,4 +93,11 @@ function archiveChanges(
       changes.push({ op: 'symlink', path, target: entry.target });
   }
   return { changes, deleted: deletions.size };
+}
+
+/** Whether a directory of `directories` holds `path`. */
+function within(path: string, directories: ReadonlySet<string>): boolean {
+  for (let parent = parentPath(path); parent !== ''; parent = parentPath(parent))
+    if (directories.has(parent)) return true;
+  return false;
 }
