@@ -71,7 +71,8 @@ export const settings = {
     max: 2 ** 31,
     // Cloudflare refuses request bodies over 100 MB before the Worker sees them.
     cloudflareMax: 100 * 1000 * 1000,
-    meaning: 'largest request body, counted on the bytes received, chunked or not',
+    meaning:
+      'largest request body, counted on the bytes received, chunked or not; an archive upload also counts the tar it unpacks to against it',
     homes: server,
   }),
   TOOLGATE_MAX_FILE_BYTES: integer({
