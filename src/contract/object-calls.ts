@@ -209,7 +209,6 @@ const forkCalls = {
 } as const;
 
 export const workspaceCalls = {
-  ...forkCalls,
   /** The usage totals of the calls recorded in this object. */
   usage: objectCall('usage', usageQuerySchema, z.array(usageRowSchema)),
   /** The approvals of this object the key may see, newest first. */
@@ -232,6 +231,7 @@ export const workspaceCalls = {
     }),
     z.looseObject({ job: leasedJobSchema.optional(), later: z.boolean().optional() }),
   ),
+  ...forkCalls,
 } as const;
 
 /**

@@ -134,6 +134,72 @@ const bodies: { call: ObjectCall; good: unknown[]; bad: { body: unknown; field: 
     ],
   },
   {
+    call: workspaceCalls.forkBegin,
+    good: [{ to: 'beta', uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e' }],
+    bad: [{ body: { to: 'beta', uid: 'not-a-uid' }, field: 'uid' }],
+  },
+  {
+    call: workspaceCalls.forkEntries,
+    good: [
+      {
+        uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e',
+        entries: [
+          { path: 'd', parent: '', type: 'dir', blob: null, target: null, size: 0, version: 1 },
+          { path: 'd/f', parent: 'd', type: 'file', blob: 'a'.repeat(64), target: null, size: 3, version: 2 },
+          { path: 'l', parent: '', type: 'symlink', blob: null, target: 'd/f', size: 0, version: 2 },
+        ],
+      },
+    ],
+    bad: [
+      {
+        body: { uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e', entries: [{ path: 'd', type: 'dir' }] },
+        field: 'entries.0.parent',
+      },
+    ],
+  },
+  {
+    call: workspaceCalls.forkHistory,
+    good: [
+      {
+        uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e',
+        gitFiles: [{ path: 'HEAD', contentBase64: 'cmVmOiByZWZzL2hlYWRzL21haW4K' }],
+        gitBlobs: [{ sha256: 'a'.repeat(64), oid: 'b'.repeat(40), size: 3 }],
+        checkpoints: [{ seq: 1, id: 'b'.repeat(40), message: 'first', createdAt: '2026-01-01T00:00:00.000Z' }],
+      },
+    ],
+    bad: [
+      {
+        body: {
+          uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e',
+          gitFiles: [],
+          gitBlobs: [{ sha256: 'a' }],
+          checkpoints: [],
+        },
+        field: 'gitBlobs.0.oid',
+      },
+    ],
+  },
+  {
+    call: workspaceCalls.forkFinish,
+    good: [
+      {
+        to: 'beta',
+        uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e',
+        workspace: { store: 'store-1', settings: '{}', version: 3, files: 1, bytes: 3 },
+      },
+    ],
+    bad: [
+      {
+        body: {
+          to: 'beta',
+          uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e',
+          workspace: { store: 'store-1', settings: '{}', version: -1, files: 1, bytes: 3 },
+        },
+        field: 'workspace.version',
+      },
+    ],
+  },
+  {
     call: dispatcherCalls.offer,
     good: [{ workspace: 'alpha', jobId: 'job_1' }],
     bad: [{ body: { workspace: 'alpha' }, field: 'jobId' }],
@@ -167,6 +233,10 @@ describe('the calls between objects', () => {
       'usage',
       'approvals',
       'lease-job',
+      'fork-begin',
+      'fork-entries',
+      'fork-history',
+      'fork-finish',
       'offer',
     ]);
   });

@@ -89,6 +89,22 @@ const cases: RouteCase[] = [
     inScope: userOnly(200),
     outOfScope: absent,
   },
+  // A fork onto an existing name: in scope the route gets as far as the name taken (409).
+  {
+    method: 'POST',
+    route: '/v1/workspaces/{ws}/fork',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/fork`, body: { to: t.ws } }),
+    inScope: userOnly(409),
+    outOfScope: absent,
+  },
+  // From tenant A's own workspace into a name of the other tenant: refused before any lookup.
+  {
+    method: 'POST',
+    route: '/v1/workspaces/{ws}/fork',
+    request: (t) => ({ path: `/v1/workspaces/${A}/fork`, body: { to: t.ws } }),
+    inScope: userOnly(409),
+    outOfScope: { agent: 403, approver: 403, admin: 403, runner: 403 },
+  },
   {
     method: 'POST',
     route: '/v1/workspaces/{ws}/checkpoints',
