@@ -45,6 +45,8 @@ export function forkAcrossObjects(env: Env, workspaces: Workspaces, history: Wor
   const budget = Math.floor(maxBodyBytes / 2);
   return async (from: string, to: string): Promise<WorkspaceInfo> => {
     assertWorkspaceId(to);
+    // Onto itself: this object's own database answers (the name is taken), with no call to itself.
+    if (to === from) return workspaces.fork(from, to);
     const snapshot = workspaces.forkSnapshot(from);
     const rows = history.forkRows(snapshot.uid);
     const uid = crypto.randomUUID();
