@@ -125,6 +125,8 @@ async function readEntry(
     case 'symlink': {
       const target = header.linkname ?? '';
       if (target === '') throw refuse('invalid_argument', 'is a symlink without a target');
+      if (target.includes('\uFFFD'))
+        throw refuse('invalid_argument', 'is a symlink whose target is not valid UTF-8; name targets in UTF-8');
       if (target.startsWith('/') || linkTargetPath(path, target) === undefined)
         throw refuse(
           'path_outside_workspace',

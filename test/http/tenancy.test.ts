@@ -89,6 +89,25 @@ const cases: RouteCase[] = [
     inScope: userOnly(200),
     outOfScope: absent,
   },
+  {
+    method: 'GET',
+    route: '/v1/workspaces/{ws}/archive',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/archive` }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
+  // An empty tar (its two zero blocks), merged: in scope it is applied and changes nothing.
+  {
+    method: 'PUT',
+    route: '/v1/workspaces/{ws}/archive',
+    request: (t) => ({
+      path: `/v1/workspaces/${t.ws}/archive`,
+      body: '\u0000'.repeat(1024),
+      headers: { 'content-type': 'application/x-tar' },
+    }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+  },
   // A fork onto an existing name: in scope the route gets as far as the name taken (409).
   {
     method: 'POST',
