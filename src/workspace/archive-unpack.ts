@@ -32,10 +32,10 @@ export const MAX_ARCHIVE_ENTRIES = 100_000;
 /**
  * Contents stored side by side, at most this many and this many bytes at a time: the Node store
  * makes writes that arrive together durable with shared syncs, so many small files go much faster
- * many at a time.
+ * many at a time; the bytes stay well inside a Durable Object's 128 MB beside the file being read.
  */
 const STORES_IN_FLIGHT = 256;
-const STORE_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+const STORE_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 const DIRECTORY: ArchivedEntry = Object.freeze({ type: 'dir' });
 
 /**
