@@ -69,6 +69,9 @@ export class WorkspaceObject {
   private dispatch: JobDispatch | undefined;
   private workspaces: Workspaces | undefined;
   private registered = new Set<string>();
+  /** When this object next sweeps its store for unreferenced contents (see noteSweep). */
+  private nextSweepAt: number | undefined;
+  private blobGc = { graceMs: 0, intervalMs: 0 };
   private failure: string | undefined;
 
   constructor(
@@ -96,6 +99,7 @@ export class WorkspaceObject {
       log('could not enter the workspace in the directory; the next request retries', error),
     );
     await this.dispatch!.send();
+    this.noteSweep();
     await this.scheduleAlarm();
     return response;
   }
@@ -108,7 +112,26 @@ export class WorkspaceObject {
     await this.calls?.processTime?.accrue();
     this.calls?.expire();
     await this.dispatch?.send();
+    this.noteSweep();
+    await this.sweepIfDue();
     await this.scheduleAlarm();
+  }
+
+  /** Plans a sweep of this object's store an interval from now, when one could delete anything. */
+  private noteSweep(): void {
+    if (this.nextSweepAt === undefined && this.workspaces?.sweepDue())
+      this.nextSweepAt = Date.now() + this.blobGc.intervalMs;
+  }
+
+  private async sweepIfDue(): Promise<void> {
+    if (this.nextSweepAt === undefined || this.nextSweepAt > Date.now() || !this.workspaces) return;
+    this.nextSweepAt = undefined;
+    try {
+      await this.workspaces.sweepBlobs(this.blobGc.graceMs);
+    } catch (error) {
+      log('could not sweep unreferenced file contents; the next sweep tries again', error);
+    }
+    this.noteSweep();
   }
 
   private build(): void {
@@ -117,6 +140,7 @@ export class WorkspaceObject {
     const db = new DurableObjectSqlDatabase(this.state.storage);
     const objects = new R2ObjectStore(env.BLOBS);
     const workspaces = new Workspaces(db, objects, { blobCacheBytes: BLOB_CACHE_BYTES, viewEntries: VIEW_ENTRIES });
+    this.blobGc = settings.blobGc;
     const egress = workerEgressFetch(settings.egressAllowHosts);
     const history = new WorkspaceHistory(db, objects, {
       limits: { ...settings.importLimits, maxFileBytes: settings.maxFileBytes },
@@ -229,10 +253,10 @@ export class WorkspaceObject {
     this.registered.add(workspace);
   }
 
-  /** An alarm for the next sweep while jobs are active, or for the next approval to expire. */
+  /** An alarm for the next sweep while jobs are active, for the next approval to expire, or for the next blob sweep. */
   private async scheduleAlarm(): Promise<void> {
     const sweepAt = this.processes?.hasActiveJobs() ? Date.now() + SWEEP_MS : Infinity;
-    const at = Math.min(sweepAt, this.approvals?.nextExpiry() ?? Infinity);
+    const at = Math.min(sweepAt, this.approvals?.nextExpiry() ?? Infinity, this.nextSweepAt ?? Infinity);
     if (at === Infinity) return;
     const current = await this.state.storage.getAlarm();
     if (current === null || current > at) await this.state.storage.setAlarm(at);

@@ -241,7 +241,7 @@ export const settings = {
     max: 30 * DAY_MS,
     meaning:
       'how long a file content no workspace, checkpoint or commit in flight refers to is kept before the sweeper deletes it',
-    homes: ['node'],
+    homes: server,
   }),
   TOOLGATE_BLOB_GC_INTERVAL_MS: integer({
     name: 'TOOLGATE_BLOB_GC_INTERVAL_MS',
@@ -249,8 +249,9 @@ export const settings = {
     fallbackNote: '1 minute',
     min: 10,
     max: DAY_MS,
-    meaning: 'how often the sweeper looks for file contents to delete (a sweep starts only once the last has ended)',
-    homes: ['node'],
+    meaning:
+      'how often the sweeper looks for file contents to delete (a sweep starts only once the last has ended; on Cloudflare each workspace object sweeps its own store while it has something to sweep)',
+    homes: server,
   }),
   TOOLGATE_RATE_LIMIT_PER_MINUTE: integer({
     name: 'TOOLGATE_RATE_LIMIT_PER_MINUTE',

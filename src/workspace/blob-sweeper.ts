@@ -38,6 +38,9 @@ export interface SweepResult {
 }
 
 export class BlobSweeper {
+  /** Each store's state key when it was last swept (in memory: after a restart every store is due once). */
+  private readonly swept = new Map<string, string>();
+
   constructor(
     private readonly db: SqlDatabase,
     private readonly objects: ObjectStore,
@@ -48,8 +51,21 @@ export class BlobSweeper {
     db.script(statements);
   }
 
+  /**
+   * Whether a sweep of `stores` could delete anything: a store changed since its last sweep, or
+   * holds contents found unreferenced whose grace may have run out.
+   */
+  due(stores: readonly string[]): boolean {
+    return stores.some(
+      (store) =>
+        this.swept.get(store) !== this.state(store).key ||
+        this.db.query('SELECT hash FROM unreferenced_blobs WHERE store = ? LIMIT 1', store).length > 0,
+    );
+  }
+
   /** Forgets a store deleted whole. */
   forgetStore(store: string): void {
+    this.swept.delete(store);
     this.db.query('DELETE FROM unreferenced_blobs WHERE store = ?', store);
   }
 
@@ -61,6 +77,8 @@ export class BlobSweeper {
   }
 
   private async sweepStore(store: string, graceMs: number, result: SweepResult): Promise<void> {
+    // What the store was when the sweep began: a change after that makes it due again.
+    this.swept.set(store, this.state(store).key);
     let known: StoreState | undefined;
     let live = new Set<string>();
     const liveNow = () => {

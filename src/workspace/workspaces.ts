@@ -298,11 +298,19 @@ export class Workspaces {
    * fork in another database reads is left alone: this one cannot see that fork's references.
    */
   sweepBlobs(graceMs: number): Promise<SweepResult> {
-    const stores = this.db
+    return this.sweeper.sweep(this.sweptStores(), graceMs);
+  }
+
+  /** Whether sweepBlobs could delete anything now (a home that sweeps on demand asks first). */
+  sweepDue(): boolean {
+    return this.sweeper.due(this.sweptStores());
+  }
+
+  private sweptStores(): string[] {
+    return this.db
       .query<{ store: string }>('SELECT DISTINCT coalesce(store, uid) AS store FROM workspaces')
       .map((row) => row.store)
       .filter((store) => !this.forks.isShared(store));
-    return this.sweeper.sweep(stores, graceMs);
   }
 
   private storeState(store: string): StoreState {

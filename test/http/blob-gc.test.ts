@@ -76,7 +76,8 @@ const read = async (server: ServerProcess, ws: string, path: string) => {
   return answer.body.result.content as string;
 };
 
-// The sweeper of the Cloudflare home is not built yet: its stores are measured nowhere here.
+// Node home: these measure the store on disk. The Cloudflare home's sweeper (the same code, run on
+// each workspace object's alarm) is tested in workerd against R2 itself: test/workers/blob-sweep.test.ts.
 describe.skipIf(testHome === 'worker')('the blob sweeper', () => {
   it('leaves at most 2 MB for a 1 MB file overwritten 100 times, once the grace has passed', async () => {
     const server = await start();

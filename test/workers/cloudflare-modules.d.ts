@@ -22,6 +22,14 @@ declare module 'cloudflare:workers' {
     BUCKET: import('../../src/storage/r2-object-store.ts').R2BucketBinding;
     SQL_OBJECT: DurableObjectNamespace;
     DIRECTORY: DurableObjectNamespace;
+    WORKSPACES: DurableObjectNamespace;
+    BLOBS: {
+      list(options: { prefix?: string; cursor?: string }): Promise<{
+        objects: { key: string }[];
+        truncated: boolean;
+        cursor?: string;
+      }>;
+    };
   };
 
   export abstract class DurableObject {
@@ -41,6 +49,9 @@ declare module 'cloudflare:test' {
 }
 
 declare module 'cloudflare:test' {
+  /** Runs the object's alarm now, if one is set; false when none was. */
+  export function runDurableObjectAlarm(stub: import('cloudflare:workers').DurableObjectStub): Promise<boolean>;
+
   /** Service binding to the test Worker's default export (toolgate's Worker router). */
   export const SELF: { fetch(input: string, init?: RequestInit): Promise<Response> };
 
