@@ -1,6 +1,7 @@
 // The in-memory ObjectStore driver: tests, previews and single-process embedding (Worker-safe).
 
 import {
+  assertDeleteBatch,
   DEFAULT_LIST_LIMIT,
   PreconditionFailedError,
   type ListOptions,
@@ -56,6 +57,11 @@ export class MemoryObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     if (!this.#objects.delete(key)) return;
     this.#sortedKeys.splice(this.#lowerBound(key), 1);
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    assertDeleteBatch(keys);
+    for (const key of keys) await this.delete(key);
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ObjectList> {

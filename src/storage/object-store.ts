@@ -20,6 +20,15 @@ export interface PutOptions {
   sha256?: string;
 }
 
+/** Keys one `deleteMany` takes at most (S3's and R2's batch limit). */
+export const MAX_DELETE_BATCH = 1000;
+
+/** Refuses a batch larger than a driver may take in one request. */
+export function assertDeleteBatch(keys: readonly string[]): void {
+  if (keys.length > MAX_DELETE_BATCH)
+    throw new RangeError(`deleteMany takes at most ${MAX_DELETE_BATCH} keys; ${keys.length} were given`);
+}
+
 /** Objects per `list` page when the caller sets no limit. */
 export const DEFAULT_LIST_LIMIT = 1000;
 
@@ -51,6 +60,8 @@ export interface ObjectStore {
   put(key: string, body: Uint8Array, options?: PutOptions): Promise<ObjectInfo>;
   /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /** Deletes up to MAX_DELETE_BATCH keys in one request where the store has one (S3, R2); missing keys are no error. */
+  deleteMany(keys: readonly string[]): Promise<void>;
   list(prefix: string, options?: ListOptions): Promise<ObjectList>;
 }
 
@@ -60,7 +71,8 @@ export async function deletePrefix(store: ObjectStore, prefix: string): Promise<
   let cursor: string | undefined;
   do {
     const page = await store.list(prefix, cursor === undefined ? {} : { cursor });
-    await Promise.all(page.objects.map((object) => store.delete(object.key)));
+    for (let at = 0; at < page.objects.length; at += MAX_DELETE_BATCH)
+      await store.deleteMany(page.objects.slice(at, at + MAX_DELETE_BATCH).map((object) => object.key));
     deleted += page.objects.length;
     cursor = page.cursor;
   } while (cursor !== undefined);

@@ -1,6 +1,7 @@
 // The R2 ObjectStore driver: blobs of the Cloudflare home, through the Worker's R2 bucket binding.
 
 import {
+  assertDeleteBatch,
   DEFAULT_LIST_LIMIT,
   PreconditionFailedError,
   type ListOptions,
@@ -44,7 +45,8 @@ export interface R2BucketBinding {
   head(key: string): Promise<R2ObjectMetadata | null>;
   /** Answers null, writing nothing, when `onlyIf` does not hold. */
   put(key: string, value: Uint8Array, options?: { onlyIf?: R2WriteConditional }): Promise<R2ObjectMetadata | null>;
-  delete(key: string): Promise<void>;
+  /** One key, or up to 1,000 in one request. */
+  delete(keys: string | string[]): Promise<void>;
   list(options: { prefix: string; limit: number; cursor?: string }): Promise<R2ObjectPage>;
 }
 
@@ -86,6 +88,11 @@ export class R2ObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     // R2 deletes a missing key without complaint, which is what the port promises.
     await this.#bucket.delete(key);
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    assertDeleteBatch(keys);
+    if (keys.length > 0) await this.#bucket.delete([...keys]);
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ObjectList> {

@@ -2,6 +2,7 @@
 
 import {
   DeleteObjectCommand,
+  DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -9,6 +10,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import {
+  assertDeleteBatch,
   DEFAULT_LIST_LIMIT,
   PreconditionFailedError,
   type ListOptions,
@@ -83,6 +85,23 @@ export class S3ObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     // S3 answers 204 for a missing key too, which is what the port promises.
     await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })).catch(undefinedWhenMissing);
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    assertDeleteBatch(keys);
+    if (keys.length === 0) return;
+    const response = await this.#client.send(
+      new DeleteObjectsCommand({
+        Bucket: this.#bucket,
+        Delete: { Objects: keys.map((key) => ({ Key: key })), Quiet: true },
+      }),
+    );
+    // Quiet: only failures are listed; a missing key is no failure.
+    const failed = (response.Errors ?? []).filter((error) => error.Code !== 'NoSuchKey');
+    if (failed.length > 0)
+      throw new Error(
+        `S3 could not delete ${failed.length} objects, ${failed[0]!.Key}: ${failed[0]!.Code} ${failed[0]!.Message}`,
+      );
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ObjectList> {

@@ -62,16 +62,21 @@ export class BlobStore {
   }
 
   /**
-   * Deletes a blob the sweeper found unreferenced, unless a commit may be about to name it (it is
-   * pinned) or `stillUnreferenced` says otherwise when asked in turn with the blob's writes.
+   * Deletes the blobs the sweeper found unreferenced (at most MAX_DELETE_BATCH, in one request),
+   * but those a commit may be about to name (pinned) or that `stillUnreferenced` no longer
+   * calls so, asked in turn with the blobs' writes. Answers how many it deleted.
    */
-  async sweep(store: string, hash: string, stillUnreferenced: () => boolean): Promise<boolean> {
-    const key = this.key(store, hash);
-    return this.writes.run(key, async () => {
-      if (this.pins.isPinned(key) || !stillUnreferenced()) return false;
-      this.cache.delete(key);
-      await this.objects.delete(key);
-      return true;
+  async sweep(
+    store: string,
+    hashes: readonly string[],
+    stillUnreferenced: (hash: string) => boolean,
+  ): Promise<string[]> {
+    const keys = new Map(hashes.map((hash) => [hash, this.key(store, hash)]));
+    return this.writes.runMany([...keys.values()], async () => {
+      const gone = [...keys].filter(([hash, key]) => !this.pins.isPinned(key) && stillUnreferenced(hash));
+      for (const [, key] of gone) this.cache.delete(key);
+      await this.objects.deleteMany(gone.map(([, key]) => key));
+      return gone.map(([hash]) => hash);
     });
   }
 

@@ -9,7 +9,7 @@
 // whenever a commit, fork or delete changed the store's workspaces, and checked in turn with the
 // blob's writes. Killed half-way, a sweep leaves every referenced blob: it only ever deletes
 // unreferenced ones, and its records are remade by the next.
-import type { ObjectStore } from '../storage/object-store.ts';
+import { MAX_DELETE_BATCH, type ObjectStore } from '../storage/object-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { BlobStore } from './blob-store.ts';
 
@@ -101,6 +101,7 @@ export class BlobSweeper {
       const page = await this.objects.list(prefix, cursor === undefined ? {} : { cursor });
       cursor = page.cursor;
       const now = this.now();
+      const due: string[] = [];
       for (const object of page.objects) {
         const hash = object.key.slice(object.key.lastIndexOf('/') + 1);
         result.examined += 1;
@@ -116,11 +117,14 @@ export class BlobSweeper {
             now,
           );
         }
-        if (now - (first ?? now) < graceMs) continue;
-        if (await this.blobs.sweep(store, hash, () => !liveNow().has(hash))) {
-          result.deleted += 1;
-          seen.delete(hash);
-        }
+        if (now - (first ?? now) >= graceMs) due.push(hash);
+      }
+      // A page's due blobs go in one request (a page holds at most MAX_DELETE_BATCH objects).
+      for (let at = 0; at < due.length; at += MAX_DELETE_BATCH) {
+        const batch = due.slice(at, at + MAX_DELETE_BATCH);
+        const deleted = await this.blobs.sweep(store, batch, (hash) => !liveNow().has(hash));
+        result.deleted += deleted.length;
+        for (const hash of deleted) seen.delete(hash);
       }
     } while (cursor !== undefined);
     // Records of blobs referenced again, or gone, go: the next time one is unreferenced, its grace starts over.

@@ -115,6 +115,19 @@ export function describeObjectStoreContract(
       await expect(store.delete('never/existed')).resolves.toBeUndefined();
     });
 
+    it('deletes many objects in one call, missing ones no error, the others left, and refuses over 1,000', async () => {
+      const keys = Array.from({ length: 1000 }, (_, i) => `many/${String(i).padStart(4, '0')}`);
+      for (let at = 0; at < keys.length; at += 100)
+        await Promise.all(keys.slice(at, at + 100).map((key) => store.put(key, text(key))));
+      await store.put('many-kept', text('kept'));
+      await store.deleteMany([...keys.slice(0, 999), 'never/existed']);
+      expect(await listAll(store, 'many/')).toEqual(['many/0999']);
+      expect((await store.head('many-kept'))?.size).toBe(4);
+      await expect(store.deleteMany([])).resolves.toBeUndefined();
+      await expect(store.deleteMany([...keys, 'one-more'])).rejects.toThrow(RangeError);
+      expect(await listAll(store, 'many/')).toEqual(['many/0999']);
+    });
+
     it('lists only keys under the prefix, respecting segment boundaries', async () => {
       for (const key of ['a/1', 'a/2/deep', 'ab/x', 'a', 'b/1']) await store.put(key, text(key));
       expect(await listAll(store, 'a/')).toEqual(['a/1', 'a/2/deep']);

@@ -16,6 +16,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
+  assertDeleteBatch,
   DEFAULT_LIST_LIMIT,
   PreconditionFailedError,
   type ListOptions,
@@ -93,6 +94,11 @@ export class FsObjectStore implements ObjectStore {
       await writeFileAtomically(file, image);
       return { key, size: body.byteLength, etag };
     });
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    assertDeleteBatch(keys);
+    await Promise.all(keys.map((key) => this.delete(key)));
   }
 
   async delete(key: string): Promise<void> {
