@@ -4,12 +4,9 @@
 import { Hono } from 'hono';
 import { ApprovalStore } from '../approvals/approval-store.ts';
 import { ToolCalls } from '../calls/tool-calls.ts';
-import type { KeyLookup } from '../keys/key-lookup.ts';
-import type { QuotaLedger } from '../metering/quota-ledger.ts';
-import type { CallLimiter } from '../metering/rate-limiter.ts';
 import { DeliveryRecords } from '../hooks/delivery-records.ts';
 import { HookDeliveries } from '../hooks/hook-deliveries.ts';
-import type { AppEnv, KeyAuthority } from '../http/app-deps.ts';
+import type { AppEnv } from '../http/app-deps.ts';
 import { createBaseApp } from '../http/app.ts';
 import { approvalRoutes } from '../http/approval-routes.ts';
 import { archiveRoutes } from '../http/archive-routes.ts';
@@ -19,23 +16,15 @@ import { assertRoutesGuarded } from '../http/route-access.ts';
 import { leasedJobBody, runnerRoutes } from '../http/runner-routes.ts';
 import { toolRoutes } from '../http/tool-routes.ts';
 import { workspaceRoutes } from '../http/workspace-routes.ts';
-import type { ApiKey } from '../keys/key-store.ts';
 import { UsageMeter } from '../metering/usage-meter.ts';
 import { ProcessStore } from '../processes/process-store.ts';
 import { WorkspaceHistory } from '../history/workspace-history.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
-import type { SqlDatabase } from '../storage/sql-database.ts';
 import { R2ObjectStore } from '../storage/r2-object-store.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { Workspaces } from '../workspace/workspaces.ts';
-import {
-  directoryCalls,
-  workspaceCalls,
-  type ObjectCall,
-  type ObjectCallAnswer,
-  type ObjectCallBody,
-} from '../contract/object-calls.ts';
+import { directoryCalls, workspaceCalls } from '../contract/object-calls.ts';
 import {
   callObject,
   callServer,
@@ -49,6 +38,8 @@ import {
 import { workerEgressFetch } from './egress-fetch.ts';
 import { HOOK_DELIVERY_PATH, receiveHookDelivery } from './hook-delivery-route.ts';
 import { forkAcrossObjects, serveForkCalls } from './workspace-fork.ts';
+import { DirectoryClient } from './directory-client.ts';
+import { JobDispatch } from './job-dispatch.ts';
 import { consoleLog as log } from '../core/log.ts';
 
 /** The header the Worker names the workspace in, so the object knows its name and can enter it in the directory's index. */
@@ -260,112 +251,5 @@ export class WorkspaceObject {
     if (at === Infinity) return;
     const current = await this.state.storage.getAlarm();
     if (current === null || current > at) await this.state.storage.setAlarm(at);
-  }
-}
-
-/**
- * Hands queued jobs to the Queue: each job id once per time it is queued (a job requeued after
- * its lease ran out goes again). A send that fails is retried on the next request or alarm; the
- * dispatcher and this object's lease make a repeated delivery harmless.
- */
-class JobDispatch {
-  private sending: Promise<void> | undefined;
-  /** Set when jobs were queued while a send ran: it goes round once more. */
-  private again = false;
-  /** Set when a lease was refused for now (the workspace ran its most processes): the next end of a process offers the jobs again. */
-  heldBack = false;
-
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly processes: ProcessStore,
-    private readonly env: Env,
-  ) {
-    db.script('CREATE TABLE IF NOT EXISTS job_dispatch (job_id TEXT PRIMARY KEY, attempts INTEGER NOT NULL)');
-  }
-
-  /** Offers every queued job again, waking the dispatcher's waiting leases: a slot freed for jobs held back. */
-  reoffer(): Promise<void> {
-    this.heldBack = false;
-    this.db.query('DELETE FROM job_dispatch');
-    return this.send();
-  }
-
-  send(): Promise<void> {
-    if (this.sending) {
-      this.again = true;
-      return this.sending;
-    }
-    this.sending = (async () => {
-      do {
-        this.again = false;
-        await this.sendQueued();
-      } while (this.again);
-    })().finally(() => (this.sending = undefined));
-    return this.sending;
-  }
-
-  private async sendQueued(): Promise<void> {
-    const queued = this.processes.queuedJobs();
-    const sent = new Map(
-      this.db
-        .query<{ job_id: string; attempts: number }>('SELECT job_id, attempts FROM job_dispatch')
-        .map((row) => [row.job_id, row.attempts]),
-    );
-    for (const job of queued) {
-      if (sent.get(job.id) === job.attempts) continue;
-      const record = this.processes.record(job.id);
-      if (!record) continue;
-      try {
-        await this.env.JOBS.send({ workspace: record.workspace, jobId: job.id });
-      } catch (error) {
-        log(`could not queue job ${job.id}; retrying on the next request or alarm`, error);
-        return;
-      }
-      this.db.query(
-        'INSERT INTO job_dispatch (job_id, attempts) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET attempts = excluded.attempts',
-        job.id,
-        job.attempts,
-      );
-    }
-    // Jobs no longer queued need no record of their sending.
-    const waiting = new Set(queued.map((job) => job.id));
-    for (const id of sent.keys()) if (!waiting.has(id)) this.db.query('DELETE FROM job_dispatch WHERE job_id = ?', id);
-  }
-}
-
-/** The directory object as this object needs it: keys, rate limits and the quota ledger. */
-class DirectoryClient implements KeyAuthority, KeyLookup, CallLimiter, QuotaLedger {
-  constructor(private readonly env: Env) {}
-
-  async authenticate(secret: string): Promise<ApiKey | undefined> {
-    return this.call(directoryCalls.authenticate, { secret });
-  }
-
-  async get(id: string): Promise<ApiKey | undefined> {
-    return this.call(directoryCalls.key, { id });
-  }
-
-  async notifySecret(id: string): Promise<string | undefined> {
-    return (await this.call(directoryCalls.notifySecret, { id }))?.secret ?? undefined;
-  }
-
-  async take(keyId: string, perMinute: number): Promise<void> {
-    await this.call(directoryCalls.rateLimit, { keyId, perMinute });
-  }
-
-  async admit(key: ApiKey, options: { usesProcessTime: boolean }): Promise<void> {
-    await this.call(directoryCalls.quotaAdmit, { key, usesProcessTime: options.usesProcessTime });
-  }
-
-  async addProcessSeconds(keyId: string, startedAt: number, seconds: number): Promise<void> {
-    await this.call(directoryCalls.quotaSeconds, { keyId, startedAt, seconds });
-  }
-
-  async processSecondsSpent(key: ApiKey): Promise<boolean> {
-    return (await this.call(directoryCalls.quotaSpent, { key }))?.spent ?? false;
-  }
-
-  private call<Call extends ObjectCall>(call: Call, body: ObjectCallBody<Call>): Promise<ObjectCallAnswer<Call>> {
-    return callObject(directoryObject(this.env), call, body);
   }
 }

@@ -1,0 +1,75 @@
+// The workspace object's hand-off of queued jobs to the Queue (the dispatcher leases them to runners).
+import type { ProcessStore } from '../processes/process-store.ts';
+import type { SqlDatabase } from '../storage/sql-database.ts';
+import type { Env } from './bindings.ts';
+import { consoleLog as log } from '../core/log.ts';
+
+/**
+ * Hands queued jobs to the Queue: each job id once per time it is queued (a job requeued after
+ * its lease ran out goes again). A send that fails is retried on the next request or alarm; the
+ * dispatcher and this object's lease make a repeated delivery harmless.
+ */
+export class JobDispatch {
+  private sending: Promise<void> | undefined;
+  /** Set when jobs were queued while a send ran: it goes round once more. */
+  private again = false;
+  /** Set when a lease was refused for now (the workspace ran its most processes): the next end of a process offers the jobs again. */
+  heldBack = false;
+
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly processes: ProcessStore,
+    private readonly env: Env,
+  ) {
+    db.script('CREATE TABLE IF NOT EXISTS job_dispatch (job_id TEXT PRIMARY KEY, attempts INTEGER NOT NULL)');
+  }
+
+  /** Offers every queued job again, waking the dispatcher's waiting leases: a slot freed for jobs held back. */
+  reoffer(): Promise<void> {
+    this.heldBack = false;
+    this.db.query('DELETE FROM job_dispatch');
+    return this.send();
+  }
+
+  send(): Promise<void> {
+    if (this.sending) {
+      this.again = true;
+      return this.sending;
+    }
+    this.sending = (async () => {
+      do {
+        this.again = false;
+        await this.sendQueued();
+      } while (this.again);
+    })().finally(() => (this.sending = undefined));
+    return this.sending;
+  }
+
+  private async sendQueued(): Promise<void> {
+    const queued = this.processes.queuedJobs();
+    const sent = new Map(
+      this.db
+        .query<{ job_id: string; attempts: number }>('SELECT job_id, attempts FROM job_dispatch')
+        .map((row) => [row.job_id, row.attempts]),
+    );
+    for (const job of queued) {
+      if (sent.get(job.id) === job.attempts) continue;
+      const record = this.processes.record(job.id);
+      if (!record) continue;
+      try {
+        await this.env.JOBS.send({ workspace: record.workspace, jobId: job.id });
+      } catch (error) {
+        log(`could not queue job ${job.id}; retrying on the next request or alarm`, error);
+        return;
+      }
+      this.db.query(
+        'INSERT INTO job_dispatch (job_id, attempts) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET attempts = excluded.attempts',
+        job.id,
+        job.attempts,
+      );
+    }
+    // Jobs no longer queued need no record of their sending.
+    const waiting = new Set(queued.map((job) => job.id));
+    for (const id of sent.keys()) if (!waiting.has(id)) this.db.query('DELETE FROM job_dispatch WHERE job_id = ?', id);
+  }
+}
