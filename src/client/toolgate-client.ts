@@ -332,14 +332,31 @@ export class ToolgateClient {
       if (plan.raw instanceof ReadableStream) Object.assign(init, { duplex: 'half' });
     }
     if (plan.signal) init.signal = plan.signal;
+    const url = this.url + path + queryString(plan.query);
     try {
-      return await this.#fetch(this.url + path + queryString(plan.query), init);
+      return await this.#fetch(url, init);
     } catch (error) {
       // An abort is the caller's own doing, not an unreachable server.
       if (plan.signal?.aborted) throw error;
+      // A kept-alive connection the server (or a proxy before it) closed while it sat idle fails
+      // the next request sent on it before any answer: a GET, which changes nothing, goes again once.
+      if (method === 'GET' && closedBeforeAnswer(error)) {
+        try {
+          return await this.#fetch(url, init);
+        } catch (again) {
+          if (plan.signal?.aborted) throw again;
+          throw new ToolgateConnectionError(this.url, again);
+        }
+      }
       throw new ToolgateConnectionError(this.url, error);
     }
   }
+}
+
+/** Whether fetch failed because the connection was closed under it (undici's "other side closed", a reset). */
+function closedBeforeAnswer(error: unknown): boolean {
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
 }
 
 function segment(value: string): string {

@@ -113,6 +113,28 @@ describe('errors', () => {
     expect((error as Error).message).toContain('ECONNREFUSED');
   });
 
+  it('sends a GET again once when its kept-alive connection was closed under it; anything else is not sent again', async () => {
+    let sent = 0;
+    // The first request of each call finds its connection closed, as undici reports a stale keep-alive socket.
+    const flaky: typeof fetch = async (input, init) => {
+      sent += 1;
+      if (sent % 2 === 1)
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
+        });
+      return fetch(input, init);
+    };
+    const client = new ToolgateClient({ url: server.url, key: server.key, fetch: flaky });
+    expect(await client.getWorkspace(WS)).toMatchObject({ id: WS });
+    expect(sent).toBe(2);
+    const write = await client
+      .writeFile(WS, { path: 'never-twice.txt', content: 'x' })
+      .catch((thrown: unknown) => thrown);
+    expect(write).toBeInstanceOf(ToolgateConnectionError);
+    expect(sent).toBe(3);
+    expect((await server.client.listFiles(WS)).entries.map((entry) => entry.path)).not.toContain('never-twice.txt');
+  });
+
   it('reports an answer that is not toolgate JSON as unexpected_response, through an injected fetch', async () => {
     const proxy: typeof fetch = async () =>
       new Response('<html>Bad Gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } });
