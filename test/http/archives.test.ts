@@ -239,12 +239,12 @@ describe('refused whole, naming the entry, with nothing changed', () => {
     expect(await paths(ws)).toEqual(['kept.txt']);
   });
 
-  it('a gzip bomb (1 GiB of zeros) stops at the body limit with 413; the server answers on', async () => {
+  it('a gzip bomb (256 MiB of zeros, four times the limit) stops at the body limit with 413; the server answers on', async () => {
     const gzip = createGzip({ level: 9 });
     const chunks: Buffer[] = [];
     gzip.on('data', (chunk: Buffer) => chunks.push(chunk));
     const zeros = Buffer.alloc(MiB);
-    for (let written = 0; written < 1024; written += 1) if (!gzip.write(zeros)) await once(gzip, 'drain');
+    for (let written = 0; written < 256; written += 1) if (!gzip.write(zeros)) await once(gzip, 'drain');
     gzip.end();
     await once(gzip, 'end');
     const bomb = new Uint8Array(Buffer.concat(chunks));

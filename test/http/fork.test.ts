@@ -5,8 +5,8 @@ import { createKey } from '../support/keys.ts';
 import { syncWorkspaceChanges } from '../support/runner-sync.ts';
 import { useServer } from '../support/server-process.ts';
 
-// A small body limit: on the Cloudflare home a fork then travels between objects in many batches.
-const server = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_MAX_BODY_BYTES: '65536' } });
+// A small body limit: on the Cloudflare home a fork then travels between objects in several batches.
+const server = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_MAX_BODY_BYTES: '262144' } });
 const SOURCE = 'fork-source';
 const FILES = 1000;
 const encoder = new TextEncoder();
@@ -36,7 +36,7 @@ beforeAll(async () => {
     path: `src/d${i % 10}/f${i}.txt`,
     bytes: encoder.encode(textOf(i)),
   }));
-  for (let at = 0; at < FILES; at += 200) await syncWorkspaceChanges(server, SOURCE, files.slice(at, at + 200));
+  for (let at = 0; at < FILES; at += 500) await syncWorkspaceChanges(server, SOURCE, files.slice(at, at + 500));
   await syncWorkspaceChanges(server, SOURCE, [
     { op: 'symlink', path: 'link', target: 'src/d1/f1.txt' },
     { op: 'mkdir', path: 'empty' },
