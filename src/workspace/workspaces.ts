@@ -162,15 +162,7 @@ export class Workspaces {
     assertWorkspaceId(to);
     this.rows.delete(to);
     return this.db.transaction(() => {
-      const source = WORKSPACE_ID_PATTERN.test(from) ? this.row(from) : undefined;
-      if (!source)
-        throw new ToolError(
-          'not_found',
-          `Workspace ${from} does not exist; create it with PUT /v1/workspaces/${from}.`,
-          {
-            workspace: from,
-          },
-        );
+      const source = this.existingRow(from);
       this.assertAbsent(to);
       const uid = crypto.randomUUID();
       this.db.query(
@@ -186,11 +178,7 @@ export class Workspaces {
 
   /** A fork's source as another database receives it: its row's part, its uid and its entries, read at once. */
   forkSnapshot(from: string): { uid: string; workspace: ForkedWorkspace; entries: ForkedEntry[] } {
-    const source = WORKSPACE_ID_PATTERN.test(from) ? this.row(from) : undefined;
-    if (!source)
-      throw new ToolError('not_found', `Workspace ${from} does not exist; create it with PUT /v1/workspaces/${from}.`, {
-        workspace: from,
-      });
+    const source = this.existingRow(from);
     const workspace = forkedFrom(source);
     this.forks.markShared(workspace.store);
     return { uid: source.uid, workspace, entries: forkEntries(this.db, source.uid) };
@@ -222,6 +210,16 @@ export class Workspaces {
       alsoAdopt();
       return this.insertFork(to, uid, workspace);
     });
+  }
+
+  /** The row of a workspace that exists; one that was never created (or a name no workspace can have) is `not_found`. */
+  private existingRow(id: string, lookup = (name: string) => this.row(name)): WorkspaceRow {
+    const row = WORKSPACE_ID_PATTERN.test(id) ? lookup(id) : undefined;
+    if (!row)
+      throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, {
+        workspace: id,
+      });
+    return row;
   }
 
   private assertAbsent(to: string): void {
@@ -347,11 +345,7 @@ export class Workspaces {
 
   /** Opens a workspace for tool calls; a workspace that was never created is `not_found`. */
   open(id: string): Workspace {
-    const row = WORKSPACE_ID_PATTERN.test(id) ? this.cachedRow(id) : undefined;
-    if (!row)
-      throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, {
-        workspace: id,
-      });
+    const row = this.existingRow(id, (name) => this.cachedRow(name));
     const settings = this.settingsOf(row);
     const mounts: ReadOnlyMount[] = [];
     for (const root of this.readOnlyRoots) {
