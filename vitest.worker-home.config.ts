@@ -4,6 +4,13 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 process.env.TOOLGATE_TEST_HOME = 'worker';
 
+/**
+ * Files that run with no other file beside them: durability's 200 concurrent writes sometimes met
+ * "Your worker restarted mid-request" (wrangler's proxy, 503) while another file's wrangler dev
+ * ran, never alone.
+ */
+export const aloneOnWorkerHome = ['test/http/durability.test.ts'];
+
 export default defineConfig({
   test: {
     // Every HTTP test file runs on this home too, but for those below; a file whose cases mostly
@@ -25,12 +32,12 @@ export default defineConfig({
       'test/http/symlinks-and-binary.test.ts',
       // The replay of answers recorded from the Node home; it skips itself here.
       'test/http/recorded-answers.test.ts',
+      // Alone, in the pass after this one (vitest.worker-home-alone.config.ts).
+      ...aloneOnWorkerHome,
     ],
     pool: 'forks',
-    // wrangler dev and workerd per file, one file at a time: with two at once, durability's 200
-    // concurrent writes sometimes met "Your worker restarted mid-request" (wrangler's proxy, 503)
-    // in a full run, never alone; one at a time costs about three minutes more.
-    maxWorkers: 1,
+    // wrangler dev and workerd per file, two files at a time (the machines have two cores).
+    maxWorkers: 2,
     testTimeout: 90_000,
     hookTimeout: 120_000,
   },
