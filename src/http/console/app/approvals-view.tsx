@@ -1,0 +1,197 @@
+// Approvals live: the pending calls of the key's workspaces as they arrive, each with its full arguments, decided here.
+import { useEffect, useState } from 'preact/hooks';
+import { describeError, type Approval } from './api.ts';
+import { PatchPreview } from './patch-preview-view.tsx';
+import { mayDecide, type Session } from './session.ts';
+import { follow } from './sse.ts';
+
+/** Decided approvals kept on screen, newest first. */
+const DECIDED_SHOWN = 20;
+
+export function ApprovalsView(props: { session: Session }) {
+  const { api } = props.session;
+  const [approvals, setApprovals] = useState<ReadonlyMap<string, Approval>>(new Map());
+  const [live, setLive] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
+  const [failure, setFailure] = useState<string | undefined>();
+
+  useEffect(() => {
+    const stop = new AbortController();
+    const merge = (incoming: readonly Approval[]) =>
+      setApprovals((before) => {
+        const next = new Map(before);
+        // A decision never goes back to pending, whichever answer arrives last.
+        for (const approval of incoming)
+          if (!(approval.status === 'pending' && (next.get(approval.id)?.status ?? 'pending') !== 'pending'))
+            next.set(approval.id, approval);
+        return next;
+      });
+    void follow(api, '/v1/approvals/stream', stop.signal, {
+      // Listed after each (re)connection, so an approval created while the stream was away is not missed.
+      onOpen: () => {
+        setLive('live');
+        api.get<{ approvals: Approval[] }>('/v1/approvals', { status: 'pending' }).then(
+          ({ approvals: pending }) => {
+            merge(pending);
+            setFailure(undefined);
+          },
+          (error: unknown) => setFailure(describeError(error)),
+        );
+      },
+      onEvent: (event) => {
+        if (event.event === 'approval') merge([JSON.parse(event.data) as Approval]);
+      },
+      onError: (error) => {
+        setLive('reconnecting');
+        setFailure(describeError(error));
+      },
+    });
+    return () => stop.abort();
+  }, [api]);
+
+  const all = [...approvals.values()];
+  const pending = all.filter((approval) => approval.status === 'pending').sort(byCreated);
+  const decided = all
+    .filter((approval) => approval.status !== 'pending')
+    .sort((a, b) => byCreated(b, a))
+    .slice(0, DECIDED_SHOWN);
+  const update = (approval: Approval) => setApprovals((before) => new Map(before).set(approval.id, approval));
+
+  return (
+    <div class="approvals">
+      <p role="status" class="muted">
+        {live === 'live'
+          ? 'Live: new approvals appear here as agents ask.'
+          : live === 'connecting'
+            ? 'Connecting…'
+            : 'Reconnecting…'}
+      </p>
+      {failure ? <p class="error">{failure}</p> : null}
+      {mayDecide(props.session) ? null : (
+        <p class="note">
+          This key has the role {props.session.role}: it sees its own approvals but cannot decide them.
+        </p>
+      )}
+      <section aria-labelledby="pending-title">
+        <h3 id="pending-title">Pending ({pending.length})</h3>
+        {pending.length === 0 ? <p class="muted">Nothing waits for a decision.</p> : null}
+        <ul class="cards">
+          {pending.map((approval) => (
+            <li key={approval.id}>
+              <ApprovalCard session={props.session} approval={approval} onDecided={update} />
+            </li>
+          ))}
+        </ul>
+      </section>
+      {decided.length > 0 ? (
+        <section aria-labelledby="decided-title">
+          <h3 id="decided-title">Decided here</h3>
+          <ul class="cards">
+            {decided.map((approval) => (
+              <li key={approval.id}>
+                <ApprovalCard session={props.session} approval={approval} onDecided={update} />
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+    </div>
+  );
+}
+
+function byCreated(a: Approval, b: Approval): number {
+  return a.createdAt.localeCompare(b.createdAt);
+}
+
+function ApprovalCard(props: { session: Session; approval: Approval; onDecided: (approval: Approval) => void }) {
+  const { approval, session } = props;
+  const [reason, setReason] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<string | undefined>();
+  const titleId = `approval-${approval.id}`;
+  const args = (approval.arguments ?? {}) as Record<string, unknown>;
+  const keyName = session.keyNames.get(approval.keyId);
+
+  const decide = async (decision: 'approve' | 'reject') => {
+    setBusy(true);
+    setFailure(undefined);
+    try {
+      props.onDecided(
+        await session.api.send<Approval>('POST', `/v1/approvals/${encodeURIComponent(approval.id)}/decision`, {
+          decision,
+          ...(reason.trim() === '' ? {} : { reason: reason.trim() }),
+        }),
+      );
+    } catch (error) {
+      setFailure(describeError(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <article class={`card approval status-${approval.status}`} aria-labelledby={titleId} data-approval={approval.id}>
+      <h4 id={titleId}>
+        <code>{approval.tool}</code>
+        {approval.action ? <code>{` ${approval.action}`}</code> : null} in <strong>{approval.workspace}</strong>
+      </h4>
+      <dl class="facts">
+        <dt>Key</dt>
+        <dd>{keyName ? `${keyName} (${approval.keyId})` : approval.keyId}</dd>
+        <dt>Asked</dt>
+        <dd>
+          <time dateTime={approval.createdAt}>{new Date(approval.createdAt).toLocaleString()}</time>
+        </dd>
+        <dt>Status</dt>
+        <dd class="status">{approval.status}</dd>
+        {approval.reason ? (
+          <>
+            <dt>Reason</dt>
+            <dd>{approval.reason}</dd>
+          </>
+        ) : null}
+      </dl>
+      {approval.tool === 'apply_patch' && typeof args.patch === 'string' ? (
+        <PatchPreview
+          session={session}
+          workspace={approval.workspace}
+          patch={args.patch}
+          live={approval.status === 'pending'}
+        />
+      ) : null}
+      {approval.tool === 'bash' && typeof args.command === 'string' ? (
+        <>
+          <h5>Command</h5>
+          <pre class="command">{args.command}</pre>
+        </>
+      ) : null}
+      <details open={approval.tool !== 'apply_patch' && approval.tool !== 'bash'}>
+        <summary>Full arguments</summary>
+        <pre class="arguments">{JSON.stringify(approval.arguments, null, 2)}</pre>
+      </details>
+      {approval.status === 'pending' && mayDecide(session) ? (
+        <form class="decision" onSubmit={(event) => event.preventDefault()}>
+          <label for={`reason-${approval.id}`}>Reason (optional)</label>
+          <input
+            id={`reason-${approval.id}`}
+            value={reason}
+            onInput={(event) => setReason(event.currentTarget.value)}
+            autoComplete="off"
+          />
+          <div class="buttons">
+            <button type="button" class="approve" disabled={busy} onClick={() => decide('approve')}>
+              Approve
+            </button>
+            <button type="button" class="reject" disabled={busy} onClick={() => decide('reject')}>
+              Reject
+            </button>
+          </div>
+        </form>
+      ) : null}
+      {failure ? (
+        <p role="alert" class="error">
+          {failure}
+        </p>
+      ) : null}
+    </article>
+  );
+}

@@ -1,0 +1,66 @@
+// An apply_patch awaiting a decision, shown as the diff it would make against each file as it is now.
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, describeError } from './api.ts';
+import { DiffView } from './diff-view.tsx';
+import { previewPatch, type PreviewFile } from './patch-preview.ts';
+import type { Session } from './session.ts';
+
+/** Large enough for any file the server keeps (TOOLGATE_MAX_FILE_BYTES is smaller), so a preview reads it whole. */
+const READ_WHOLE = 1 << 30;
+
+export function PatchPreview(props: { session: Session; workspace: string; patch: string; live: boolean }) {
+  const [files, setFiles] = useState<PreviewFile[] | undefined>();
+  const [failure, setFailure] = useState<string | undefined>();
+
+  useEffect(() => {
+    // Once decided, the files have moved on: the patch itself is what stays true.
+    if (!props.live) return;
+    const read = async (path: string): Promise<string | undefined> => {
+      try {
+        const answer = await props.session.api.tool<{ content: string }>(props.workspace, 'read_file', {
+          path,
+          maxChars: READ_WHOLE,
+        });
+        if (answer.approval) throw new Error('reading the current file needs an approval for this key');
+        return answer.result.content;
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'not_found') return undefined;
+        throw error;
+      }
+    };
+    previewPatch(props.patch, read).then(setFiles, (error: unknown) => setFailure(describeError(error)));
+  }, [props.patch, props.workspace, props.live]);
+
+  if (!props.live) {
+    return (
+      <>
+        <h5>Patch</h5>
+        <DiffView diff={props.patch} label="The patch as sent" />
+      </>
+    );
+  }
+  if (failure) return <p class="error">The patch cannot be shown against the current files: {failure}</p>;
+  if (!files) return <p class="muted">Reading the files the patch changes…</p>;
+  return (
+    <div class="patch-preview">
+      {files.map((file) => (
+        <section key={file.path} class="patch-file" aria-label={`${file.action} ${file.path}`}>
+          <h5>
+            {file.action} <code>{file.path}</code>
+            {file.movedTo ? (
+              <>
+                {' → '}
+                <code>{file.movedTo}</code>
+              </>
+            ) : null}
+          </h5>
+          {file.diff !== undefined ? (
+            <DiffView diff={file.diff} label={`Changes to ${file.path} against the current file`} />
+          ) : (
+            <p class="error">{file.problem}</p>
+          )}
+        </section>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,82 @@
+// Server-Sent Events over fetch: EventSource cannot send the Authorization header, so the console reads the stream itself.
+import type { Api } from './api.ts';
+
+export interface StreamEvent {
+  event: string;
+  data: string;
+  id?: string;
+}
+
+/** Calls `onEvent` for each event of an SSE body, as the HTML standard parses it; resolves when the body ends. */
+export async function readEvents(
+  body: ReadableStream<Uint8Array>,
+  onEvent: (event: StreamEvent) => void,
+): Promise<void> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let event = '';
+  let data: string[] = [];
+  let id: string | undefined;
+  const line = (text: string) => {
+    if (text === '') {
+      if (data.length > 0)
+        onEvent({ event: event || 'message', data: data.join('\n'), ...(id === undefined ? {} : { id }) });
+      event = '';
+      data = [];
+      return;
+    }
+    if (text.startsWith(':')) return;
+    const colon = text.indexOf(':');
+    const field = colon < 0 ? text : text.slice(0, colon);
+    let value = colon < 0 ? '' : text.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') event = value;
+    else if (field === 'data') data.push(value);
+    else if (field === 'id' && !value.includes('\0')) id = value;
+  };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    for (let end = buffer.search(/\r\n|\r|\n/); end >= 0; end = buffer.search(/\r\n|\r|\n/)) {
+      line(buffer.slice(0, end));
+      buffer = buffer.slice(end + (buffer.startsWith('\r\n', end) ? 2 : 1));
+    }
+  }
+}
+
+export interface FollowOptions {
+  /** Called once each time the stream is (re)connected, before its first event. */
+  onOpen?: () => void;
+  onEvent: (event: StreamEvent) => void;
+  onError?: (error: unknown) => void;
+  /** True when the stream is finished for good (an `exit` event): no reconnection then. */
+  done?: () => boolean;
+}
+
+/**
+ * Follows a stream until `signal` aborts or `done()` holds, reconnecting after a drop with the
+ * last event id (`Last-Event-ID`), so nothing is missed or repeated.
+ */
+export async function follow(api: Api, path: string, signal: AbortSignal, options: FollowOptions): Promise<void> {
+  let lastId: string | undefined;
+  let pause = 500;
+  while (!signal.aborted && !options.done?.()) {
+    try {
+      const response = await api.open(path, lastId === undefined ? {} : { 'last-event-id': lastId }, signal);
+      options.onOpen?.();
+      pause = 500;
+      await readEvents(response.body!, (event) => {
+        if (event.id !== undefined) lastId = event.id;
+        options.onEvent(event);
+      });
+    } catch (error) {
+      if (signal.aborted) return;
+      options.onError?.(error);
+      pause = Math.min(pause * 2, 10_000);
+    }
+    if (signal.aborted || options.done?.()) return;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
