@@ -6,6 +6,7 @@ import type { AppDeps, AppEnv } from './app-deps.ts';
 import { approvalRoutes } from './approval-routes.ts';
 import { archiveRoutes } from './archive-routes.ts';
 import { authenticate } from './auth.ts';
+import { consoleRoutes } from './console/console-routes.ts';
 import { docsRoutes } from './docs-routes.ts';
 import { errorResponse } from './error-response.ts';
 import { historyRoutes } from './history-routes.ts';
@@ -39,7 +40,7 @@ export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {
 
 /**
  * What every app of the contract starts from: errors as the contract spells them, health, the
- * API docs, key authentication of every /v1 route, and each route group's role and scope check
+ * API docs, the console, key authentication of every /v1 route, and each route group's role and scope check
  * (route-access.ts). A home that spreads the contract over several objects mounts the route
  * groups each serves on one of these, then calls `assertRoutesGuarded`.
  */
@@ -67,6 +68,7 @@ export function createBaseApp(
     '/',
     docsRoutes({ tools: deps.tools, runnerProtocol: deps.runnerProtocol ?? deps.processes !== undefined }),
   );
+  app.route('/', consoleRoutes());
   app.use('/v1/*', authenticate(deps.keys));
   guardRouteGroups(app);
   return app;
