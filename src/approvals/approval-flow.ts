@@ -34,6 +34,8 @@ export interface ApprovalFlowParts {
 
 export class ApprovalFlow {
   private readonly decided = new Map<string, Set<() => void>>();
+  /** Whoever follows every approval's changes (the approvals stream), told after each change commits. */
+  private readonly watchers = new Set<{ listener: (approval: Approval) => void }>();
   private expiryTimer: ReturnType<typeof setTimeout> | undefined;
   private expiryAt = Infinity;
 
@@ -44,6 +46,7 @@ export class ApprovalFlow {
     const approval = this.parts.approvals.create({ ...call, ttlMs: this.parts.ttlMs }, inTransaction);
     this.scheduleExpiry(Date.parse(approval.expiresAt));
     this.notify(key, approval);
+    this.tellWatchers(approval);
     return approval;
   }
 
@@ -166,8 +169,36 @@ export class ApprovalFlow {
     };
   }
 
+  /** Calls `listener` with each approval after it is created or changes (decided, run, expired); answers how to stop. */
+  watch(listener: (approval: Approval) => void): () => void {
+    const entry = { listener };
+    this.watchers.add(entry);
+    return () => {
+      this.watchers.delete(entry);
+    };
+  }
+
+  /** How many watch the approvals: what tests read to see a closed stream let go. */
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
   private announce(id: string): void {
     for (const notice of [...(this.decided.get(id) ?? [])]) notice();
+    if (this.watchers.size === 0) return;
+    const approval = this.parts.approvals.get(id);
+    if (approval) this.tellWatchers(approval);
+  }
+
+  private tellWatchers(approval: Approval): void {
+    for (const entry of [...this.watchers]) {
+      try {
+        entry.listener(approval);
+      } catch (error) {
+        // The change is committed: a watcher's failure must not turn it into an error answer.
+        this.parts.log(`a watcher of approval ${approval.id} failed`, error);
+      }
+    }
   }
 
   private scheduleExpiry(at: number): void {
@@ -186,6 +217,7 @@ export class ApprovalFlow {
   }
 }
 
-function maySee(key: ApiKey, approval: Approval): boolean {
+/** Whether `key` sees `approval`, in a listing or a stream: an agent its own calls, approvers and admins those of their workspaces. */
+export function maySee(key: ApiKey, approval: Pick<Approval, 'keyId' | 'workspace'>): boolean {
   return key.role === 'agent' ? approval.keyId === key.id : canSeeWorkspace(key, approval.workspace);
 }

@@ -1,6 +1,6 @@
 // Every tool call's way through: scope and allowlist, the approval policy, the rate limit and
 // quota, execution, and exactly one usage record, whatever the outcome.
-import { ApprovalFlow } from '../approvals/approval-flow.ts';
+import { ApprovalFlow, maySee } from '../approvals/approval-flow.ts';
 import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
 import type { Approval, ApprovalStore } from '../approvals/approval-store.ts';
 import { byteLength, errorAnswer, jsonAnswer, type CallAnswer } from '../core/call-answer.ts';
@@ -181,9 +181,87 @@ export class ToolCalls {
     return this.approvalFlow.answer(approval, request.waitMs);
   }
 
+  /**
+   * Admits a read that stays open (a log stream) through the same checks as a call of `tool` with
+   * `args`: scope, allowlist, policy, rate and quota. It is one call with one usage record, written
+   * by `close` when the read ends; a refusal is recorded at once and thrown. A read cannot wait for
+   * an approver, so a policy that asks for one refuses it.
+   */
+  async admitRead(request: { key: ApiKey; workspace: string; tool: string; args: unknown }): Promise<AdmittedRead> {
+    const identity: CallIdentity = {
+      keyId: request.key.id,
+      workspace: request.workspace,
+      tool: request.tool,
+      action: undefined,
+      bytesIn: 0,
+      startedAt: this.now(),
+    };
+    let usageId: number | undefined;
+    let admitted: Admitted;
+    try {
+      admitted = await this.check(
+        { ...request, readArguments: async () => ({ value: request.args, bytes: 0 }) },
+        identity,
+      );
+      if (admitted.needsApproval) {
+        const name = identity.action === undefined ? request.tool : `${request.tool}:${identity.action}`;
+        throw new ToolError(
+          'forbidden',
+          `This key's policy asks an approver before each ${name}, and a stream cannot wait for one; call ${request.tool} instead.`,
+          { tool: request.tool, ...(identity.action === undefined ? {} : { action: identity.action }) },
+        );
+      }
+      const { quotaLedger } = this.options;
+      if (request.key.quota !== undefined) {
+        if (quotaLedger) await quotaLedger.admit(request.key, { usesProcessTime: false });
+        usageId = this.options.meter.admit(
+          quotaLedger ? { id: request.key.id, quota: undefined } : request.key,
+          identity,
+          { usesProcessTime: false },
+        );
+      }
+    } catch (error) {
+      const answer = this.errorAnswer(error);
+      void this.options.meter.settle(
+        identity,
+        { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - identity.startedAt },
+        { billable: false, deferrable: true },
+      );
+      throw error;
+    }
+    let closed = false;
+    return {
+      workspace: admitted.workspace,
+      close: (outcome, bytesOut) => {
+        if (closed) return;
+        closed = true;
+        const ended: CallOutcome = { outcome, bytesOut, durationMs: this.now() - identity.startedAt };
+        if (usageId !== undefined) this.options.meter.finish(usageId, ended);
+        else void this.options.meter.settle(identity, ended, { billable: true, deferrable: true });
+      },
+    };
+  }
+
   /** An approval the key may see: its own calls, or (approvers, admins) those of its workspaces. */
   getApproval(key: ApiKey, id: string): Approval {
     return this.approvalFlow.get(key, id);
+  }
+
+  /** Calls `listener` with each approval `key` may see, as it is created and as it changes; answers how to stop. */
+  watchApprovals(key: ApiKey, listener: (approval: Approval) => void): () => void {
+    return this.approvalFlow.watch((approval) => {
+      if (maySee(key, approval)) listener(approval);
+    });
+  }
+
+  /** Calls `listener` with every approval of this database as it is created and as it changes (a home passes them on). */
+  onApprovalChange(listener: (approval: Approval) => void): () => void {
+    return this.approvalFlow.watch(listener);
+  }
+
+  /** How many follow the approvals (streams, a home's hand-on): for tests that see a closed stream let go. */
+  get approvalWatchers(): number {
+    return this.approvalFlow.watcherCount;
   }
 
   listApprovals(key: ApiKey, status: Approval['status'] | undefined, limit: number): Approval[] {
@@ -347,6 +425,12 @@ function notAllowed(
 
 function outcomeOf(error: unknown): string {
   return isToolError(error) ? error.code : 'internal';
+}
+
+/** A read admitted by `admitRead`: the workspace it reads, and how its one usage record is written when it ends (once; later calls do nothing). */
+export interface AdmittedRead {
+  workspace: Workspace;
+  close(outcome: string, bytesOut: number): void;
 }
 
 /** A call past every check: the tool, its parsed arguments, the workspace, and whether an approver must decide. */

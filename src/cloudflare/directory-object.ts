@@ -2,6 +2,7 @@
 // quota ledger, rate limits, the index of workspace objects), and answering the routes that
 // span them (keys, usage, approval listings) by asking the workspace objects.
 import { Hono } from 'hono';
+import { maySee } from '../approvals/approval-flow.ts';
 import type { Approval } from '../approvals/approval-store.ts';
 import { ToolError } from '../core/errors.ts';
 import { scopeCovers } from '../core/workspace-scope.ts';
@@ -122,6 +123,7 @@ export class DirectoryObject {
     serve(directoryCalls.quotaSpent, ({ key }) => ({ spent: ledger.processSecondsSpent(key) }));
     serve(directoryCalls.quotaSeconds, ({ keyId, startedAt, seconds }) => ledger.addSeconds(keyId, startedAt, seconds));
     serve(directoryCalls.register, ({ workspace }) => index.add(workspace));
+    serve(directoryCalls.approvalChanged, ({ approval }) => spanning.approvalChanged(approval));
     app.route(INTERNAL_PREFIX.slice(0, -1), internal);
     assertRoutesGuarded(app);
     this.app = app;
@@ -208,6 +210,9 @@ class QuotaLedgerTable {
 
 /** Usage totals and approval listings over every workspace object, as one object would answer them. */
 class SpanningViews implements ApprovalDesk {
+  /** The open approvals streams of this object: each hears of every approval its key may see. */
+  private readonly watchers = new Set<{ key: ApiKey; listener: (approval: Approval) => void }>();
+
   constructor(
     private readonly env: Env,
     private readonly index: WorkspaceIndex,
@@ -242,6 +247,19 @@ class SpanningViews implements ApprovalDesk {
       .flat()
       .sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1))
       .slice(0, limit);
+  }
+
+  watchApprovals(key: ApiKey, listener: (approval: Approval) => void): () => void {
+    const entry = { key, listener };
+    this.watchers.add(entry);
+    return () => {
+      this.watchers.delete(entry);
+    };
+  }
+
+  /** A workspace object's approval was created or changed: each stream whose key may see it is told. */
+  approvalChanged(approval: Approval): void {
+    for (const { key, listener } of [...this.watchers]) if (maySee(key, approval)) listener(approval);
   }
 
   /** Approval ids name their workspace; the Worker sends those to it, so what reaches here names none. */

@@ -14,6 +14,7 @@ import { historyRoutes } from '../http/history-routes.ts';
 import { mcpRoutes } from '../http/mcp-routes.ts';
 import { assertRoutesGuarded } from '../http/route-access.ts';
 import { leasedJobBody, runnerRoutes } from '../http/runner-routes.ts';
+import { logStreamRoutes } from '../http/log-stream-routes.ts';
 import { toolRoutes } from '../http/tool-routes.ts';
 import { workspaceRoutes } from '../http/workspace-routes.ts';
 import { UsageMeter } from '../metering/usage-meter.ts';
@@ -176,6 +177,7 @@ export class WorkspaceObject {
       log,
     });
     calls.start();
+    this.relayApprovals(calls);
     const forkWorkspace = forkAcrossObjects(env, workspaces, history, settings.maxBodyBytes);
     const deps = { workspaces, keys: directory, tools, calls, meter, limits, processes, forkWorkspace };
 
@@ -187,6 +189,7 @@ export class WorkspaceObject {
     app.route('/v1', mcpRoutes(deps));
     app.route('/v1', historyRoutes({ ...deps, history }));
     app.route('/v1', runnerRoutes(deps));
+    app.route('/v1', logStreamRoutes(deps));
 
     const internal = new Hono<AppEnv>();
     internal.use('*', internalOnly());
@@ -231,6 +234,21 @@ export class WorkspaceObject {
       if (dispatch.heldBack && processes.record(id)?.endedAt) void dispatch.reoffer();
     });
     this.dispatch = dispatch;
+  }
+
+  /**
+   * Tells the directory of each approval created or changed here, for the approvals streams it
+   * serves: one call at a time, in the order of the changes, so a stream never shows a decided
+   * approval as pending again. A call that fails is logged and not retried (a stream then misses
+   * that change; docs/api.md says a client lists approvals after it connects).
+   */
+  private relayApprovals(calls: ToolCalls): void {
+    let last: Promise<void> = Promise.resolve();
+    calls.onApprovalChange((approval) => {
+      last = last
+        .then(() => callObject(directoryObject(this.env), directoryCalls.approvalChanged, { approval }))
+        .catch((error: unknown) => log(`could not tell the directory of approval ${approval.id}`, error));
+    });
   }
 
   /**

@@ -152,6 +152,8 @@ export const directoryCalls = {
   ),
   /** Enters a workspace in the index the listings that span workspaces ask. */
   register: objectCall('register', z.strictObject({ workspace: z.string() }), null),
+  /** An approval of a workspace object was created or changed: for the approvals streams the directory serves. */
+  approvalChanged: objectCall('approval-changed', z.strictObject({ approval: storedApprovalSchema }), null),
 } as const;
 
 // Calls to a workspace object: its part of the listings that span workspaces, and the leasing of its jobs.

@@ -12,6 +12,7 @@ import { errorResponse } from './error-response.ts';
 import { historyRoutes } from './history-routes.ts';
 import { hookRoutes } from './hook-routes.ts';
 import { keyRoutes } from './key-routes.ts';
+import { logStreamRoutes } from './log-stream-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { assertRoutesGuarded, guardRouteGroups } from './route-access.ts';
 import { runnerRoutes } from './runner-routes.ts';
@@ -33,6 +34,7 @@ export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {
   app.route('/v1', mcpRoutes(deps));
   if (deps.history) app.route('/v1', historyRoutes({ ...deps, history: deps.history }));
   if (deps.processes) app.route('/v1', runnerRoutes({ ...deps, processes: deps.processes }));
+  if (deps.processes) app.route('/v1', logStreamRoutes({ ...deps, processes: deps.processes }));
   if (deps.hooks) app.route('/v1', hookRoutes({ ...deps.hooks, limits: deps.limits }));
   assertRoutesGuarded(app);
   return app;

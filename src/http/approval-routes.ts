@@ -8,16 +8,36 @@ import { parseInput } from '../contract/parse-input.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
+import { eventFrame, eventStreamResponse, KEEP_ALIVE_FRAME, KEEP_ALIVE_MS } from './event-stream.ts';
+import { Doorbell } from '../core/doorbell.ts';
+import { consoleLog } from '../core/log.ts';
+
+/** Approvals a stream holds for a client that reads slower than they change; past it the stream ends, and the client lists and reconnects. */
+const MAX_QUEUED_APPROVALS = 1_000;
 
 /** Where approvals are listed, read and decided: the tool calls, or a home's way of reaching them. */
 export interface ApprovalDesk {
   listApprovals(key: ApiKey, status: Approval['status'] | undefined, limit: number): Approval[] | Promise<Approval[]>;
   getApproval(key: ApiKey, id: string): Approval | Promise<Approval>;
   decide(key: ApiKey, id: string, decision: 'approve' | 'reject', reason: string | undefined): Promise<Approval>;
+  /** Calls `listener` with each approval `key` may see as it is created and changes; answers how to stop. */
+  watchApprovals(key: ApiKey, listener: (approval: Approval) => void): () => void;
 }
 
-export function approvalRoutes(deps: Pick<AppDeps, 'limits'> & { approvals: ApprovalDesk }): Hono<AppEnv> {
+export function approvalRoutes(
+  deps: Pick<AppDeps, 'limits'> & { approvals: ApprovalDesk; keepAliveMs?: number },
+): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
+
+  // Before /approvals/:id, which would otherwise take "stream" for an id.
+  routes.get('/approvals/stream', (c) => {
+    const key = c.get('key');
+    const keepAliveMs = deps.keepAliveMs ?? KEEP_ALIVE_MS;
+    return eventStreamResponse(
+      (signal) => approvalEvents((listener) => deps.approvals.watchApprovals(key, listener), keepAliveMs, signal),
+      { requestSignal: c.req.raw.signal, log: consoleLog },
+    );
+  });
 
   routes.get('/approvals', async (c) => {
     const key = c.get('key');
@@ -48,6 +68,40 @@ export function approvalRoutes(deps: Pick<AppDeps, 'limits'> & { approvals: Appr
   });
 
   return routes;
+}
+
+/** The frames of the approvals stream: an `approval` event for each creation and change the key may see. */
+async function* approvalEvents(
+  watch: (listener: (approval: Approval) => void) => () => void,
+  keepAliveMs: number,
+  signal: AbortSignal,
+): AsyncGenerator<string, void, undefined> {
+  const queue: Approval[] = [];
+  const bell = new Doorbell();
+  const stopWatching = watch((approval) => {
+    queue.push(approval);
+    bell.ring();
+  });
+  try {
+    while (!signal.aborted) {
+      if (queue.length > MAX_QUEUED_APPROVALS)
+        throw new ToolError(
+          'unavailable',
+          'This stream fell too far behind the approvals; list them with GET /v1/approvals and open the stream again.',
+        );
+      const next = queue.shift();
+      if (next) {
+        yield eventFrame('approval', publicApproval(next));
+        continue;
+      }
+      bell.clear();
+      if (queue.length > 0) continue;
+      const woke = await bell.wait(keepAliveMs, signal);
+      if (woke === 'idle') yield KEEP_ALIVE_FRAME;
+    }
+  } finally {
+    stopWatching();
+  }
 }
 
 function parseLimit(value: string | undefined): number {

@@ -18,6 +18,7 @@ import { hookOperations } from './hook-operations.ts';
 import { historyOperations } from './history-operations.ts';
 import { callErrors, type JsonSchema, type Operation, type Parameter } from './openapi-types.ts';
 import { runnerOperations } from './runner-operations.ts';
+import { approvalStreamOperation, logStreamOperations } from './stream-operations.ts';
 
 const pathErrors: ErrorCode[] = ['path_outside_workspace', 'symlink_loop', 'is_directory'];
 /** The further errors of each built-in tool; a tool not named here is documented with every code. */
@@ -44,6 +45,7 @@ export function contractOperations(tools: readonly ToolDefinition[], runnerProto
     ...archiveOperations(),
     ...historyOperations(),
     ...toolOperations(tools),
+    ...(runnerProtocol ? logStreamOperations() : []),
     ...accountOperations(),
     mcpOperation(),
     ...hookOperations(),
@@ -253,6 +255,7 @@ function accountOperations(): Operation[] {
       answers: { 200: { description: 'The approvals, newest first.', schema: 'ApprovalList' } },
       errors: ['invalid_argument', 'forbidden'],
     },
+    approvalStreamOperation(),
     {
       method: 'get',
       path: '/v1/approvals/{id}',

@@ -27,6 +27,10 @@ class Listeners<T extends unknown[]> {
     };
   }
 
+  get size(): number {
+    return this.#entries.size;
+  }
+
   emit(...args: T): void {
     for (const entry of [...this.#entries]) {
       try {
@@ -61,6 +65,11 @@ export class ProcessEvents {
 
   onQueued(listener: () => void): () => void {
     return this.#queued.add(listener);
+  }
+
+  /** How many listen for changes: what tests read to see that a closed stream let go. */
+  get changeListeners(): number {
+    return this.#changed.size;
   }
 
   changed(ids: Iterable<string>): void {

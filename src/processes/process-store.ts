@@ -361,6 +361,11 @@ export class ProcessStore {
     return this.#events.onChange(listener);
   }
 
+  /** How many listen for changes (log streams, waits): what tests read to see that a closed stream let go. */
+  get changeListeners(): number {
+    return this.#events.changeListeners;
+  }
+
   /** Called whenever a job is enqueued or queued again. */
   onQueued(listener: () => void): () => void {
     return this.#events.onQueued(listener);

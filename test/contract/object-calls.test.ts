@@ -103,6 +103,14 @@ const bodies: { call: ObjectCall; good: unknown[]; bad: { body: unknown; field: 
     bad: [{ body: { workspace: 42 }, field: 'workspace' }],
   },
   {
+    call: directoryCalls.approvalChanged,
+    good: [{ approval }, { approval: { ...approval, status: 'pending', decidedAt: undefined, error: undefined } }],
+    bad: [
+      { body: { approval: { ...approval, status: 'lost' } }, field: 'approval.status' },
+      { body: { approval: { ...approval, keyId: undefined } }, field: 'approval.keyId' },
+    ],
+  },
+  {
     call: workspaceCalls.usage,
     good: [
       { from: 0, to: Number.MAX_SAFE_INTEGER, groupBy: 'tool', keyId: 'key_1', workspaces: ['*'] },
@@ -230,6 +238,7 @@ describe('the calls between objects', () => {
       'quota/spent',
       'quota/seconds',
       'register',
+      'approval-changed',
       'usage',
       'approvals',
       'lease-job',

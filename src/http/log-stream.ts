@@ -1,0 +1,66 @@
+// A process's log as Server-Sent Events: `output` events from an offset as the process writes, then one `exit` event with its snapshot.
+import { Doorbell } from '../core/doorbell.ts';
+import { ToolError } from '../core/errors.ts';
+import { FINAL_STATUSES, snapshotOf } from '../processes/process-record.ts';
+import type { ProcessStore } from '../processes/process-store.ts';
+import { eventFrame, KEEP_ALIVE_FRAME } from './event-stream.ts';
+
+/** The most characters one `output` event carries; a longer backlog goes out as several. */
+export const OUTPUT_EVENT_CHARS = 16_384;
+
+export interface LogFollow {
+  processes: Pick<ProcessStore, 'readLogs' | 'get' | 'onChange'>;
+  workspace: string;
+  processId: string;
+  /** The first character to send; undefined for the oldest the log holds. */
+  from: number | undefined;
+  keepAliveMs: number;
+}
+
+/**
+ * The frames of one log stream. Each `output` event's `id` is the offset after its data, so a
+ * client that resumes from it receives every later character once. An offset the ring buffer has
+ * dropped is reported as `logs` reports it: the event starts at the oldest offset still held and
+ * carries `truncated: true`. Output is read when the process store tells of a change to this
+ * process, never on a timer; a quiet stream sends a keep-alive comment every `keepAliveMs`.
+ */
+export async function* logEvents(follow: LogFollow, signal: AbortSignal): AsyncGenerator<string, void, undefined> {
+  const { processes, workspace, processId } = follow;
+  const bell = new Doorbell();
+  const stopListening = processes.onChange((id) => {
+    if (id === processId) bell.ring();
+  });
+  try {
+    let cursor = follow.from;
+    while (!signal.aborted) {
+      // Cleared before reading: a change while reading rings again, so the wait below ends at once.
+      bell.clear();
+      const page = processes.readLogs(workspace, processId, cursor, OUTPUT_EVENT_CHARS);
+      cursor = page.nextOffset;
+      if (page.data.length > 0 || page.truncated) {
+        yield eventFrame(
+          'output',
+          { data: page.data, offset: page.offset, ...(page.truncated ? { truncated: true } : {}) },
+          page.nextOffset,
+        );
+        continue;
+      }
+      if (FINAL_STATUSES.includes(page.status)) {
+        const record = processes.get(workspace, processId);
+        if (!record) throw gone(processId);
+        yield eventFrame('exit', { ...snapshotOf(record), error: record.error, conflicts: record.conflicts }, cursor);
+        return;
+      }
+      const woke = await bell.wait(follow.keepAliveMs, signal);
+      if (woke === 'idle') yield KEEP_ALIVE_FRAME;
+    }
+  } finally {
+    stopListening();
+  }
+}
+
+function gone(processId: string): ToolError {
+  return new ToolError('not_found', `process ${processId} was deleted with its workspace while it was streamed.`, {
+    processId,
+  });
+}
