@@ -1,6 +1,6 @@
 // Approvals live: the pending calls of the key's workspaces as they arrive, each with its full arguments, decided here.
 import { useEffect, useState } from 'preact/hooks';
-import { describeError, type Approval } from './api.ts';
+import { describeError, type Approval, type KeyInfo } from './api.ts';
 import { PatchPreview } from './patch-preview-view.tsx';
 import { mayDecide, type Session } from './session.ts';
 import { follow } from './sse.ts';
@@ -13,6 +13,17 @@ export function ApprovalsView(props: { session: Session }) {
   const [approvals, setApprovals] = useState<ReadonlyMap<string, Approval>>(new Map());
   const [live, setLive] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
   const [failure, setFailure] = useState<string | undefined>();
+  const [keyNames, setKeyNames] = useState(props.session.keyNames);
+
+  // An admin learns the name of a key made after it signed in by listing the keys again.
+  const unknownKey = [...approvals.values()].some((approval) => !keyNames.has(approval.keyId));
+  useEffect(() => {
+    if (!unknownKey || props.session.role !== 'admin') return;
+    api.get<{ keys: KeyInfo[] }>('/v1/keys').then(
+      ({ keys }) => setKeyNames(new Map(keys.map((key) => [key.id, key.name]))),
+      () => undefined,
+    );
+  }, [unknownKey]);
 
   useEffect(() => {
     const stop = new AbortController();
@@ -77,7 +88,7 @@ export function ApprovalsView(props: { session: Session }) {
         <ul class="cards">
           {pending.map((approval) => (
             <li key={approval.id}>
-              <ApprovalCard session={props.session} approval={approval} onDecided={update} />
+              <ApprovalCard session={props.session} keyNames={keyNames} approval={approval} onDecided={update} />
             </li>
           ))}
         </ul>
@@ -88,7 +99,7 @@ export function ApprovalsView(props: { session: Session }) {
           <ul class="cards">
             {decided.map((approval) => (
               <li key={approval.id}>
-                <ApprovalCard session={props.session} approval={approval} onDecided={update} />
+                <ApprovalCard session={props.session} keyNames={keyNames} approval={approval} onDecided={update} />
               </li>
             ))}
           </ul>
@@ -102,14 +113,19 @@ function byCreated(a: Approval, b: Approval): number {
   return a.createdAt.localeCompare(b.createdAt);
 }
 
-function ApprovalCard(props: { session: Session; approval: Approval; onDecided: (approval: Approval) => void }) {
+function ApprovalCard(props: {
+  session: Session;
+  keyNames: ReadonlyMap<string, string>;
+  approval: Approval;
+  onDecided: (approval: Approval) => void;
+}) {
   const { approval, session } = props;
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | undefined>();
   const titleId = `approval-${approval.id}`;
   const args = (approval.arguments ?? {}) as Record<string, unknown>;
-  const keyName = session.keyNames.get(approval.keyId);
+  const keyName = props.keyNames.get(approval.keyId);
 
   const decide = async (decision: 'approve' | 'reject') => {
     setBusy(true);

@@ -214,6 +214,7 @@ function Checkpoints(props: { session: Session; workspace: string; onRestored: (
               <div class="buttons">
                 <button
                   type="button"
+                  aria-label={`Diff to now: ${label(checkpoint)}`}
                   onClick={() =>
                     void run(async () => {
                       const answer = await api.get<{ diff: string }>(workspacePath(props.workspace, '/diff'), {
@@ -223,27 +224,24 @@ function Checkpoints(props: { session: Session; workspace: string; onRestored: (
                     })
                   }
                 >
-                  Diff to now<span class="visually-hidden">: {checkpoint.message}</span>
+                  Diff to now
                 </button>
                 <button
                   type="button"
                   class="reject"
+                  aria-label={`Restore: ${label(checkpoint)}`}
                   onClick={() => {
-                    if (
-                      !confirm(
-                        `Restore ${props.workspace} to “${checkpoint.message || checkpoint.id}”? Changes since are replaced.`,
-                      )
-                    )
+                    if (!confirm(`Restore ${props.workspace} to “${label(checkpoint)}”? Changes since are replaced.`))
                       return;
                     void run(async () => {
                       await api.send('POST', workspacePath(props.workspace, '/restore'), { checkpoint: checkpoint.id });
-                      setNotice(`Restored to “${checkpoint.message || checkpoint.id}”.`);
+                      setNotice(`Restored to “${label(checkpoint)}”.`);
                       setDiff(undefined);
                       props.onRestored();
                     });
                   }}
                 >
-                  Restore<span class="visually-hidden">: {checkpoint.message}</span>
+                  Restore
                 </button>
               </div>
             </li>
@@ -252,14 +250,18 @@ function Checkpoints(props: { session: Session; workspace: string; onRestored: (
       )}
       {diff ? (
         <div class="checkpoint-diff">
-          <h4>From “{diff.from.message || diff.from.id}” to now</h4>
+          <h4>From “{label(diff.from)}” to now</h4>
           {diff.text === '' ? (
             <p class="muted">No changes.</p>
           ) : (
-            <DiffView diff={diff.text} label={`Changes since ${diff.from.message || diff.from.id}`} />
+            <DiffView diff={diff.text} label={`Changes since ${label(diff.from)}`} />
           )}
         </div>
       ) : null}
     </section>
   );
+}
+
+function label(checkpoint: Checkpoint): string {
+  return checkpoint.message || checkpoint.id.slice(0, 10);
 }

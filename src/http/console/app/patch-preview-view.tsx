@@ -16,6 +16,16 @@ export function PatchPreview(props: { session: Session; workspace: string; patch
     // Once decided, the files have moved on: the patch itself is what stays true.
     if (!props.live) return;
     const read = async (path: string): Promise<string | undefined> => {
+      // A file the patch adds is usually absent: glob says so without a 404 (a path with glob
+      // characters in it is read directly).
+      if (!/[*?[\]{}!]/.test(path)) {
+        const found = await props.session.api.tool<{ paths: string[] }>(props.workspace, 'glob', {
+          pattern: path.replace(/^\/+/, ''),
+          hidden: true,
+          noIgnore: true,
+        });
+        if (found.result && found.result.paths.length === 0) return undefined;
+      }
       try {
         const answer = await props.session.api.tool<{ content: string }>(props.workspace, 'read_file', {
           path,

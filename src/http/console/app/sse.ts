@@ -40,6 +40,8 @@ export async function readEvents(
     if (done) return;
     buffer += decoder.decode(value, { stream: true });
     for (let end = buffer.search(/\r\n|\r|\n/); end >= 0; end = buffer.search(/\r\n|\r|\n/)) {
+      // A \r that ends the chunk may be the first half of a \r\n: wait for the next one.
+      if (end === buffer.length - 1 && buffer[end] === '\r') break;
       line(buffer.slice(0, end));
       buffer = buffer.slice(end + (buffer.startsWith('\r\n', end) ? 2 : 1));
     }

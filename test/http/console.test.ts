@@ -1,0 +1,251 @@
+// GET /console in headless Chromium against the real server: sign in with a key, decide approvals
+// as agents wait on them, follow a process's log and stop it, browse files and a checkpoint's diff,
+// and see usage; the page runs under its CSP (no inline script, no eval) without a console error or
+// a failed request. Screenshots of each view at 1280 and 375 px go to test-artifacts/console/<home>/.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, screenshot, watchedPage, type WatchedPage } from '../support/console-browser.ts';
+import { eventually } from '../support/eventually.ts';
+import { createKey, type TestKey } from '../support/keys.ts';
+import { callApi, testHome, useServer } from '../support/server-process.ts';
+
+const server = useServer();
+const WS = 'console-ws';
+const OTHER = 'console-other';
+
+let browser: Browser;
+let watched: WatchedPage;
+let page: Page;
+let agent: TestKey;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  watched = await watchedPage(browser, 1280);
+  page = watched.page;
+  expect((await server.call('PUT', `/v1/workspaces/${WS}`)).status).toBe(201);
+  expect((await server.call('PUT', `/v1/workspaces/${OTHER}`)).status).toBe(201);
+  const written = await server.call('POST', `/v1/workspaces/${WS}/tools/write_file`, {
+    path: 'src/app.txt',
+    content: 'one\ntwo\nthree\n',
+  });
+  expect(written.status).toBe(200);
+  // An agent key in safe mode: its writes wait for a person.
+  agent = await createKey(server, { name: 'console-agent', role: 'agent', workspaces: [WS], approvalMode: 'safe' });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+// Every step leaves the page without a console error, an uncaught error or a failed request.
+afterEach(() => {
+  expect(watched.problems).toEqual([]);
+});
+
+/** Screenshots of the view as it is, at 1280 px and at 375 px wide. */
+async function shots(name: string): Promise<void> {
+  await screenshot(page, testHome, name);
+  await page.setViewportSize({ width: 375, height: 900 });
+  await screenshot(page, testHome, name);
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+function agentCall(tool: string, args: unknown): Promise<{ status: number; body: any }> {
+  return callApi(server.url, agent.secret, 'POST', `/v1/workspaces/${WS}/tools/${tool}?waitMs=60000`, args);
+}
+
+async function openView(name: 'Approvals' | 'Processes' | 'Files' | 'Usage'): Promise<void> {
+  await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name }).click();
+  await page.getByRole('heading', { level: 2, name }).waitFor();
+}
+
+async function openWorkspace(name: string): Promise<void> {
+  await page.getByLabel('Workspace').fill(name);
+  await page.getByRole('button', { name: 'Open' }).click();
+}
+
+describe('GET /console', () => {
+  it('is served with a strict CSP, holds no secret and loads nothing from elsewhere', async () => {
+    const answer = await fetch(`${server.url}/console`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = answer.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).not.toContain('unsafe-eval');
+    expect(csp).not.toContain('unsafe-inline');
+    const html = await answer.text();
+    // No inline script: every script element has a src, on this origin.
+    expect(html.match(/<script\b[^>]*>/g)).toEqual(['<script defer src="/console/app.js">']);
+    expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//i);
+    for (const asset of ['/console/app.js', '/console/app.css', '/console/icon.svg']) {
+      const loaded = await fetch(server.url + asset);
+      expect(loaded.status).toBe(200);
+      expect(loaded.headers.get('content-security-policy')).toBe(csp);
+      const text = await loaded.text();
+      expect(text).not.toContain(server.key);
+      expect(text).not.toMatch(/\bhttps?:\/\/(?!www\.w3\.org\/)/);
+    }
+    expect(html).not.toContain(server.key);
+  });
+
+  it('signs in with a key kept in sessionStorage only, under a CSP that blocks eval', async () => {
+    await page.goto(`${server.url}/console`);
+    await page.getByLabel('API key').fill(server.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Signed in as').waitFor();
+    const stored = await page.evaluate(() => ({
+      session: Object.keys(sessionStorage).map((name) => sessionStorage.getItem(name)),
+      local: localStorage.length,
+      cookie: document.cookie,
+    }));
+    expect(stored.session).toContain(server.key);
+    expect(stored).toMatchObject({ local: 0, cookie: '' });
+    // Strings do not become code in this page: a string handed to a code sink (made a TrustedScript,
+    // which the page's require-trusted-types-for would otherwise refuse first) meets the CSP's missing
+    // 'unsafe-eval'. DevTools' own evaluation is exempt from the CSP, so the probe uses setTimeout.
+    const probe = await page.evaluate(
+      () =>
+        new Promise<string>((resolve) => {
+          document.addEventListener('securitypolicyviolation', (event) =>
+            resolve(`${event.violatedDirective} ${event.blockedURI}`),
+          );
+          const policy = (window as any).trustedTypes.createPolicy('probe', { createScript: (text: string) => text });
+          setTimeout(policy.createScript('document.title = "evaluated"'));
+        }),
+    );
+    expect(probe).toBe('script-src eval');
+    expect(await page.title()).toBe('toolgate console');
+    // The browser reports the blocked probe on the console: that one error is the probe's.
+    const reported = watched.problems.findIndex((problem) =>
+      problem.includes("'unsafe-eval' is not an allowed source"),
+    );
+    expect(reported).toBeGreaterThanOrEqual(0);
+    watched.problems.splice(reported, 1);
+    await page.getByText('Live: new approvals appear here').waitFor();
+    await shots('sign-in-done');
+  });
+
+  it("shows a safe-mode agent's apply_patch live as a diff against the file; approving it answers the waiting call", async () => {
+    const waiting = agentCall('apply_patch', {
+      patch: '*** Begin Patch\n*** Update File: src/app.txt\n@@\n one\n-two\n+TWO\n three\n*** End Patch\n',
+    });
+    const card = page.locator('article[data-approval]', { hasText: 'apply_patch' });
+    await card.waitFor();
+    await expect.poll(() => card.locator('.diff-del').allTextContents()).toContain('-two\n');
+    expect(await card.locator('.diff-add').allTextContents()).toContain('+TWO\n');
+    await expect.poll(() => card.textContent()).toContain('console-agent');
+    expect(await card.textContent()).toContain(WS);
+    await shots('approvals');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.body.result.summary).toBe('M src/app.txt');
+    await expect.poll(() => card.locator('.status').textContent()).toBe('approved');
+    const read = await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'src/app.txt' });
+    expect(read.body.result.content).toBe('one\nTWO\nthree\n');
+  });
+
+  it('rejects a call with a reason; the waiting agent gets approval_rejected', async () => {
+    const waiting = agentCall('bash', { action: 'exec', command: 'rm -rf src' });
+    const card = page.locator('article[data-approval]', { hasText: 'rm -rf src' });
+    await card.waitFor();
+    expect(await card.locator('pre.command').textContent()).toBe('rm -rf src');
+    await card.getByLabel('Reason (optional)').fill('not in this workspace');
+    await card.getByRole('button', { name: 'Reject' }).click();
+    const answer = await waiting;
+    expect(answer.status).toBe(403);
+    expect(answer.body.error.code).toBe('approval_rejected');
+    expect(answer.body.error.message).toBe('[approval-rejected] not in this workspace');
+    await expect.poll(() => card.locator('.status').textContent()).toBe('rejected');
+  });
+
+  it("follows a started process's log as it prints, sends it a line on stdin, and stops it", async () => {
+    const started = await server.call('POST', `/v1/workspaces/${WS}/tools/bash`, {
+      action: 'start',
+      command: 'echo ready; while read line; do echo "got:$line"; done',
+    });
+    expect(started.status).toBe(200);
+    const processId = started.body.result.processId as string;
+    await openView('Processes');
+    await openWorkspace(WS);
+    await page.getByRole('button', { name: /while read line/ }).click();
+    const log = page.getByRole('log', { name: 'Process output' });
+    await expect.poll(() => log.textContent(), { timeout: 30_000 }).toContain('ready');
+    await expect.poll(() => page.locator('.process-status').textContent()).toBe('running');
+    // A line written now is printed now: the tail shows it without a reload.
+    await page.getByLabel('Standard input (sent as one line)').fill('hello console');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => log.textContent(), { timeout: 30_000 }).toContain('got:hello console');
+    await shots('processes');
+    await page.getByRole('button', { name: 'Stop process' }).click();
+    await expect.poll(() => page.locator('.process-status').textContent(), { timeout: 30_000 }).toBe('stopped');
+    const status = await server.call('POST', `/v1/workspaces/${WS}/tools/bash`, { action: 'status', processId });
+    expect(status.body.result.status).toBe('stopped');
+  });
+
+  it('browses to a file and shows the diff from a checkpoint to now', async () => {
+    await openView('Files');
+    await openWorkspace(WS);
+    await page.getByLabel('Message').fill('before the edit');
+    await page.getByRole('button', { name: 'Make a checkpoint' }).click();
+    await page.getByText('before the edit', { exact: true }).waitFor();
+    const edited = await server.call('POST', `/v1/workspaces/${WS}/tools/write_file`, {
+      path: 'src/app.txt',
+      content: 'one\nTWO\nthree\nfour\n',
+    });
+    expect(edited.status).toBe(200);
+    await page.getByRole('button', { name: 'src/' }).click();
+    await page.getByRole('button', { name: 'app.txt' }).click();
+    await expect.poll(() => page.getByLabel('Contents of src/app.txt').textContent()).toBe('one\nTWO\nthree\nfour\n');
+    await page.getByRole('button', { name: 'Diff to now: before the edit' }).click();
+    const diff = page.getByLabel('Changes since before the edit');
+    await expect.poll(() => diff.locator('.diff-add').allTextContents()).toContain('+four\n');
+    await shots('files');
+    // Restore asks first; accepted, the file is as it was at the checkpoint.
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Restore: before the edit' }).click();
+    await page.getByText('Restored to').waitFor();
+    const read = await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'src/app.txt' });
+    expect(read.body.result.content).toBe('one\nTWO\nthree\n');
+  });
+
+  it('charts usage per tool and day, and per key for an admin', async () => {
+    await openView('Usage');
+    const bars = page.locator('figure.chart rect title');
+    await expect
+      .poll(() => bars.allTextContents())
+      .toEqual(expect.arrayContaining([expect.stringMatching(/apply_patch: 1 calls$/)]));
+    await expect.poll(() => page.locator('table.key-usage').textContent()).toContain('console-agent');
+    await shots('usage');
+  });
+
+  it('a key scoped to another workspace sees none of these approvals', async () => {
+    const pending = await callApi(server.url, agent.secret, 'POST', `/v1/workspaces/${WS}/tools/write_file`, {
+      path: 'later.txt',
+      content: 'x',
+    });
+    expect(pending.status).toBe(202);
+    const otherAgent = await createKey(server, { name: 'other-agent', role: 'agent', workspaces: [OTHER] });
+    const theirs = await otherAgent.call('POST', `/v1/workspaces/${OTHER}/tools/write_file`, {
+      path: 'theirs.txt',
+      content: 'y',
+    });
+    expect(theirs.status).toBe(202);
+    const approver = await createKey(server, { name: 'other-approver', role: 'approver', workspaces: [OTHER] });
+    const scoped = await watchedPage(browser, 1280);
+    try {
+      await scoped.page.goto(`${server.url}/console`);
+      await scoped.page.getByLabel('API key').fill(approver.secret);
+      await scoped.page.getByRole('button', { name: 'Sign in' }).click();
+      await scoped.page.getByText('Signed in as other-approver').waitFor();
+      await scoped.page.locator('article[data-approval]', { hasText: 'theirs.txt' }).waitFor();
+      expect(await scoped.page.locator('article[data-approval]').count()).toBe(1);
+      expect(await scoped.page.locator('main').textContent()).not.toContain(WS);
+      expect(scoped.problems).toEqual([]);
+    } finally {
+      await scoped.page.context().close();
+    }
+  });
+});
