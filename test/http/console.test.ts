@@ -5,7 +5,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, watchedPage, type WatchedPage } from '../support/console-browser.ts';
-import { eventually } from '../support/eventually.ts';
 import { createKey, type TestKey } from '../support/keys.ts';
 import { callApi, testHome, useServer } from '../support/server-process.ts';
 
@@ -173,7 +172,7 @@ describe('GET /console', () => {
     await page.getByRole('button', { name: /while read line/ }).click();
     const log = page.getByRole('log', { name: 'Process output' });
     await expect.poll(() => log.textContent(), { timeout: 30_000 }).toContain('ready');
-    await expect.poll(() => page.locator('.process-status').textContent()).toBe('running');
+    await expect.poll(() => page.locator('.process-status').textContent(), { timeout: 30_000 }).toBe('running');
     // A line written now is printed now: the tail shows it without a reload.
     await page.getByLabel('Standard input (sent as one line)').fill('hello console');
     await page.getByRole('button', { name: 'Send' }).click();

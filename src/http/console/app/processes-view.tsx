@@ -147,16 +147,24 @@ function ProcessDetail(props: { session: Session; workspace: string; processId: 
 
   useEffect(() => {
     const stop = new AbortController();
-    api.tool<ProcessSnapshot>(props.workspace, 'bash', { action: 'status', processId: props.processId }).then(
-      (answer) => answer.result && setSnapshot(answer.result),
-      () => undefined,
-    );
+    const readStatus = () =>
+      api.tool<ProcessSnapshot>(props.workspace, 'bash', { action: 'status', processId: props.processId }).then(
+        (answer) => !ended.current && answer.result && setSnapshot(answer.result),
+        () => undefined,
+      );
+    void readStatus();
+    // A process listed while queued has started once it prints: its status is read again then.
+    let printed = false;
     const path = workspacePath(props.workspace, `/processes/${encodeURIComponent(props.processId)}/logs/stream`);
     void follow(api, path, stop.signal, {
       onEvent: (event) => {
         if (event.event === 'output') {
           const chunk = JSON.parse(event.data) as { data: string };
           setLog((before) => (before + chunk.data).slice(-TAIL_CHARS));
+          if (!printed) {
+            printed = true;
+            void readStatus();
+          }
         } else if (event.event === 'exit') {
           ended.current = true;
           setSnapshot(JSON.parse(event.data) as ProcessSnapshot);
