@@ -218,10 +218,15 @@ describe('the rules of bash logs', () => {
     dropped.close();
     const usage = async () =>
       (await key.call('GET', '/v1/usage?groupBy=tool')).body.rows.find((row: any) => row.group === 'bash:logs');
-    const row = await eventually(async () => {
-      const found = await usage();
-      return found?.calls === 2 && found;
-    });
+    // The dropped stream's record is written once the server notices the client went: at once on the
+    // Node home; on the Cloudflare home at the object's next write, a keep-alive (docs/api.md).
+    const row = await eventually(
+      async () => {
+        const found = await usage();
+        return found?.calls === 2 && found;
+      },
+      { what: 'both streams to be recorded', timeoutMs: 75_000 },
+    );
     expect(row).toMatchObject({ calls: 2, errors: 0 });
     expect(row.bytesOut).toBeGreaterThan(read.text.length);
   });

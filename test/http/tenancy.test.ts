@@ -46,6 +46,8 @@ interface RouteCase {
   inScope: Record<Role, number>;
   /** Out of scope: the status per role, or a check of what a listing shows. */
   outOfScope: Record<Role, number> | ((answer: ApiAnswer, role: Role) => void);
+  /** A Server-Sent Events route: only the answer's status and head are read, then the stream is dropped. */
+  stream?: true;
 }
 
 const userOnly = (ok: number): Record<Role, number> => ({ agent: ok, approver: ok, admin: ok, runner: 403 });
@@ -221,6 +223,14 @@ const cases: RouteCase[] = [
   },
   {
     method: 'GET',
+    route: '/v1/workspaces/{ws}/processes/{id}/logs/stream',
+    request: (t) => ({ path: `/v1/workspaces/${t.ws}/processes/${t.processId}/logs/stream` }),
+    inScope: userOnly(200),
+    outOfScope: absent,
+    stream: true,
+  },
+  {
+    method: 'GET',
     route: '/v1/tools',
     request: () => ({ path: '/v1/tools' }),
     inScope: { agent: 200, approver: 200, admin: 200, runner: 200 },
@@ -232,6 +242,15 @@ const cases: RouteCase[] = [
     request: () => ({ path: '/v1/approvals' }),
     inScope: userOnly(200),
     outOfScope: noneOf(B),
+  },
+  // What each stream shows (never another tenant's approvals) is approvals-stream.test.ts's; here, who may open one.
+  {
+    method: 'GET',
+    route: '/v1/approvals/stream',
+    request: () => ({ path: '/v1/approvals/stream' }),
+    inScope: userOnly(200),
+    outOfScope: userOnly(200),
+    stream: true,
   },
   // An agent key sees only its own approvals; these were asked for by another agent key of the tenant.
   {
@@ -413,6 +432,22 @@ function reportBody(report: string, token: number): unknown {
   return { token, exitCode: 0, status: 'exited' };
 }
 
+/** A case's request as `key`: a stream's answer is read up to its head, then dropped. */
+async function callCase(key: TestKey, routeCase: RouteCase, tenant: Tenant, role: Role): Promise<ApiAnswer> {
+  const { path, body, headers } = routeCase.request(tenant, role);
+  if (!routeCase.stream) return key.call(routeCase.method, path, body, headers);
+  const abort = new AbortController();
+  const response = await fetch(server.url + path, {
+    headers: { authorization: `Bearer ${key.secret}`, ...headers },
+    signal: abort.signal,
+  });
+  if (response.status === 200) {
+    abort.abort();
+    return { status: 200, headers: response.headers, body: '' };
+  }
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
 async function ok(answer: Promise<ApiAnswer>, status = 200): Promise<any> {
   const settled = await answer;
   expect(settled.status, JSON.stringify(settled.body)).toBe(status);
@@ -505,8 +540,8 @@ describe('a key scoped to one tenant', () => {
     const wrong: string[] = [];
     for (const routeCase of cases) {
       for (const role of roles) {
-        const { path, body, headers } = routeCase.request(tenantB, role);
-        const answer = await keys[role].call(routeCase.method, path, body, headers);
+        const { path } = routeCase.request(tenantB, role);
+        const answer = await callCase(keys[role], routeCase, tenantB, role);
         const where = `${role} ${routeCase.method} ${path}: ${answer.status} ${String(JSON.stringify(answer.body)).slice(0, 300)}`;
         if (typeof routeCase.outOfScope === 'function') {
           try {
@@ -548,8 +583,8 @@ describe('a key scoped to one tenant', () => {
     const wrong: string[] = [];
     for (const routeCase of cases) {
       for (const role of roles) {
-        const { path, body, headers } = routeCase.request(tenantA, role);
-        const answer = await keys[role].call(routeCase.method, path, body, headers);
+        const { path } = routeCase.request(tenantA, role);
+        const answer = await callCase(keys[role], routeCase, tenantA, role);
         if (answer.status !== routeCase.inScope[role])
           wrong.push(
             `${role} ${routeCase.method} ${path}: ${answer.status} (expected ${routeCase.inScope[role]}) ${String(JSON.stringify(answer.body)).slice(0, 300)}`,
