@@ -94,26 +94,24 @@ describe('GET /console', () => {
     await page.getByLabel('API key').fill(server.key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('Signed in as').waitFor();
-    const stored = await page.evaluate(() => ({
+    // Expressions as text: they run in the page, whose globals this file's types do not declare.
+    const stored = await page.evaluate<{ session: string[]; local: number; cookie: string }>(`({
       session: Object.keys(sessionStorage).map((name) => sessionStorage.getItem(name)),
       local: localStorage.length,
       cookie: document.cookie,
-    }));
+    })`);
     expect(stored.session).toContain(server.key);
     expect(stored).toMatchObject({ local: 0, cookie: '' });
     // Strings do not become code in this page: a string handed to a code sink (made a TrustedScript,
     // which the page's require-trusted-types-for would otherwise refuse first) meets the CSP's missing
     // 'unsafe-eval'. DevTools' own evaluation is exempt from the CSP, so the probe uses setTimeout.
-    const probe = await page.evaluate(
-      () =>
-        new Promise<string>((resolve) => {
-          document.addEventListener('securitypolicyviolation', (event) =>
-            resolve(`${event.violatedDirective} ${event.blockedURI}`),
-          );
-          const policy = (window as any).trustedTypes.createPolicy('probe', { createScript: (text: string) => text });
-          setTimeout(policy.createScript('document.title = "evaluated"'));
-        }),
-    );
+    const probe = await page.evaluate<string>(`new Promise((resolve) => {
+      document.addEventListener('securitypolicyviolation', (event) =>
+        resolve(event.violatedDirective + ' ' + event.blockedURI),
+      );
+      const policy = trustedTypes.createPolicy('probe', { createScript: (text) => text });
+      setTimeout(policy.createScript('document.title = "evaluated"'));
+    })`);
     expect(probe).toBe('script-src eval');
     expect(await page.title()).toBe('toolgate console');
     // The browser reports the blocked probe on the console: that one error is the probe's.
