@@ -12,6 +12,7 @@ import { benchBash } from './bash-bench.ts';
 import { benchFork } from './fork-bench.ts';
 import { describe, interleaved, load, percentile, perSecond, printRows, row, verdict } from './common.ts';
 import { benchLiveControl } from './live-control-bench.ts';
+import { benchLogStreams } from './log-stream-bench.ts';
 import type { LoadResult } from './load-client.ts';
 import { benchSequentialRead } from './mcp-bench.ts';
 import { benchSearch } from './search-bench.ts';
@@ -23,7 +24,7 @@ const FOUR_KB = 'x'.repeat(4095) + '\n';
 /** The file every read_file row reads, in the workspace `small`. */
 const READ_PATH = 'src/f3.txt';
 
-/** The sections to run: all, or those named as arguments (`npm run bench -- bash`; `bash` includes `live`, P9). */
+/** The sections to run: all, or those named as arguments (`npm run bench -- bash`; `bash` includes `live`: P9, P15). */
 const SECTIONS = ['read', 'write', 'worker', 'patch', 'bash', 'live', 'search', 'fork', 'archive'] as const;
 /** `--files-scale` adds P12 (grep over 100,000 files) to the search section. */
 const FLAGS = ['--files-scale'] as const;
@@ -106,6 +107,8 @@ async function main(): Promise<void> {
     const bwrap = locateBubblewrap();
     if ((runs('bash') || runs('live')) && bwrap)
       await benchLiveControl(server.url, KEY, home.workspaces, home.processes, bwrap);
+    if ((runs('bash') || runs('live')) && bwrap)
+      await benchLogStreams(server.url, KEY, home.workspaces, home.processes, durationMs);
     printRows();
   } finally {
     await server.close();

@@ -4,7 +4,7 @@ import { ToolError } from '../core/errors.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { eventStreamResponse, KEEP_ALIVE_MS } from './event-stream.ts';
-import { logEvents } from './log-stream.ts';
+import { logEvents, SharedLogPages } from './log-stream.ts';
 import { consoleLog } from '../core/log.ts';
 
 /** Process ids are `proc_` and hex; anything else printable of this shape is looked up and may be absent. */
@@ -20,6 +20,7 @@ export interface LogStreamDeps extends Pick<AppDeps, 'calls'> {
 
 export function logStreamRoutes(deps: LogStreamDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
+  const pages = new SharedLogPages(deps.processes);
 
   routes.get('/workspaces/:ws/processes/:id/logs/stream', async (c) => {
     const workspace = c.req.param('ws');
@@ -53,7 +54,14 @@ export function logStreamRoutes(deps: LogStreamDeps): Hono<AppEnv> {
     return eventStreamResponse(
       (signal) =>
         logEvents(
-          { processes: deps.processes, workspace, processId, from, keepAliveMs: deps.keepAliveMs ?? KEEP_ALIVE_MS },
+          {
+            processes: deps.processes,
+            pages,
+            workspace,
+            processId,
+            from,
+            keepAliveMs: deps.keepAliveMs ?? KEEP_ALIVE_MS,
+          },
           signal,
         ),
       {

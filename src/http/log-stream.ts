@@ -2,14 +2,53 @@
 import { Doorbell } from '../core/doorbell.ts';
 import { ToolError } from '../core/errors.ts';
 import { FINAL_STATUSES, snapshotOf } from '../processes/process-record.ts';
-import type { ProcessStore } from '../processes/process-store.ts';
+import type { LogPage, ProcessStore } from '../processes/process-store.ts';
 import { eventFrame, KEEP_ALIVE_FRAME } from './event-stream.ts';
 
 /** The most characters one `output` event carries; a longer backlog goes out as several. */
 export const OUTPUT_EVENT_CHARS = 16_384;
 
+/**
+ * Pages read for the streams woken by one change, shared among them: streams of one process that
+ * follow it closely wake together at the same offset, and one read (and one frame) serves them
+ * all. A page is kept until the process next changes or this turn of the event loop ends,
+ * whichever comes first, so nothing stale is ever sent and nothing is held after.
+ */
+export class SharedLogPages {
+  readonly #pages = new Map<string, Map<string, { page: LogPage; frame?: string }>>();
+  #sweepPlanned = false;
+
+  constructor(private readonly processes: Pick<ProcessStore, 'readLogs' | 'onChange'>) {
+    processes.onChange((id) => this.#pages.delete(id));
+  }
+
+  read(
+    workspace: string,
+    processId: string,
+    offset: number | undefined,
+    limit: number,
+  ): { page: LogPage; frame?: string } {
+    let pages = this.#pages.get(processId);
+    const key = `${workspace}\u0000${offset ?? ''}\u0000${limit}`;
+    const held = pages?.get(key);
+    if (held) return held;
+    const page = { page: this.processes.readLogs(workspace, processId, offset, limit) };
+    if (!pages) this.#pages.set(processId, (pages = new Map()));
+    pages.set(key, page);
+    if (!this.#sweepPlanned) {
+      this.#sweepPlanned = true;
+      setTimeout(() => {
+        this.#sweepPlanned = false;
+        this.#pages.clear();
+      }, 0);
+    }
+    return page;
+  }
+}
+
 export interface LogFollow {
-  processes: Pick<ProcessStore, 'readLogs' | 'get' | 'onChange'>;
+  processes: Pick<ProcessStore, 'get' | 'onChange'>;
+  pages: SharedLogPages;
   workspace: string;
   processId: string;
   /** The first character to send; undefined for the oldest the log holds. */
@@ -35,14 +74,16 @@ export async function* logEvents(follow: LogFollow, signal: AbortSignal): AsyncG
     while (!signal.aborted) {
       // Cleared before reading: a change while reading rings again, so the wait below ends at once.
       bell.clear();
-      const page = processes.readLogs(workspace, processId, cursor, OUTPUT_EVENT_CHARS);
+      const shared = follow.pages.read(workspace, processId, cursor, OUTPUT_EVENT_CHARS);
+      const { page } = shared;
       cursor = page.nextOffset;
       if (page.data.length > 0 || page.truncated) {
-        yield eventFrame(
+        shared.frame ??= eventFrame(
           'output',
           { data: page.data, offset: page.offset, ...(page.truncated ? { truncated: true } : {}) },
           page.nextOffset,
         );
+        yield shared.frame;
         continue;
       }
       if (FINAL_STATUSES.includes(page.status)) {
