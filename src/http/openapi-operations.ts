@@ -103,6 +103,32 @@ function serviceOperations(): Operation[] {
       answers: { 200: { description: 'An HTML page.', contentType: 'text/html' } },
       errors: [],
     },
+    ...consoleOperations(),
+  ];
+}
+
+/** The web console's page and assets: public, the same for everyone; it signs in with a key it then sends to /v1. */
+function consoleOperations(): Operation[] {
+  const asset = (path: string, operationId: string, summary: string, contentType: string): Operation => ({
+    method: 'get',
+    path,
+    tag: 'service',
+    operationId,
+    summary,
+    public: true,
+    answers: { 200: { description: summary, contentType } },
+    errors: [],
+  });
+  return [
+    asset(
+      '/console',
+      'console',
+      'The web console: sign in with a key to decide approvals, follow processes, browse files and see usage',
+      'text/html',
+    ),
+    asset('/console/app.js', 'consoleScript', "The console's script", 'text/javascript'),
+    asset('/console/app.css', 'consoleStyle', "The console's styles", 'text/css'),
+    asset('/console/icon.svg', 'consoleIcon', "The console's icon", 'image/svg+xml'),
   ];
 }
 
