@@ -29,10 +29,12 @@ import type {
 } from './api-types.ts';
 import { expectEmpty, expectJson, readJson, unexpected } from './answers.ts';
 import { ToolgateConnectionError, ToolgateError } from './toolgate-error.ts';
+import { followProcessLog, type FollowLogsOptions, type LogChunk } from './log-follow.ts';
 import type {
   ApplyPatchArgs,
   ApplyPatchResult,
   BashAction,
+  BashStatusResult,
   BashArgs,
   BashResults,
   GlobArgs,
@@ -66,6 +68,7 @@ type RawBody = Uint8Array | Blob | ReadableStream<Uint8Array>;
 
 interface RequestPlan {
   query?: Query;
+  headers?: Record<string, string>;
   body?: unknown;
   raw?: RawBody;
   signal?: AbortSignal;
@@ -227,9 +230,10 @@ export class ToolgateClient {
     return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}/checkpoints`), [200]);
   }
 
-  /** The unified diff from a checkpoint to the workspace as it is now. */
-  async diff(workspace: string, from: string): Promise<{ diff: string }> {
-    return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}/diff`, { query: { from } }), [200]);
+  /** The unified diff from a checkpoint to the workspace as it is now, or to checkpoint `to`. */
+  async diff(workspace: string, from: string, to?: string): Promise<{ diff: string }> {
+    const query = to === undefined ? { from } : { from, to };
+    return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}/diff`, { query }), [200]);
   }
 
   async restore(workspace: string, checkpoint: string): Promise<RestoreAnswer> {
@@ -296,6 +300,30 @@ export class ToolgateClient {
     return expectJson(await this.#send('POST', `/v1/approvals/${segment(id)}/decision`, { body: decision }), [200]);
   }
 
+  // Event streams.
+
+  /**
+   * A process's output as it writes it (the log stream): `for await (const chunk of
+   * client.followLogs(ws, id))` gets each `{ data, offset }`; the iteration's return value is the
+   * exit snapshot. A dropped connection resumes from the last chunk, so every character comes once.
+   */
+  followLogs(
+    workspace: string,
+    processId: string,
+    options: FollowLogsOptions = {},
+  ): AsyncGenerator<LogChunk, BashStatusResult, undefined> {
+    const path = `/v1/workspaces/${segment(workspace)}/processes/${segment(processId)}/logs/stream`;
+    return followProcessLog(
+      (lastEventId) =>
+        this.#send('GET', path, {
+          query: { offset: options.offset },
+          headers: lastEventId === undefined ? {} : { 'last-event-id': lastEventId },
+          signal: options.signal,
+        }),
+      options.signal,
+    );
+  }
+
   // Usage and tool listings.
 
   async usage(query: UsageQuery = {}): Promise<UsageReport> {
@@ -318,7 +346,7 @@ export class ToolgateClient {
   }
 
   async #send(method: string, path: string, plan: RequestPlan = {}): Promise<Response> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...plan.headers };
     if (this.#key !== undefined) headers.authorization = `Bearer ${this.#key}`;
     const init: RequestInit = { method, headers };
     if (plan.body !== undefined) {

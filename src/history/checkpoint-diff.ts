@@ -1,4 +1,4 @@
-// The unified diff from a checkpoint to the workspace as it is now, in git's layout (a/ and b/, /dev/null, modes, binary files).
+// The unified diff from a checkpoint to the workspace as it is now, or to a later checkpoint, in git's layout (a/ and b/, /dev/null, modes, binary files).
 import { DiffBudget, fileDiff as unifiedDiff } from '../core/text-diff.ts';
 import { WorkBudget } from '../core/work-budget.ts';
 import type { ManifestEntry } from '../workspace/manifest.ts';
@@ -30,17 +30,55 @@ export async function diffToWorkspace(
       .filter((entry) => entry.type !== 'dir')
       .map((entry) => [entry.path, entry]),
   );
-  const paths = [...new Set([...before.keys(), ...now.keys()])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return diffSides(before, now, {
+    oldSide: (old) => ({ mode: old.mode, read: () => blobContent(dir, records, workspace, old) }),
+    newSide: (current) => currentSide(workspace, current),
+    unchanged: (old, current) => unchanged(records, workspace, old, current, dir),
+  });
+}
+
+/** The unified diff from one checkpoint's tree to another's. */
+export async function diffBetweenTrees(
+  dir: GitObjects,
+  records: HistoryRecords,
+  workspace: Workspace,
+  fromTree: string,
+  toTree: string,
+): Promise<string> {
+  const side = (item: TreeItem): Side => ({ mode: item.mode, read: () => blobContent(dir, records, workspace, item) });
+  const [before, after] = await Promise.all(
+    [fromTree, toTree].map(async (tree) => new Map((await listTree(dir, tree)).map((item) => [item.path, item]))),
+  );
+  return diffSides(before!, after!, {
+    oldSide: side,
+    newSide: side,
+    // Git names equal content (and mode) by equal object ids.
+    unchanged: async (old, current) => old.oid === current.oid && old.mode === current.mode,
+  });
+}
+
+interface Sides<Old, New> {
+  oldSide: (item: Old) => Side;
+  newSide: (item: New) => Side;
+  unchanged: (old: Old, current: New) => Promise<boolean>;
+}
+
+async function diffSides<Old, New>(
+  before: ReadonlyMap<string, Old>,
+  after: ReadonlyMap<string, New>,
+  sides: Sides<Old, New>,
+): Promise<string> {
+  const paths = [...new Set([...before.keys(), ...after.keys()])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   // Linear in the texts whatever changed (minimal diffs while a shared budget lasts, block
   // replaces after), and the event loop runs every few milliseconds: a large diff holds no one up.
   const work: Work = { cells: new DiffBudget(), clock: new WorkBudget(Number.POSITIVE_INFINITY) };
   let diff = '';
   for (const path of paths) {
     const old = before.get(path);
-    const current = now.get(path);
-    if (old && current && (await unchanged(records, workspace, old, current, dir))) continue;
-    const oldSide = old && { mode: old.mode, read: () => blobContent(dir, records, workspace, old) };
-    const newSide = current && currentSide(workspace, current);
+    const current = after.get(path);
+    if (old !== undefined && current !== undefined && (await sides.unchanged(old, current))) continue;
+    const oldSide = old === undefined ? undefined : sides.oldSide(old);
+    const newSide = current === undefined ? undefined : sides.newSide(current);
     // A file that became a symlink (or back) is a deletion and an addition, as git shows it.
     if (
       oldSide &&

@@ -1,4 +1,4 @@
-// Workspace history: checkpoints as git commits beside the workspace, the diff from one to now, restore, and import from a git remote.
+// Workspace history: checkpoints as git commits beside the workspace, the diff from one to now or to another, restore, and import from a git remote.
 import { writeCommit } from 'isomorphic-git';
 import { noEgress, type EgressFetch } from '../core/egress-fetch.ts';
 import { isToolError, ToolError } from '../core/errors.ts';
@@ -6,7 +6,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
-import { diffToWorkspace } from './checkpoint-diff.ts';
+import { diffBetweenTrees, diffToWorkspace } from './checkpoint-diff.ts';
 import { branchHead, moveBranch, openGitDirectory, type GitDirectory } from './git-directory.ts';
 import { importRepository, type GitSource, type ImportLimits, type ImportResult } from './git-import.ts';
 import { HistoryRecords, type CheckpointRow, type HistoryRows } from './history-records.ts';
@@ -109,9 +109,12 @@ export class WorkspaceHistory {
     return this.records.checkpoints(workspace.uid, limit);
   }
 
-  async diff(workspace: Workspace, from: string): Promise<string> {
+  /** The diff from checkpoint `from` to checkpoint `to`, or to the workspace as it is now. */
+  async diff(workspace: Workspace, from: string, to?: string): Promise<string> {
     const dir = this.directory(workspace);
-    return diffToWorkspace(dir, this.records, workspace, await commitTree(dir, this.find(workspace, from).id));
+    const fromTree = await commitTree(dir, this.find(workspace, from).id);
+    if (to === undefined) return diffToWorkspace(dir, this.records, workspace, fromTree);
+    return diffBetweenTrees(dir, this.records, workspace, fromTree, await commitTree(dir, this.find(workspace, to).id));
   }
 
   /** Makes the workspace equal the checkpoint in one commit; `version` is null when it already did. */

@@ -54,9 +54,14 @@ export function historyOperations(): Operation[] {
       path: '/v1/workspaces/{ws}/diff',
       tag: 'history',
       operationId: 'diffCheckpoint',
-      summary: 'The unified diff from a checkpoint to the workspace now',
+      summary: 'The unified diff from a checkpoint to the workspace now, or to another checkpoint',
       query: [
         { name: 'from', description: 'The checkpoint id.', schema: { type: 'string', pattern: '^[0-9a-f]{40}$' } },
+        {
+          name: 'to',
+          description: 'Another checkpoint id: the diff ends there instead of at the workspace now.',
+          schema: { type: 'string', pattern: '^[0-9a-f]{40}$' },
+        },
       ],
       answers: {
         200: answer(

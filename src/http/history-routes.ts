@@ -1,4 +1,4 @@
-// History routes: checkpoints, the diff from one to now, restore, and import from a git remote.
+// History routes: checkpoints, the diff from one to now (or to another), restore, and import from a git remote.
 import { Hono } from 'hono';
 import { checkpointInput, checkpointsQuery, importInput, restoreInput } from '../contract/http-requests.ts';
 import { ToolError } from '../core/errors.ts';
@@ -36,7 +36,8 @@ export function historyRoutes(deps: HistoryRouteDeps): Hono<AppEnv> {
       throw new ToolError('invalid_argument', 'Name the checkpoint to diff from: GET .../diff?from=<checkpoint id>.', {
         field: 'from',
       });
-    return c.json({ diff: await deps.history.diff(workspace, from) });
+    const to = c.req.query('to');
+    return c.json({ diff: await deps.history.diff(workspace, from, to === '' ? undefined : to) });
   });
 
   routes.post('/workspaces/:ws/restore', async (c) => {

@@ -112,6 +112,20 @@ describe('checkpoints, diff and restore', () => {
       [first, 'first'],
     ]);
     expect((await call('GET', `/diff?from=${second.body.id}`)).body.diff).toBe('');
+    // Between two checkpoints: the second holds what the workspace holds now, so the diff from the
+    // first to it is the diff from the first to now; the other way round it undoes the change.
+    const toNow = (await call('GET', `/diff?from=${first}`)).body.diff;
+    const between = await call('GET', `/diff?from=${first}&to=${second.body.id}`);
+    expect(between.status).toBe(200);
+    expect(between.body.diff).toBe(toNow);
+    const back = (await call('GET', `/diff?from=${second.body.id}&to=${first}`)).body.diff as string;
+    expect(back).toContain('diff --git a/a.txt b/a.txt');
+    expect(back).toContain('deleted file mode 100644');
+    expect((await call('GET', `/diff?from=${first}&to=${first}`)).body.diff).toBe('');
+    expect(await call('GET', `/diff?from=${first}&to=${'e'.repeat(40)}`)).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found' } },
+    });
   });
 
   it('restores the checkpoint byte for byte, symlinks included, in one workspace commit', async () => {
