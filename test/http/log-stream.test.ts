@@ -90,6 +90,24 @@ describe('a log stream', () => {
     expect(atEnd).toMatchObject({ text: '', events: [] });
   });
 
+  it("follows with the client's async iterator to the exit snapshot", async () => {
+    const { processId } = await bash({ action: 'start', command: twoHalves(30, 60) });
+    const follow = server.client.followLogs(WS, processId);
+    let text = '';
+    let next = await follow.next();
+    while (!next.done) {
+      text += next.value.data;
+      if (text === lines(1, 30)) await bash({ action: 'write', processId, input: 'go\n' });
+      next = await follow.next();
+    }
+    expect(text).toBe(lines(1, 60));
+    expect(next.value).toEqual(await bash({ action: 'status', processId }));
+    await expect(server.client.followLogs(WS, 'proc_absent').next()).rejects.toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
+  });
+
   it('sends the full output to each of 100 streams open at once', async () => {
     const { processId } = await bash({ action: 'start', command: twoHalves(0, 400) });
     const streams = await Promise.all(Array.from({ length: 100 }, () => open(processId)));
