@@ -187,7 +187,7 @@ describe('GET /console', () => {
     await openWorkspace(WS);
     await page.getByLabel('Message').fill('before the edit');
     await page.getByRole('button', { name: 'Make a checkpoint' }).click();
-    await page.getByText('before the edit', { exact: true }).waitFor();
+    await page.locator('.checkpoint-message', { hasText: 'before the edit' }).waitFor();
     const edited = await server.call('POST', `/v1/workspaces/${WS}/tools/write_file`, {
       path: 'src/app.txt',
       content: 'one\nTWO\nthree\nfour\n',
@@ -199,6 +199,15 @@ describe('GET /console', () => {
     await page.getByRole('button', { name: 'Diff to now: before the edit' }).click();
     const diff = page.getByLabel('Changes since before the edit');
     await expect.poll(() => diff.locator('.diff-add').allTextContents()).toContain('+four\n');
+    // Between two checkpoints: the one before the edit and one made after it.
+    await page.getByLabel('Message').fill('after the edit');
+    await page.getByRole('button', { name: 'Make a checkpoint' }).click();
+    await page.locator('.checkpoint-message', { hasText: 'after the edit' }).waitFor();
+    await page.getByLabel('Compare').selectOption({ label: 'before the edit' });
+    await page.getByLabel('with').selectOption({ label: 'after the edit' });
+    await page.getByRole('button', { name: 'Show the diff' }).click();
+    const between = page.getByLabel('Changes from before the edit to after the edit');
+    await expect.poll(() => between.locator('.diff-add').allTextContents()).toEqual(['+four\n']);
     await shots('files');
     // Restore asks first; accepted, the file is as it was at the checkpoint.
     page.once('dialog', (dialog) => void dialog.accept());

@@ -1,4 +1,4 @@
-// A workspace's files as a tree, a file's text, and its checkpoints: the diff from one to now, and restore.
+// A workspace's files as a tree, a file's text, and its checkpoints: the diff from one to now or between two, and restore.
 import { useEffect, useState } from 'preact/hooks';
 import { describeError, workspacePath } from './api.ts';
 import { DiffView } from './diff-view.tsx';
@@ -149,7 +149,9 @@ function Tree(props: { session: Session; workspace: string; prefix: string; onOp
 function Checkpoints(props: { session: Session; workspace: string; onRestored: () => void }) {
   const { api } = props.session;
   const [checkpoints, setCheckpoints] = useState<Checkpoint[] | undefined>();
-  const [diff, setDiff] = useState<{ from: Checkpoint; text: string } | undefined>();
+  const [diff, setDiff] = useState<{ from: Checkpoint; to?: Checkpoint; text: string } | undefined>();
+  const [compareFrom, setCompareFrom] = useState('');
+  const [compareTo, setCompareTo] = useState('');
   const [message, setMessage] = useState('');
   const [notice, setNotice] = useState<string | undefined>();
   const [failure, setFailure] = useState<string | undefined>();
@@ -170,6 +172,7 @@ function Checkpoints(props: { session: Session; workspace: string; onRestored: (
     });
   useEffect(() => void load(), [props.workspace]);
 
+  const oldest = checkpoints?.[checkpoints.length - 1];
   return (
     <section class="checkpoints" aria-labelledby="checkpoints-title">
       <h3 id="checkpoints-title">Checkpoints</h3>
@@ -248,13 +251,60 @@ function Checkpoints(props: { session: Session; workspace: string; onRestored: (
           ))}
         </ol>
       )}
+      {checkpoints && checkpoints.length > 1 ? (
+        <form
+          class="row compare"
+          onSubmit={(event) => {
+            event.preventDefault();
+            const from = checkpoints.find((each) => each.id === compareFrom) ?? oldest!;
+            const to = checkpoints.find((each) => each.id === compareTo);
+            void run(async () => {
+              const answer = await api.get<{ diff: string }>(workspacePath(props.workspace, '/diff'), {
+                from: from.id,
+                to: to?.id,
+              });
+              setDiff({ from, ...(to ? { to } : {}), text: answer.diff });
+            });
+          }}
+        >
+          <label for="compare-from">Compare</label>
+          <select
+            id="compare-from"
+            value={compareFrom || oldest!.id}
+            onChange={(event) => setCompareFrom(event.currentTarget.value)}
+          >
+            {[...checkpoints].reverse().map((checkpoint) => (
+              <option key={checkpoint.id} value={checkpoint.id}>
+                {label(checkpoint)}
+              </option>
+            ))}
+          </select>
+          <label for="compare-to">with</label>
+          <select id="compare-to" value={compareTo} onChange={(event) => setCompareTo(event.currentTarget.value)}>
+            <option value="">now</option>
+            {checkpoints.map((checkpoint) => (
+              <option key={checkpoint.id} value={checkpoint.id}>
+                {label(checkpoint)}
+              </option>
+            ))}
+          </select>
+          <button type="submit">Show the diff</button>
+        </form>
+      ) : null}
       {diff ? (
         <div class="checkpoint-diff">
-          <h4>From “{label(diff.from)}” to now</h4>
+          <h4>
+            From “{label(diff.from)}” to {diff.to ? `“${label(diff.to)}”` : 'now'}
+          </h4>
           {diff.text === '' ? (
             <p class="muted">No changes.</p>
           ) : (
-            <DiffView diff={diff.text} label={`Changes since ${label(diff.from)}`} />
+            <DiffView
+              diff={diff.text}
+              label={
+                diff.to ? `Changes from ${label(diff.from)} to ${label(diff.to)}` : `Changes since ${label(diff.from)}`
+              }
+            />
           )}
         </div>
       ) : null}
