@@ -232,6 +232,7 @@ export class ToolCalls {
     let closed = false;
     return {
       workspace: admitted.workspace,
+      keyLive: () => this.keyLive(request.key),
       close: (outcome, bytesOut) => {
         if (closed) return;
         closed = true;
@@ -245,6 +246,11 @@ export class ToolCalls {
   /** An approval the key may see: its own calls, or (approvers, admins) those of its workspaces. */
   getApproval(key: ApiKey, id: string): Approval {
     return this.approvalFlow.get(key, id);
+  }
+
+  /** Whether `key` is still live: a stream opened with it asks again as it goes on, and ends once it is revoked. */
+  async keyLive(key: ApiKey): Promise<boolean> {
+    return (await this.options.keys.get(key.id)) !== undefined;
   }
 
   /** Calls `listener` with each approval `key` may see, as it is created and as it changes; answers how to stop. */
@@ -430,6 +436,8 @@ function outcomeOf(error: unknown): string {
 /** A read admitted by `admitRead`: the workspace it reads, and how its one usage record is written when it ends (once; later calls do nothing). */
 export interface AdmittedRead {
   workspace: Workspace;
+  /** Whether the key the read was admitted with is still live (not revoked): asked again as it goes on. */
+  keyLive(): Promise<boolean>;
   close(outcome: string, bytesOut: number): void;
 }
 

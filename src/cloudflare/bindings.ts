@@ -63,6 +63,7 @@ export interface Env {
   TOOLGATE_WORKSPACE_MAX_PROCESSES?: string;
   TOOLGATE_MAX_PROCESS_OUTPUT_CHARS?: string;
   TOOLGATE_APPROVAL_TTL_MS?: string;
+  TOOLGATE_STREAM_KEEPALIVE_MS?: string;
   TOOLGATE_BLOB_GC_GRACE_MS?: string;
   TOOLGATE_BLOB_GC_INTERVAL_MS?: string;
   TOOLGATE_PROCESS_ACCRUAL_MS?: string;
@@ -86,6 +87,7 @@ export function readSettings(env: Env) {
     workspaceMaxProcesses: read('TOOLGATE_WORKSPACE_MAX_PROCESSES'),
     maxOutputChars: read('TOOLGATE_MAX_PROCESS_OUTPUT_CHARS'),
     approvalTtlMs: read('TOOLGATE_APPROVAL_TTL_MS'),
+    streamKeepAliveMs: read('TOOLGATE_STREAM_KEEPALIVE_MS'),
     blobGc: { graceMs: read('TOOLGATE_BLOB_GC_GRACE_MS'), intervalMs: read('TOOLGATE_BLOB_GC_INTERVAL_MS') },
     processAccrualMs: read('TOOLGATE_PROCESS_ACCRUAL_MS'),
     rateLimitPerMinute: read('TOOLGATE_RATE_LIMIT_PER_MINUTE'),

@@ -93,13 +93,13 @@ export class DirectoryObject {
       maxFileBytes: settings.maxFileBytes,
       defaultReadMaxChars: settings.defaultReadMaxChars,
     };
-    const spanning = new SpanningViews(this.env, index);
+    const spanning = new SpanningViews(this.env, index, keys);
 
     const app = createBaseApp({ keys, tools, runnerProtocol: true, sandbox: settings.sandbox });
     app.route('/v1', keyRoutes({ keys, tools, limits }));
     app.route('/v1', toolListRoutes({ tools }));
     app.route('/v1', usageRoutes({ usage: spanning }));
-    app.route('/v1', approvalRoutes({ approvals: spanning, limits }));
+    app.route('/v1', approvalRoutes({ approvals: spanning, limits, keepAliveMs: settings.streamKeepAliveMs }));
     // Hooks live here, since a delivery's URL does not name its workspace; a verified one runs in its workspace's object.
     app.route(
       '/v1',
@@ -216,6 +216,7 @@ class SpanningViews implements ApprovalDesk {
   constructor(
     private readonly env: Env,
     private readonly index: WorkspaceIndex,
+    private readonly keys: KeyStore,
   ) {}
 
   async summary(query: UsageQuery): Promise<UsageRow[]> {
@@ -255,6 +256,10 @@ class SpanningViews implements ApprovalDesk {
     return () => {
       this.watchers.delete(entry);
     };
+  }
+
+  keyLive(key: ApiKey): boolean {
+    return this.keys.get(key.id) !== undefined;
   }
 
   /** A workspace object's approval was created or changed: each stream whose key may see it is told. */

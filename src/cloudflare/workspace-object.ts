@@ -185,11 +185,11 @@ export class WorkspaceObject {
     app.route('/v1', workspaceRoutes(deps));
     app.route('/v1', archiveRoutes(deps));
     app.route('/v1', toolRoutes(deps));
-    app.route('/v1', approvalRoutes({ approvals: calls, limits }));
+    app.route('/v1', approvalRoutes({ approvals: calls, limits, keepAliveMs: settings.streamKeepAliveMs }));
     app.route('/v1', mcpRoutes(deps));
     app.route('/v1', historyRoutes({ ...deps, history }));
     app.route('/v1', runnerRoutes(deps));
-    app.route('/v1', logStreamRoutes(deps));
+    app.route('/v1', logStreamRoutes({ ...deps, keepAliveMs: settings.streamKeepAliveMs }));
 
     const internal = new Hono<AppEnv>();
     internal.use('*', internalOnly());

@@ -233,6 +233,15 @@ export const settings = {
     meaning: 'how long a call may wait for approval before it is rejected with the reason `expired`',
     homes: server,
   }),
+  TOOLGATE_STREAM_KEEPALIVE_MS: integer({
+    name: 'TOOLGATE_STREAM_KEEPALIVE_MS',
+    fallback: 15_000,
+    min: 100,
+    max: 300_000,
+    meaning:
+      'how long an event stream (a log stream, the approvals stream) stays quiet before a keep-alive comment; a stream also asks this often whether its key was revoked, and the Cloudflare home notices a client gone at the next write',
+    homes: server,
+  }),
   TOOLGATE_BLOB_GC_GRACE_MS: integer({
     name: 'TOOLGATE_BLOB_GC_GRACE_MS',
     fallback: 600_000,

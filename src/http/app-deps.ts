@@ -40,6 +40,8 @@ export interface AppDeps {
   forkWorkspace?: (from: string, to: string) => Promise<WorkspaceInfo>;
   /** Called with unexpected failures (the client sees only `internal`). */
   onInternalError?: (error: unknown) => void;
+  /** How long an event stream stays quiet before a keep-alive comment (default KEEP_ALIVE_MS). */
+  streamKeepAliveMs?: number;
   /** 'none' when commands run unsandboxed on purpose (TOOLGATE_SANDBOX=none): /healthz says so. */
   sandbox?: 'bwrap' | 'none';
 }

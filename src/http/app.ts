@@ -28,13 +28,14 @@ export function createApp(deps: AppDeps & { keys: KeyStore }): Hono<AppEnv> {
   app.route('/v1', archiveRoutes(deps));
   app.route('/v1', toolListRoutes(deps));
   app.route('/v1', toolRoutes(deps));
-  app.route('/v1', approvalRoutes({ ...deps, approvals: deps.calls }));
+  app.route('/v1', approvalRoutes({ ...deps, approvals: deps.calls, keepAliveMs: deps.streamKeepAliveMs }));
   app.route('/v1', keyRoutes(deps));
   app.route('/v1', usageRoutes({ usage: deps.meter }));
   app.route('/v1', mcpRoutes(deps));
   if (deps.history) app.route('/v1', historyRoutes({ ...deps, history: deps.history }));
   if (deps.processes) app.route('/v1', runnerRoutes({ ...deps, processes: deps.processes }));
-  if (deps.processes) app.route('/v1', logStreamRoutes({ ...deps, processes: deps.processes }));
+  if (deps.processes)
+    app.route('/v1', logStreamRoutes({ ...deps, processes: deps.processes, keepAliveMs: deps.streamKeepAliveMs }));
   if (deps.hooks) app.route('/v1', hookRoutes({ ...deps.hooks, limits: deps.limits }));
   assertRoutesGuarded(app);
   return app;

@@ -8,7 +8,7 @@ import { parseInput } from '../contract/parse-input.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
-import { eventFrame, eventStreamResponse, KEEP_ALIVE_FRAME, KEEP_ALIVE_MS } from './event-stream.ts';
+import { eventFrame, eventStreamResponse, KEEP_ALIVE_FRAME, KEEP_ALIVE_MS, revoked } from './event-stream.ts';
 import { Doorbell } from '../core/doorbell.ts';
 import { consoleLog } from '../core/log.ts';
 
@@ -22,6 +22,8 @@ export interface ApprovalDesk {
   decide(key: ApiKey, id: string, decision: 'approve' | 'reject', reason: string | undefined): Promise<Approval>;
   /** Calls `listener` with each approval `key` may see as it is created and changes; answers how to stop. */
   watchApprovals(key: ApiKey, listener: (approval: Approval) => void): () => void;
+  /** Whether `key` is still live: a stream asks again every keep-alive interval and ends once it is revoked. */
+  keyLive(key: ApiKey): boolean | Promise<boolean>;
 }
 
 export function approvalRoutes(
@@ -34,7 +36,15 @@ export function approvalRoutes(
     const key = c.get('key');
     const keepAliveMs = deps.keepAliveMs ?? KEEP_ALIVE_MS;
     return eventStreamResponse(
-      (signal) => approvalEvents((listener) => deps.approvals.watchApprovals(key, listener), keepAliveMs, signal),
+      (signal) =>
+        approvalEvents(
+          {
+            watch: (listener) => deps.approvals.watchApprovals(key, listener),
+            keyLive: async () => deps.approvals.keyLive(key),
+            keepAliveMs,
+          },
+          signal,
+        ),
       { requestSignal: c.req.raw.signal, log: consoleLog },
     );
   });
@@ -72,18 +82,26 @@ export function approvalRoutes(
 
 /** The frames of the approvals stream: an `approval` event for each creation and change the key may see. */
 async function* approvalEvents(
-  watch: (listener: (approval: Approval) => void) => () => void,
-  keepAliveMs: number,
+  follow: {
+    watch: (listener: (approval: Approval) => void) => () => void;
+    keyLive: () => Promise<boolean>;
+    keepAliveMs: number;
+  },
   signal: AbortSignal,
 ): AsyncGenerator<string, void, undefined> {
   const queue: Approval[] = [];
   const bell = new Doorbell();
-  const stopWatching = watch((approval) => {
+  let keyCheckedAt = Date.now();
+  const stopWatching = follow.watch((approval) => {
     queue.push(approval);
     bell.ring();
   });
   try {
     while (!signal.aborted) {
+      if (Date.now() - keyCheckedAt >= follow.keepAliveMs) {
+        keyCheckedAt = Date.now();
+        if (!(await follow.keyLive())) throw revoked();
+      }
       if (queue.length > MAX_QUEUED_APPROVALS)
         throw new ToolError(
           'unavailable',
@@ -96,7 +114,7 @@ async function* approvalEvents(
       }
       bell.clear();
       if (queue.length > 0) continue;
-      const woke = await bell.wait(keepAliveMs, signal);
+      const woke = await bell.wait(follow.keepAliveMs, signal);
       if (woke === 'idle') yield KEEP_ALIVE_FRAME;
     }
   } finally {

@@ -1,6 +1,6 @@
 // Server-Sent Events as a Response: frames pulled from a source as the client reads them (so a slow
 // client holds the source back rather than a buffer growing), released at once when the client goes.
-import { errorBody, INTERNAL_MESSAGE, isToolError } from '../core/errors.ts';
+import { errorBody, INTERNAL_MESSAGE, isToolError, ToolError } from '../core/errors.ts';
 import type { Log } from '../core/log.ts';
 
 /** Proxies commonly close a connection idle for 30 to 60 s: a comment goes out after this much quiet. */
@@ -8,6 +8,11 @@ export const KEEP_ALIVE_MS = 15_000;
 
 /** A comment line: ignored by every SSE client, it keeps an idle connection open. */
 export const KEEP_ALIVE_FRAME = ': keep-alive\n\n';
+
+/** A stream's key was revoked while it was open: the stream ends with this as its `error` event. */
+export function revoked(): ToolError {
+  return new ToolError('unauthorized', 'The key this stream was opened with was revoked; the stream ends.');
+}
 
 /** One event; `data` is sent as one line of JSON, so it never needs splitting. */
 export function eventFrame(event: string, data: unknown, id?: number | string): string {

@@ -57,6 +57,7 @@ export function logStreamRoutes(deps: LogStreamDeps): Hono<AppEnv> {
           {
             processes: deps.processes,
             pages,
+            keyLive: read.keyLive,
             workspace,
             processId,
             from,

@@ -3,7 +3,7 @@ import { Doorbell } from '../core/doorbell.ts';
 import { ToolError } from '../core/errors.ts';
 import { FINAL_STATUSES, snapshotOf } from '../processes/process-record.ts';
 import type { LogPage, ProcessStore } from '../processes/process-store.ts';
-import { eventFrame, KEEP_ALIVE_FRAME } from './event-stream.ts';
+import { eventFrame, KEEP_ALIVE_FRAME, revoked } from './event-stream.ts';
 
 /** The most characters one `output` event carries; a longer backlog goes out as several. */
 export const OUTPUT_EVENT_CHARS = 16_384;
@@ -51,6 +51,8 @@ export interface LogFollow {
   pages: SharedLogPages;
   workspace: string;
   processId: string;
+  /** Whether the stream's key is still live: asked at most once every keepAliveMs; a revoked key ends the stream. */
+  keyLive: () => Promise<boolean>;
   /** The first character to send; undefined for the oldest the log holds. */
   from: number | undefined;
   keepAliveMs: number;
@@ -71,7 +73,12 @@ export async function* logEvents(follow: LogFollow, signal: AbortSignal): AsyncG
   });
   try {
     let cursor = follow.from;
+    let keyCheckedAt = Date.now();
     while (!signal.aborted) {
+      if (Date.now() - keyCheckedAt >= follow.keepAliveMs) {
+        keyCheckedAt = Date.now();
+        if (!(await follow.keyLive())) throw revoked();
+      }
       // Cleared before reading: a change while reading rings again, so the wait below ends at once.
       bell.clear();
       const shared = follow.pages.read(workspace, processId, cursor, OUTPUT_EVENT_CHARS);

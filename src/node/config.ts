@@ -29,6 +29,8 @@ export interface NodeConfig {
   sandbox: SandboxSettings;
   /** How long a call may wait for approval before it is rejected as expired. */
   approvalTtlMs: number;
+  /** How long an event stream stays quiet before a keep-alive comment. */
+  streamKeepAliveMs: number;
   /** Unreferenced contents are deleted after this long (TOOLGATE_BLOB_GC_GRACE_MS), swept this often (TOOLGATE_BLOB_GC_INTERVAL_MS). */
   blobGc: { graceMs: number; intervalMs: number };
   /** How often running processes' seconds count against processSeconds quotas (TOOLGATE_PROCESS_ACCRUAL_MS). */
@@ -65,6 +67,7 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
     // The in-process runner's sandbox, read as any runner reads it.
     sandbox: readSandboxSettings(env),
     approvalTtlMs: read('TOOLGATE_APPROVAL_TTL_MS'),
+    streamKeepAliveMs: read('TOOLGATE_STREAM_KEEPALIVE_MS'),
     blobGc: { graceMs: read('TOOLGATE_BLOB_GC_GRACE_MS'), intervalMs: read('TOOLGATE_BLOB_GC_INTERVAL_MS') },
     processAccrualMs: read('TOOLGATE_PROCESS_ACCRUAL_MS'),
     rateLimitPerMinute: read('TOOLGATE_RATE_LIMIT_PER_MINUTE'),

@@ -124,6 +124,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     hooks,
     history,
     sandbox: config.sandbox.mode,
+    streamKeepAliveMs: config.streamKeepAliveMs,
   });
   // Jobs whose runner stopped renewing its lease become lost within the lease plus one sweep interval.
   const sweeper = setInterval(() => processes.sweep(), Math.min(processes.sweepIntervalMs, 5_000));

@@ -10,7 +10,10 @@ import { useServer } from '../support/server-process.ts';
 
 // A small ring, so one test can outrun it; the other processes print far less than this.
 const RING = 65_536;
-const server = useServer({ env: { TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: String(RING) } });
+// Keep-alives (and the key checks that go with them) every half second, so tests can wait for them.
+const server = useServer({
+  env: { TOOLGATE_MAX_PROCESS_OUTPUT_CHARS: String(RING), TOOLGATE_STREAM_KEEPALIVE_MS: '500' },
+});
 const WS = 'log-stream';
 const OTHER = 'log-stream-other';
 
@@ -247,6 +250,33 @@ describe('the rules of bash logs', () => {
     );
     expect(row).toMatchObject({ calls: 2, errors: 0 });
     expect(row.bytesOut).toBeGreaterThan(read.text.length);
+  });
+
+  it('keeps a quiet stream open with keep-alive comments, and ends the streams of a key once it is revoked', async () => {
+    const key = await createKey(server, { role: 'agent', workspaces: [WS], approvalMode: 'auto' });
+    const response = await fetch(server.url + streamPath(processId), {
+      headers: { authorization: `Bearer ${key.secret}` },
+    });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let raw = '';
+    while (!raw.includes(': keep-alive\n\n')) raw += (await reader.read()).value ?? '';
+    expect(raw).toMatch(/^: open\n\nid: 5\nevent: output\ndata: \{"data":"kept\\n","offset":0\}\n\n/);
+    const approvals = await openStream(server.url, key.secret, '/v1/approvals/stream');
+    expect(approvals.status).toBe(200);
+    expect((await server.call('DELETE', `/v1/keys/${key.id}`)).status).toBe(204);
+    const [logsEnd, approvalsEnd] = await Promise.all([
+      (async () => {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return raw;
+          raw += value;
+        }
+      })(),
+      approvals.until((event) => event.event === 'error'),
+    ]);
+    expect(logsEnd).toMatch(/event: error\ndata: \{"error":\{"code":"unauthorized","message":"[^"]*revoked/);
+    expect(JSON.parse(approvalsEnd!.data).error.code).toBe('unauthorized');
+    expect(await approvals.next()).toBeUndefined();
   });
 
   it('stays up when clients drop streams abruptly, and serves the next one', async () => {
