@@ -173,6 +173,7 @@ export class ToolCalls {
         arguments: admitted.args,
         workspace: workspaceId,
         keyId: key.id,
+        keyName: key.name,
         usageId: reserved,
         bytesIn: identity.bytesIn,
       },
