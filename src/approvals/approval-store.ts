@@ -12,7 +12,7 @@ export const REJECTED_PREFIX = '[approval-rejected]';
 /** A call waiting for an approver: what it would run, and the usage record reserved for it. */
 export type PendingCall = Pick<
   Approval,
-  'tool' | 'action' | 'arguments' | 'workspace' | 'keyId' | 'usageId' | 'bytesIn'
+  'tool' | 'action' | 'arguments' | 'workspace' | 'keyId' | 'keyName' | 'usageId' | 'bytesIn'
 >;
 
 /** A pending call, its one decision and the outcome of running it; the record workspace objects also send in listings. */
@@ -26,6 +26,7 @@ type ApprovalRow = {
   arguments: string;
   workspace: string;
   key_id: string;
+  key_name: string | null;
   created_at: string;
   expires_at: number;
   decided_at: string | null;
@@ -67,6 +68,12 @@ export class ApprovalStore {
       CREATE INDEX IF NOT EXISTS approvals_workspace ON approvals (workspace, created_at);
       CREATE INDEX IF NOT EXISTS approvals_key ON approvals (key_id, created_at);
     `);
+    // A column added after the first release; a data dir from before gains it here.
+    try {
+      db.script('ALTER TABLE approvals ADD COLUMN key_name TEXT');
+    } catch (error) {
+      if (!/duplicate column/i.test((error as Error).message)) throw error;
+    }
   }
 
   /** Records a pending approval; `inTransaction` runs in the same transaction. */
@@ -75,14 +82,15 @@ export class ApprovalStore {
     const now = this.now();
     return this.db.transaction(() => {
       const [row] = this.db.query<ApprovalRow>(
-        `INSERT INTO approvals (id, status, tool, action, arguments, workspace, key_id, created_at, expires_at, usage_id, bytes_in)
-       VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        `INSERT INTO approvals (id, status, tool, action, arguments, workspace, key_id, key_name, created_at, expires_at, usage_id, bytes_in)
+       VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
         id,
         input.tool,
         input.action ?? null,
         JSON.stringify(input.arguments),
         input.workspace,
         input.keyId,
+        input.keyName ?? null,
         new Date(now).toISOString(),
         now + input.ttlMs,
         input.usageId,
@@ -222,6 +230,7 @@ export function publicApproval(approval: Approval): Record<string, unknown> {
     arguments: approval.arguments,
     workspace: approval.workspace,
     keyId: approval.keyId,
+    ...(approval.keyName === undefined ? {} : { keyName: approval.keyName }),
     createdAt: approval.createdAt,
     expiresAt: approval.expiresAt,
     ...(approval.decidedAt === undefined
@@ -244,6 +253,7 @@ function toApproval(row: ApprovalRow): Approval {
     arguments: JSON.parse(row.arguments) as unknown,
     workspace: row.workspace,
     keyId: row.key_id,
+    keyName: row.key_name ?? undefined,
     createdAt: row.created_at,
     expiresAt: new Date(row.expires_at).toISOString(),
     decidedAt: row.decided_at ?? undefined,

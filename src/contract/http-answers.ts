@@ -133,6 +133,7 @@ export const approvalSchema = z.looseObject({
   arguments: z.unknown(),
   workspace: z.string(),
   keyId: z.string(),
+  keyName: z.string().optional().describe('The name of the key that made the call.'),
   createdAt: time,
   expiresAt: time,
   decidedAt: time.optional(),

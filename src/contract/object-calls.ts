@@ -81,6 +81,7 @@ export const storedApprovalSchema = z
     arguments: z.unknown(),
     workspace: z.string(),
     keyId: z.string(),
+    keyName: z.string().optional(),
     createdAt: z.string(),
     expiresAt: z.string(),
     decidedAt: z.string().optional(),

@@ -46,6 +46,10 @@ describe('safe mode (the default for agent keys)', () => {
       workspace: WS,
     });
     expect(pending.body.approval.id).toMatch(/^apr_/);
+    // Who asked, by id and name: an approver, who may not list keys, still sees the name.
+    expect(pending.body.approval).toMatchObject({ keyId: agent.id, keyName: 'test key' });
+    const seen = await approver.call('GET', `/v1/approvals/${pending.body.approval.id}`);
+    expect(seen.body).toMatchObject({ keyId: agent.id, keyName: 'test key' });
     expect(Date.parse(pending.body.approval.createdAt)).not.toBeNaN();
     expect((await read('held.txt')).error.code).toBe('not_found');
     for (const args of [

@@ -248,6 +248,8 @@ describe('GET /console', () => {
       await scoped.page.getByText('Signed in as other-approver').waitFor();
       await scoped.page.locator('article[data-approval]', { hasText: 'theirs.txt' }).waitFor();
       expect(await scoped.page.locator('article[data-approval]').count()).toBe(1);
+      // An approver may not list keys; the approval itself names the key that asked.
+      expect(await scoped.page.locator('article[data-approval]').textContent()).toContain('other-agent');
       expect(await scoped.page.locator('main').textContent()).not.toContain(WS);
       expect(scoped.problems).toEqual([]);
     } finally {

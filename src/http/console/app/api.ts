@@ -32,6 +32,8 @@ export interface Approval {
   arguments: unknown;
   workspace: string;
   keyId: string;
+  /** The name of the key that asked (approvals made before servers recorded it have none). */
+  keyName?: string;
   createdAt: string;
   decidedAt?: string;
   decidedBy?: string | null;

@@ -15,8 +15,8 @@ export function ApprovalsView(props: { session: Session }) {
   const [failure, setFailure] = useState<string | undefined>();
   const [keyNames, setKeyNames] = useState(props.session.keyNames);
 
-  // An admin learns the name of a key made after it signed in by listing the keys again.
-  const unknownKey = [...approvals.values()].some((approval) => !keyNames.has(approval.keyId));
+  // An approval from before servers recorded key names names its key by id: an admin may list the keys to name it.
+  const unknownKey = [...approvals.values()].some((approval) => !approval.keyName && !keyNames.has(approval.keyId));
   useEffect(() => {
     if (!unknownKey || props.session.role !== 'admin') return;
     api.get<{ keys: KeyInfo[] }>('/v1/keys').then(
@@ -125,7 +125,7 @@ function ApprovalCard(props: {
   const [failure, setFailure] = useState<string | undefined>();
   const titleId = `approval-${approval.id}`;
   const args = (approval.arguments ?? {}) as Record<string, unknown>;
-  const keyName = props.keyNames.get(approval.keyId);
+  const keyName = approval.keyName ?? props.keyNames.get(approval.keyId);
 
   const decide = async (decision: 'approve' | 'reject') => {
     setBusy(true);
