@@ -130,21 +130,10 @@ export class ToolCalls {
       if (key.quota !== undefined || admitted.needsApproval) {
         const usesProcessTime =
           identity.action !== undefined && admitted.tool.actions?.usingProcessTime.includes(identity.action) === true;
-        const { quotaLedger } = this.options;
-        if (quotaLedger && key.quota !== undefined) await quotaLedger.admit(key, { usesProcessTime });
-        usageId = this.options.meter.admit(quotaLedger ? { id: key.id, quota: undefined } : key, identity, {
-          usesProcessTime,
-        });
+        usageId = await this.admitRecord(key, identity, usesProcessTime);
       }
     } catch (error) {
-      const answer = this.errorAnswer(error);
-      // Refused before it ran, so it changed nothing: its record may follow the answer.
-      void this.options.meter.settle(
-        identity,
-        { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - identity.startedAt },
-        { billable: false, deferrable: true },
-      );
-      return answer;
+      return this.refused(identity, error);
     }
     if (!admitted.needsApproval) {
       const ran = await this.execute(identity, admitted.tool, admitted.args, admitted.workspace, usageId);
@@ -212,22 +201,9 @@ export class ToolCalls {
           { tool: request.tool, ...(identity.action === undefined ? {} : { action: identity.action }) },
         );
       }
-      const { quotaLedger } = this.options;
-      if (request.key.quota !== undefined) {
-        if (quotaLedger) await quotaLedger.admit(request.key, { usesProcessTime: false });
-        usageId = this.options.meter.admit(
-          quotaLedger ? { id: request.key.id, quota: undefined } : request.key,
-          identity,
-          { usesProcessTime: false },
-        );
-      }
+      if (request.key.quota !== undefined) usageId = await this.admitRecord(request.key, identity, false);
     } catch (error) {
-      const answer = this.errorAnswer(error);
-      void this.options.meter.settle(
-        identity,
-        { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - identity.startedAt },
-        { billable: false, deferrable: true },
-      );
+      this.refused(identity, error);
       throw error;
     }
     let closed = false;
@@ -307,6 +283,27 @@ export class ToolCalls {
     const perMinute = key.rateLimitPerMinute ?? this.options.defaultRateLimitPerMinute;
     if (perMinute > 0) await this.options.rateLimiter.take(key.id, perMinute);
     return { tool, args, workspace, needsApproval: decision === 'approve' };
+  }
+
+  /** Admits the call against the key's quota (on the ledger, when the home keeps one apart) and opens its record ahead. */
+  private async admitRecord(key: ApiKey, identity: CallIdentity, usesProcessTime: boolean): Promise<number> {
+    const { quotaLedger } = this.options;
+    if (quotaLedger && key.quota !== undefined) await quotaLedger.admit(key, { usesProcessTime });
+    return this.options.meter.admit(quotaLedger ? { id: key.id, quota: undefined } : key, identity, {
+      usesProcessTime,
+    });
+  }
+
+  /** The answer to a call refused before it ran, whose record (not billable) it settles. */
+  private refused(identity: CallIdentity, error: unknown): CallAnswer {
+    const answer = this.errorAnswer(error);
+    // Refused before it ran, so it changed nothing: its record may follow the answer.
+    void this.options.meter.settle(
+      identity,
+      { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - identity.startedAt },
+      { billable: false, deferrable: true },
+    );
+    return answer;
   }
 
   /** Executes an admitted call; the outcome is for its usage record, which the caller closes. */
