@@ -15,11 +15,12 @@ export function logStreamOperations(): Operation[] {
       description:
         'Events: `output` (id: the offset after the chunk; data: {"data", "offset"}, with "truncated": true when the ring ' +
         'buffer had dropped the offset asked for and the chunk starts at the oldest one held), then one `exit` (id: the end ' +
-        'offset; data: the snapshot bash status answers), after which the stream ends. A comment every 15 s keeps an idle ' +
-        'stream open. Last-Event-ID, when present, wins over offset (an EventSource resends the URL it opened). Scope, ' +
+        'offset; data: the snapshot bash status answers), after which the stream ends. A comment after ' +
+        'TOOLGATE_STREAM_KEEPALIVE_MS (15 s) of quiet keeps an idle stream open. Last-Event-ID, when present, wins over offset (an EventSource resends the URL it opened). Scope, ' +
         'allowlist (bash or bash:logs), rate limit and quota as for bash logs; a policy that asks for approval of logs is ' +
         'refused (403 forbidden), as a stream cannot wait for one. One stream is one bash:logs call, its usage record ' +
-        'written when it ends. A process deleted while streamed ends the stream with an `error` event (data: an error body).',
+        'written when it ends. A process deleted while streamed, or the key revoked, ends the stream with an `error` event ' +
+        '(data: an error body).',
       pathParams: { id: 'The process id (bash start or list gives it).' },
       query: [
         {
@@ -51,8 +52,9 @@ export function approvalStreamOperation(): Operation {
     description:
       'One `approval` event (data: the approval object, as GET /v1/approvals/{id} answers it) each time an approval the ' +
       'key may see is created, decided, run or expired; the same visibility as GET /v1/approvals. Nothing from before ' +
-      'the stream opened is sent: list approvals after connecting (and after each reconnection). A comment every 15 s ' +
-      'keeps an idle stream open.',
+      'the stream opened is sent: list approvals after connecting (and after each reconnection). A comment after ' +
+      'TOOLGATE_STREAM_KEEPALIVE_MS (15 s) of quiet keeps an idle stream open; the key revoked ends the stream with an ' +
+      '`error` event.',
     answers: { 200: { description: 'The events.', contentType: 'text/event-stream', schema: eventStream } },
     errors: ['forbidden'],
   };
