@@ -5,6 +5,7 @@ import { callCommand } from './call-command.ts';
 import { UsageError, wantsHelp } from './command-line.ts';
 import { EXIT_OK, reportFailure } from './failure-report.ts';
 import { keysCommand } from './keys-command.ts';
+import { logsCommand } from './logs-command.ts';
 
 export const usage = `Usage: toolgate <command> [options]
 
@@ -16,13 +17,15 @@ Commands:
   call <workspace> <tool>      call a tool: toolgate call demo read_file --json '{"path": "a.txt"}'
   download <workspace> [file]  a directory of the workspace as a tar (or .tgz) file, or on stdout
   upload <workspace> <file>    apply a tar (or .tgz) file to the workspace in one commit
+  logs <workspace> <processId> follow a process's output until it ends
   help                         show this help
 
 Run toolgate <command> --help for a command's options.
 
-keys, call, download and upload talk to a server given by --url (or TOOLGATE_URL, default
-http://127.0.0.1:8787) with the key given by --key (or TOOLGATE_API_KEY). They print the
-server's JSON answer on stdout (download: the archive) and errors on stderr, and exit with
+keys, call, download, upload and logs talk to a server given by --url (or TOOLGATE_URL,
+default http://127.0.0.1:8787) with the key given by --key (or TOOLGATE_API_KEY). They print
+the server's JSON answer on stdout (download: the archive; logs: the output) and errors on
+stderr, and exit with
   0  success
   1  the server answered an error (its code and message are on stderr), the call waits
      for approval, or the server could not be reached
@@ -72,6 +75,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
         return await downloadCommand(rest, io);
       case 'upload':
         return await uploadCommand(rest, io);
+      case 'logs':
+        return await logsCommand(rest, io);
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}`, usage);
     }
