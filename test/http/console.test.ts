@@ -4,7 +4,13 @@
 // a failed request. Screenshots of each view at 1280 and 375 px go to test-artifacts/console/<home>/.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, screenshot, watchedPage, type WatchedPage } from '../support/console-browser.ts';
+import {
+  accessibilityViolations,
+  launchChromium,
+  screenshot,
+  watchedPage,
+  type WatchedPage,
+} from '../support/console-browser.ts';
 import { createKey, type TestKey } from '../support/keys.ts';
 import { callApi, testHome, useServer } from '../support/server-process.ts';
 
@@ -41,11 +47,15 @@ afterEach(() => {
   expect(watched.problems).toEqual([]);
 });
 
-/** Screenshots of the view as it is, at 1280 px and at 375 px wide. */
+/** Screenshots of the view as it is, at 1280 px and at 375 px wide, each checked for accessibility problems. */
 async function shots(name: string): Promise<void> {
   await screenshot(page, testHome, name);
+  expect(await accessibilityViolations(page)).toEqual([]);
   await page.setViewportSize({ width: 375, height: 900 });
   await screenshot(page, testHome, name);
+  expect(await accessibilityViolations(page)).toEqual([]);
+  // Nothing is wider than a phone's screen but what scrolls inside its own box (tables, code).
+  expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   await page.setViewportSize({ width: 1280, height: 900 });
 }
 

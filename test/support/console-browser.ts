@@ -1,6 +1,8 @@
 // The console in headless Chromium driven by playwright-core: a page that records every console error,
-// page error and failed request, and screenshots written under test-artifacts/ (gitignored).
-import { mkdirSync } from 'node:fs';
+// page error and failed request, screenshots written under test-artifacts/ (gitignored), and axe-core's
+// accessibility check of what the page shows.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { repoRoot } from './server-process.ts';
@@ -47,4 +49,19 @@ export async function screenshot(page: Page, home: string, name: string): Promis
   mkdirSync(dir, { recursive: true });
   const width = page.viewportSize()?.width ?? 0;
   await page.screenshot({ path: join(dir, `${name}-${width}.png`), fullPage: true });
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * axe-core's WCAG 2.1 A and AA rules and its best practices over the page as it is now, each
+ * violation as `rule: the elements`. axe is put into the page over DevTools, which the page's CSP
+ * does not govern; the page itself loads nothing but its own script.
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate<boolean>('typeof axe !== "undefined"'))) await page.evaluate(axeSource);
+  return page.evaluate<string[]>(`axe
+    .run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] })
+    .then((result) => result.violations.map((violation) =>
+      violation.id + ': ' + violation.nodes.map((node) => node.target.join(' ')).join(', ')))`);
 }

@@ -112,7 +112,7 @@ function Tree(props: { session: Session; workspace: string; prefix: string; onOp
       return next;
     });
   return (
-    <ul class="tree" role={props.prefix === '' ? undefined : 'group'}>
+    <ul class="tree">
       {entries.map((entry) => {
         const name = entry.path.slice(entry.path.lastIndexOf('/') + 1);
         if (entry.type === 'dir') {

@@ -67,7 +67,7 @@ export function ProcessesView(props: { session: Session; workspace: string }) {
       ) : processes.length === 0 ? (
         <p class="muted">No processes in {props.workspace}.</p>
       ) : (
-        <div class="scroll">
+        <div class="scroll" tabIndex={0} role="region" aria-label="Processes table">
           <table class="process-table">
             <caption>Processes of {props.workspace}</caption>
             <thead>

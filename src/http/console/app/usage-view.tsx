@@ -131,7 +131,7 @@ function ToolChart(props: { series: Day[] }) {
       </figure>
       <details>
         <summary>The numbers</summary>
-        <div class="scroll">
+        <div class="scroll" tabIndex={0} role="region" aria-label="Calls per tool and day, as numbers">
           <table>
             <caption>Calls per tool and day; errors in brackets</caption>
             <thead>
@@ -169,7 +169,7 @@ function KeyTable(props: { rows: UsageRow[]; names: ReadonlyMap<string, string>;
       {props.rows.length === 0 ? (
         <p class="muted">No calls in this period.</p>
       ) : (
-        <div class="scroll">
+        <div class="scroll" tabIndex={0} role="region" aria-label="Usage per key">
           <table class="key-usage">
             <thead>
               <tr>
