@@ -101,9 +101,18 @@ describe('GET /console', () => {
 
   it('signs in with a key kept in sessionStorage only, under a CSP that blocks eval', async () => {
     await page.goto(`${server.url}/console`);
-    await page.getByLabel('API key').fill(server.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await shots('sign-in');
+    // From the keyboard alone: the key field is the first stop, Enter sends the form.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement.id')).toBe('api-key');
+    await page.keyboard.type(server.key);
+    await page.keyboard.press('Enter');
     await page.getByText('Signed in as').waitFor();
+    // The skip link is the first stop after signing in, and leads into the view.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate<string>('document.activeElement.id')).toBe('main');
     // Expressions as text: they run in the page, whose globals this file's types do not declare.
     const stored = await page.evaluate<{ session: string[]; local: number; cookie: string }>(`({
       session: Object.keys(sessionStorage).map((name) => sessionStorage.getItem(name)),
@@ -160,7 +169,11 @@ describe('GET /console', () => {
     await card.waitFor();
     expect(await card.locator('pre.command').textContent()).toBe('rm -rf src');
     await card.getByLabel('Reason (optional)').fill('not in this workspace');
-    await card.getByRole('button', { name: 'Reject' }).click();
+    // From the keyboard: the reason, then Approve, then Reject.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Reject');
+    await page.keyboard.press('Enter');
     const answer = await waiting;
     expect(answer.status).toBe(403);
     expect(answer.body.error.code).toBe('approval_rejected');

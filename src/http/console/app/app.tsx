@@ -19,20 +19,24 @@ type ViewId = (typeof views)[number]['id'];
 
 const WORKSPACE_ITEM = 'toolgate.console.workspace';
 
-function viewFromHash(): ViewId {
+function viewFromHash(): ViewId | undefined {
   const id = location.hash.slice(1);
-  return views.find((view) => view.id === id)?.id ?? 'approvals';
+  return views.find((view) => view.id === id)?.id;
 }
 
 export function App() {
   const [session, setSession] = useState<Session | undefined>();
   const [restoring, setRestoring] = useState(() => storedKey() !== null);
   const [failure, setFailure] = useState<string | undefined>();
-  const [view, setView] = useState<ViewId>(viewFromHash);
+  const [view, setView] = useState<ViewId>(() => viewFromHash() ?? 'approvals');
   const [workspace, setWorkspace] = useState(() => sessionStorage.getItem(WORKSPACE_ITEM) ?? '');
 
   useEffect(() => {
-    const onHash = () => setView(viewFromHash());
+    // A hash that names no view (none, or another link's) leaves the view as it is.
+    const onHash = () => {
+      const next = viewFromHash();
+      if (next) setView(next);
+    };
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
@@ -80,7 +84,15 @@ export function App() {
   const current = views.find((each) => each.id === view)!;
   return (
     <>
-      <a class="skip" href="#main">
+      <a
+        class="skip"
+        href="#main"
+        onClick={(event) => {
+          // Focus moves without touching the hash, which names the view.
+          event.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
