@@ -139,7 +139,7 @@ describe('GET /console', () => {
     );
     expect(reported).toBeGreaterThanOrEqual(0);
     watched.problems.splice(reported, 1);
-    await page.getByText('Live: new approvals appear here').waitFor();
+    await page.getByText('Live: nothing waits').waitFor();
     await shots('sign-in-done');
   });
 
@@ -275,6 +275,16 @@ describe('GET /console', () => {
       expect(await scoped.page.locator('article[data-approval]').textContent()).toContain('other-agent');
       expect(await scoped.page.locator('main').textContent()).not.toContain(WS);
       expect(scoped.problems).toEqual([]);
+      // Typing the other workspace's name gets the API's answer for a workspace out of scope: absent.
+      await scoped.page.getByRole('link', { name: 'Files' }).click();
+      await scoped.page.getByLabel('Workspace').fill(WS);
+      await scoped.page.getByRole('button', { name: 'Open' }).click();
+      await scoped.page.getByText(`not_found: Workspace ${WS} does not exist`).first().waitFor();
+      expect(await scoped.page.locator('main').textContent()).not.toContain('app.txt');
+      // The only failures are those refusals (and the browser's console lines about them).
+      expect(scoped.problems.length).toBeGreaterThan(0);
+      for (const problem of scoped.problems)
+        expect(problem).toMatch(new RegExp(`^answer 404: GET .*/v1/workspaces/${WS}/|^console error: .* 404`));
     } finally {
       await scoped.page.context().close();
     }

@@ -69,9 +69,10 @@ export function ApprovalsView(props: { session: Session }) {
 
   return (
     <div class="approvals">
+      {/* A status region: a screen reader hears when an approval arrives or leaves. */}
       <p role="status" class="muted">
         {live === 'live'
-          ? 'Live: new approvals appear here as agents ask.'
+          ? `Live: ${pending.length === 0 ? 'nothing waits' : `${pending.length} waiting`}; new approvals appear here as agents ask.`
           : live === 'connecting'
             ? 'Connecting…'
             : 'Reconnecting…'}
