@@ -415,8 +415,17 @@ const cases: RouteCase[] = [
   },
 ];
 
-/** Routes no key reaches: public ones, and webhook deliveries, which their signature authenticates (hooks.test.ts). */
-const keyless = ['GET /healthz', 'GET /openapi.json', 'GET /docs', 'POST /v1/hooks/{hookId}'];
+/** Routes no key reaches: public ones (the console's page and assets among them), and webhook deliveries, which their signature authenticates (hooks.test.ts). */
+const keyless = [
+  'GET /healthz',
+  'GET /openapi.json',
+  'GET /docs',
+  'GET /console',
+  'GET /console/app.js',
+  'GET /console/app.css',
+  'GET /console/icon.svg',
+  'POST /v1/hooks/{hookId}',
+];
 
 function reportBody(report: string, token: number): unknown {
   if (report === 'started') return { token, pid: 1 };
