@@ -107,7 +107,7 @@ describe('GET /console', () => {
     expect(await page.evaluate<string>('document.activeElement.id')).toBe('api-key');
     await page.keyboard.type(server.key);
     await page.keyboard.press('Enter');
-    await page.getByText('Signed in as').waitFor();
+    await page.getByText('Signed in with an admin key').waitFor();
     // The skip link is the first stop after signing in, and leads into the view.
     await page.keyboard.press('Tab');
     expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Skip to content');
@@ -159,6 +159,7 @@ describe('GET /console', () => {
     expect(answer.status).toBe(200);
     expect(answer.body.result.summary).toBe('M src/app.txt');
     await expect.poll(() => card.locator('.status').textContent()).toBe('approved');
+    expect(await card.locator('.outcome').textContent()).toBe('ran');
     const read = await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'src/app.txt' });
     expect(read.body.result.content).toBe('one\nTWO\nthree\n');
   });

@@ -98,7 +98,16 @@ export function App() {
       <header class="top">
         <h1>toolgate console</h1>
         <p class="who">
-          Signed in as <strong>{session.me?.name ?? 'an admin key'}</strong> ({session.role})
+          {session.me ? (
+            <>
+              Signed in as <strong>{session.me.name}</strong> ({session.role})
+            </>
+          ) : (
+            // An admin sees the keys within its scope and cannot tell which of them is its own.
+            <>
+              Signed in with an <strong>admin</strong> key
+            </>
+          )}
         </p>
         <button
           type="button"

@@ -166,6 +166,12 @@ function ApprovalCard(props: {
             <dd>{approval.reason}</dd>
           </>
         ) : null}
+        {approval.status === 'approved' ? (
+          <>
+            <dt>Outcome</dt>
+            <dd class="outcome">{approval.error ? `${approval.error.code}: ${approval.error.message}` : 'ran'}</dd>
+          </>
+        ) : null}
       </dl>
       {approval.tool === 'apply_patch' && typeof args.patch === 'string' ? (
         <PatchPreview
