@@ -111,6 +111,19 @@ describe('a log stream', () => {
     });
   });
 
+  it('ends with an error event (not_found) when the workspace is deleted under it', async () => {
+    const ws = 'log-stream-gone';
+    expect((await server.call('PUT', `/v1/workspaces/${ws}`)).status).toBe(201);
+    const { processId } = await bash({ action: 'start', command: 'echo hi; read x' }, ws);
+    const stream = await openStream(server.url, server.key, streamPath(processId, '', ws));
+    expect(JSON.parse((await stream.until((event) => event.event === 'output'))!.data).data).toBe('hi\n');
+    expect((await server.call('DELETE', `/v1/workspaces/${ws}`)).status).toBe(204);
+    const end = await stream.until((event) => event.event !== 'output');
+    expect(end?.event).toBe('error');
+    expect(JSON.parse(end!.data).error.code).toBe('not_found');
+    expect(await stream.next()).toBeUndefined();
+  });
+
   it('sends the full output to each of 100 streams open at once', async () => {
     const { processId } = await bash({ action: 'start', command: twoHalves(0, 400) });
     const streams = await Promise.all(Array.from({ length: 100 }, () => open(processId)));
