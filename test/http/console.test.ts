@@ -14,7 +14,8 @@ import {
 import { createKey, type TestKey } from '../support/keys.ts';
 import { callApi, testHome, useServer } from '../support/server-process.ts';
 
-const server = useServer();
+// Streams ask every 500 ms whether their key is still live, so a revoked key ends them soon.
+const server = useServer({ env: { TOOLGATE_STREAM_KEEPALIVE_MS: '500' } });
 const WS = 'console-ws';
 const OTHER = 'console-other';
 
@@ -286,6 +287,13 @@ describe('GET /console', () => {
       expect(scoped.problems.length).toBeGreaterThan(0);
       for (const problem of scoped.problems)
         expect(problem).toMatch(new RegExp(`^answer 404: GET .*/v1/workspaces/${WS}/|^console error: .* 404`));
+      // Revoked while the console follows approvals, the key's stream ends and the page says so,
+      // rather than asking again.
+      await scoped.page.getByRole('link', { name: 'Approvals' }).click();
+      await scoped.page.getByText(/^Live:/).waitFor();
+      expect((await server.call('DELETE', `/v1/keys/${approver.id}`)).status).toBe(204);
+      await scoped.page.getByText('Not live: the server refused this key').waitFor();
+      expect(await scoped.page.locator('main').textContent()).toContain('unauthorized');
     } finally {
       await scoped.page.context().close();
     }

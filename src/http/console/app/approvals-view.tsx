@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { describeError, type Approval, type KeyInfo } from './api.ts';
 import { PatchPreview } from './patch-preview-view.tsx';
 import { mayDecide, type Session } from './session.ts';
-import { follow } from './sse.ts';
+import { follow, isFinal } from './sse.ts';
 
 /** Decided approvals kept on screen, newest first. */
 const DECIDED_SHOWN = 20;
@@ -11,7 +11,7 @@ const DECIDED_SHOWN = 20;
 export function ApprovalsView(props: { session: Session }) {
   const { api } = props.session;
   const [approvals, setApprovals] = useState<ReadonlyMap<string, Approval>>(new Map());
-  const [live, setLive] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
+  const [live, setLive] = useState<'connecting' | 'live' | 'reconnecting' | 'refused'>('connecting');
   const [failure, setFailure] = useState<string | undefined>();
   const [keyNames, setKeyNames] = useState(props.session.keyNames);
 
@@ -52,7 +52,7 @@ export function ApprovalsView(props: { session: Session }) {
         if (event.event === 'approval') merge([JSON.parse(event.data) as Approval]);
       },
       onError: (error) => {
-        setLive('reconnecting');
+        setLive(isFinal(error) ? 'refused' : 'reconnecting');
         setFailure(describeError(error));
       },
     });
@@ -75,7 +75,9 @@ export function ApprovalsView(props: { session: Session }) {
           ? `Live: ${pending.length === 0 ? 'nothing waits' : `${pending.length} waiting`}; new approvals appear here as agents ask.`
           : live === 'connecting'
             ? 'Connecting…'
-            : 'Reconnecting…'}
+            : live === 'refused'
+              ? 'Not live: the server refused this key (below); sign in again.'
+              : 'Reconnecting…'}
       </p>
       {failure ? <p class="error">{failure}</p> : null}
       {mayDecide(props.session) ? null : (
