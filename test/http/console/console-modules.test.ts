@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { previewPatch } from '../../../src/http/console/app/patch-preview.ts';
 import { readEvents, type StreamEvent } from '../../../src/http/console/app/sse.ts';
+import { plainText } from '../../../src/http/console/app/terminal-text.ts';
 
 /** A body delivering `chunks` one by one, as a network might split it. */
 function body(chunks: string[]): ReadableStream<Uint8Array> {
@@ -91,5 +92,14 @@ describe('previewPatch', () => {
       problem: 'gone.txt does not exist now, so the patch would fail.',
     });
     await expect(previewPatch('not a patch', read)).rejects.toThrow();
+  });
+});
+
+describe('plainText', () => {
+  it("drops a terminal's colours, cursor moves and titles, and the \\r of \\r\\n, keeping the text", () => {
+    expect(plainText('\x1b[1;32mok\x1b[0m done\r\n\x1b]0;title\x07next\x1b[2K\x1b[1Gline\r\n')).toBe(
+      'ok done\nnextline\n',
+    );
+    expect(plainText('plain\ntext')).toBe('plain\ntext');
   });
 });

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeError, workspacePath, type Approval } from './api.ts';
 import type { Session } from './session.ts';
 import { follow } from './sse.ts';
+import { plainText } from './terminal-text.ts';
 
 interface ProcessSnapshot {
   processId: string;
@@ -211,7 +212,7 @@ function ProcessDetail(props: { session: Session; workspace: string; processId: 
       {failure ? <p class="error">{failure}</p> : null}
       {notice ? <p role="status">{notice}</p> : null}
       <pre class="log" role="log" aria-label="Process output" tabIndex={0} ref={logRef}>
-        {log}
+        {plainText(log)}
       </pre>
       {running ? (
         <>
