@@ -17,6 +17,8 @@ import { callApi, testHome, useServer } from '../support/server-process.ts';
 // Streams ask every 500 ms whether their key is still live, so a revoked key ends them soon.
 const server = useServer({ env: { TOOLGATE_STREAM_KEEPALIVE_MS: '500' } });
 const WS = 'console-ws';
+/** How long a poll waits for what the page shows: a safety net on a loaded machine, never asserted. */
+const WAIT = { timeout: 30_000 };
 const OTHER = 'console-other';
 
 let browser: Browser;
@@ -150,16 +152,16 @@ describe('GET /console', () => {
     });
     const card = page.locator('article[data-approval]', { hasText: 'apply_patch' });
     await card.waitFor();
-    await expect.poll(() => card.locator('.diff-del').allTextContents()).toContain('-two\n');
+    await expect.poll(() => card.locator('.diff-del').allTextContents(), WAIT).toContain('-two\n');
     expect(await card.locator('.diff-add').allTextContents()).toContain('+TWO\n');
-    await expect.poll(() => card.textContent()).toContain('console-agent');
+    await expect.poll(() => card.textContent(), WAIT).toContain('console-agent');
     expect(await card.textContent()).toContain(WS);
     await shots('approvals');
     await card.getByRole('button', { name: 'Approve' }).click();
     const answer = await waiting;
     expect(answer.status).toBe(200);
     expect(answer.body.result.summary).toBe('M src/app.txt');
-    await expect.poll(() => card.locator('.status').textContent()).toBe('approved');
+    await expect.poll(() => card.locator('.status').textContent(), WAIT).toBe('approved');
     expect(await card.locator('.outcome').textContent()).toBe('ran');
     const read = await server.call('POST', `/v1/workspaces/${WS}/tools/read_file`, { path: 'src/app.txt' });
     expect(read.body.result.content).toBe('one\nTWO\nthree\n');
@@ -180,7 +182,7 @@ describe('GET /console', () => {
     expect(answer.status).toBe(403);
     expect(answer.body.error.code).toBe('approval_rejected');
     expect(answer.body.error.message).toBe('[approval-rejected] not in this workspace');
-    await expect.poll(() => card.locator('.status').textContent()).toBe('rejected');
+    await expect.poll(() => card.locator('.status').textContent(), WAIT).toBe('rejected');
   });
 
   it("follows a started process's log as it prints, sends it a line on stdin, and stops it", async () => {
@@ -194,15 +196,15 @@ describe('GET /console', () => {
     await openWorkspace(WS);
     await page.getByRole('button', { name: /while read line/ }).click();
     const log = page.getByRole('log', { name: 'Process output' });
-    await expect.poll(() => log.textContent(), { timeout: 30_000 }).toContain('ready');
-    await expect.poll(() => page.locator('.process-status').textContent(), { timeout: 30_000 }).toBe('running');
+    await expect.poll(() => log.textContent(), WAIT).toContain('ready');
+    await expect.poll(() => page.locator('.process-status').textContent(), WAIT).toBe('running');
     // A line written now is printed now: the tail shows it without a reload.
     await page.getByLabel('Standard input (sent as one line)').fill('hello console');
     await page.getByRole('button', { name: 'Send' }).click();
-    await expect.poll(() => log.textContent(), { timeout: 30_000 }).toContain('got:hello console');
+    await expect.poll(() => log.textContent(), WAIT).toContain('got:hello console');
     await shots('processes');
     await page.getByRole('button', { name: 'Stop process' }).click();
-    await expect.poll(() => page.locator('.process-status').textContent(), { timeout: 30_000 }).toBe('stopped');
+    await expect.poll(() => page.locator('.process-status').textContent(), WAIT).toBe('stopped');
     const status = await server.call('POST', `/v1/workspaces/${WS}/tools/bash`, { action: 'status', processId });
     expect(status.body.result.status).toBe('stopped');
   });
@@ -220,10 +222,12 @@ describe('GET /console', () => {
     expect(edited.status).toBe(200);
     await page.getByRole('button', { name: 'src/' }).click();
     await page.getByRole('button', { name: 'app.txt' }).click();
-    await expect.poll(() => page.getByLabel('Contents of src/app.txt').textContent()).toBe('one\nTWO\nthree\nfour\n');
+    await expect
+      .poll(() => page.getByLabel('Contents of src/app.txt').textContent(), WAIT)
+      .toBe('one\nTWO\nthree\nfour\n');
     await page.getByRole('button', { name: 'Diff to now: before the edit' }).click();
     const diff = page.getByLabel('Changes since before the edit');
-    await expect.poll(() => diff.locator('.diff-add').allTextContents()).toContain('+four\n');
+    await expect.poll(() => diff.locator('.diff-add').allTextContents(), WAIT).toContain('+four\n');
     // Between two checkpoints: the one before the edit and one made after it.
     await page.getByLabel('Message').fill('after the edit');
     await page.getByRole('button', { name: 'Make a checkpoint' }).click();
@@ -232,7 +236,7 @@ describe('GET /console', () => {
     await page.getByLabel('with').selectOption({ label: 'after the edit' });
     await page.getByRole('button', { name: 'Show the diff' }).click();
     const between = page.getByLabel('Changes from before the edit to after the edit');
-    await expect.poll(() => between.locator('.diff-add').allTextContents()).toEqual(['+four\n']);
+    await expect.poll(() => between.locator('.diff-add').allTextContents(), WAIT).toEqual(['+four\n']);
     await shots('files');
     // Restore asks first; accepted, the file is as it was at the checkpoint.
     page.once('dialog', (dialog) => void dialog.accept());
@@ -248,7 +252,7 @@ describe('GET /console', () => {
     await expect
       .poll(() => bars.allTextContents())
       .toEqual(expect.arrayContaining([expect.stringMatching(/apply_patch: 1 calls$/)]));
-    await expect.poll(() => page.locator('table.key-usage').textContent()).toContain('console-agent');
+    await expect.poll(() => page.locator('table.key-usage').textContent(), WAIT).toContain('console-agent');
     await shots('usage');
   });
 
