@@ -1,4 +1,4 @@
-// Approval routes: list and read approvals, and decide one (approver or admin keys).
+// Approval routes: list and read approvals, follow them as they change (a Server-Sent Events stream), and decide one (approver or admin keys).
 import { Hono } from 'hono';
 import { approvalStatuses, decisionInput } from '../contract/http-requests.ts';
 import { ToolError } from '../core/errors.ts';
