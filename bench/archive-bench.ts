@@ -1,12 +1,12 @@
 // P14: upload of a 5,000 x 1 KiB tar over HTTP against `tar -x` of it to local disk, and download
 // of the workspace against `tar -c` of the same tree, turn about, medians of each.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Workspaces } from '../src/workspace/workspaces.ts';
-import { percentile, row, verdict } from './common.ts';
+import { archiveCall, percentile, row, verdict } from './common.ts';
 
 const FILES = 5000;
 const RUNS = 9;
@@ -23,7 +23,6 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
 export async function benchArchive(url: string, key: string, workspaces: Workspaces): Promise<void> {
   console.log(`\n# P14: archives of ${FILES.toLocaleString('en')} x 1 KiB files over HTTP vs GNU tar on local disk`);
   const dir = await mkdtemp(join(tmpdir(), 'toolgate-bench-archive-'));
-  const authorization = `Bearer ${key}`;
   try {
     for (let i = 0; i < FILES; i++) {
       await mkdir(join(dir, 'tree', `d${i % 50}`), { recursive: true });
@@ -32,25 +31,22 @@ export async function benchArchive(url: string, key: string, workspaces: Workspa
     }
     const tarFile = join(dir, 'tree.tar');
     await run('tar', ['-c', '-f', tarFile, '-C', join(dir, 'tree'), '.']);
-    const tar = new Uint8Array(await readFile(tarFile));
 
-    const upload = async (workspace: string) => {
-      workspaces.create(workspace);
-      const response = await fetch(`${url}/v1/workspaces/${workspace}/archive`, {
-        method: 'PUT',
-        headers: { authorization },
-        body: tar,
+    // The HTTP client runs in its own process, as a user's would, so the server's event loop is its own.
+    const upload = async (i: number) => {
+      workspaces.create(`archive-${i}`);
+      workspaces.create(`archive-${i}-warm-up`);
+      return archiveCall({
+        url,
+        key,
+        kind: 'upload',
+        workspace: `archive-${i}`,
+        warmUpWorkspace: `archive-${i}-warm-up`,
+        tarFile,
+        expect: FILES,
       });
-      const answer = (await response.json()) as { files?: number };
-      if (response.status !== 200 || answer.files !== FILES)
-        throw new Error(`upload answered ${response.status}: ${JSON.stringify(answer)}`);
     };
-    const download = async () => {
-      const response = await fetch(`${url}/v1/workspaces/archive-0/archive`, { headers: { authorization } });
-      const bytes = await response.arrayBuffer();
-      if (response.status !== 200 || bytes.byteLength < FILES * 1024)
-        throw new Error(`download answered ${response.status} with ${bytes.byteLength} bytes`);
-    };
+    const download = () => archiveCall({ url, key, kind: 'download', workspace: 'archive-0', expect: FILES * 1024 });
     const extract = async (i: number) => {
       await mkdir(join(dir, `x${i}`));
       await run('tar', ['-x', '-f', tarFile, '-C', join(dir, `x${i}`)]);
@@ -59,18 +55,21 @@ export async function benchArchive(url: string, key: string, workspaces: Workspa
     const create = async (i: number) => run('tar', ['-c', '-f', join(dir, `c${i}.tar`), '-C', join(dir, 'tree'), '.']);
 
     // One of each first (caches, JIT), then the two sides turn about.
-    await upload('archive-0');
+    await upload(0);
     await download();
     await extract(0);
     await create(0);
     const times = { upload: [] as number[], extract: [] as number[], download: [] as number[], create: [] as number[] };
     for (let i = 1; i <= RUNS; i++) {
-      times.upload.push(await timed(() => upload(`archive-${i}`)));
+      times.upload.push(await upload(i));
       times.extract.push(await timed(() => extract(i)));
-      times.download.push(await timed(download));
+      times.download.push(await download());
       times.create.push(await timed(() => create(i)));
     }
-    for (let i = 0; i <= RUNS; i++) await workspaces.delete(`archive-${i}`);
+    for (let i = 0; i <= RUNS; i++) {
+      await workspaces.delete(`archive-${i}`);
+      await workspaces.delete(`archive-${i}-warm-up`);
+    }
     const p50 = (values: number[]) => percentile(values, 50);
     const line = (name: string, values: number[]) =>
       console.log(`${name.padEnd(14)}: ${p50(values).toFixed(1)} ms p50 over ${RUNS}`);

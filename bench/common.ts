@@ -2,6 +2,7 @@
 // summary of issue 17's rows printed at the end of a run.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { ArchiveCallSpec } from './archive-client.ts';
 import type { LoadResult, LoadSpec } from './load-client.ts';
 import type { McpCallSpec } from './mcp-client.ts';
 
@@ -20,6 +21,9 @@ async function inChild<T>(script: string, spec: unknown): Promise<T> {
 
 /** HTTP load from bench/load-client.ts, in a child process. */
 export const load = (spec: LoadSpec): Promise<LoadResult> => inChild('./load-client.ts', spec);
+
+/** One timed archive upload or download from bench/archive-client.ts, in a child process: its milliseconds. */
+export const archiveCall = (spec: ArchiveCallSpec): Promise<number> => inChild('./archive-client.ts', spec);
 
 /** Sequential MCP tool calls from bench/mcp-client.ts, in a child process. */
 export const mcpCalls = (spec: McpCallSpec): Promise<LoadResult> => inChild('./mcp-client.ts', spec);

@@ -1,7 +1,7 @@
-// A workspace directory as a tar stream: entries in path order, each file's content read as its turn comes.
-import { createTarPacker, type TarHeader } from 'modern-tar';
+// A workspace directory as a tar stream: entries in path order, files' contents read a few ahead of the reader.
 import { relativeLinkTarget } from '../core/link-target.ts';
 import type { ManifestEntry } from './manifest.ts';
+import { paddedSize, TAR_END, tarHeaderBlocks, type TarHeaderFields } from './tar-headers.ts';
 import type { Workspace } from './workspace.ts';
 
 /** The manifest keeps no modes, so every file is 0644, every directory 0755, every link 0777 (as `ln -s` makes them). */
@@ -9,41 +9,140 @@ const FILE_MODE = 0o644;
 const DIRECTORY_MODE = 0o755;
 const LINK_MODE = 0o777;
 
+/** Contents read ahead of the reader: at most this many files and bytes (a larger file is read alone). */
+const READS_AHEAD = 64;
+const BYTES_AHEAD = 8 * 1024 * 1024;
+/** Headers and small contents go out together in chunks of about this size. */
+const CHUNK_BYTES = 256 * 1024;
+
 /**
  * The tar of everything below the resolved directory `root`, named relative to it: directories
  * (empty ones too) as directory entries, symlinks as links, files with their bytes. The entries
- * are those of the moment it is called; contents are read one blob at a time as the reader takes
- * them (blobs never change), so memory holds about one file, whatever the workspace's size.
+ * are those of the moment it is called; contents (which never change) are read as the reader
+ * takes the archive, a bounded number ahead of it, so memory holds a few megabytes whatever the
+ * workspace's size.
  */
 export function packArchive(workspace: Workspace, root: string, mtime: Date): ReadableStream<Uint8Array> {
   const entries = workspace.entriesBelow(root);
-  const { readable, controller } = createTarPacker();
   const name = (path: string) => (root === '' ? path : path.slice(root.length + 1));
-  void (async () => {
-    try {
-      for (const entry of entries) {
-        const header = tarHeader(entry, name(entry.path), mtime);
-        const content = entry.type === 'file' ? await workspace.readBytes(entry.path, entry) : undefined;
-        const body = controller.add(header);
-        if (content === undefined || content.byteLength === 0) {
-          await body.close();
-          continue;
+  const contents = new ReadAhead(workspace, entries);
+  let next = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const parts: Uint8Array[] = [];
+        let size = 0;
+        const flush = () => {
+          if (parts.length > 0) controller.enqueue(concat(parts, size));
+          parts.length = 0;
+          size = 0;
+        };
+        while (next < entries.length && size < CHUNK_BYTES) {
+          const entry = entries[next]!;
+          const header = tarHeaderBlocks(tarHeader(entry, name(entry.path), mtime));
+          parts.push(header);
+          size += header.byteLength;
+          if (entry.type === 'file' && entry.size > 0) {
+            const content = await contents.take(next);
+            if (content.byteLength >= CHUNK_BYTES) {
+              // A large content goes out as it is, not copied into a chunk.
+              flush();
+              controller.enqueue(content);
+            } else {
+              parts.push(content);
+              size += content.byteLength;
+            }
+            const padding = paddedSize(content.byteLength) - content.byteLength;
+            if (padding > 0) {
+              parts.push(new Uint8Array(padding));
+              size += padding;
+            }
+          }
+          next += 1;
         }
-        // The write waits while the reader is more than the packer's buffer behind.
-        const writer = body.getWriter();
-        await writer.write(content);
-        await writer.close();
-      }
-      controller.finalize();
-    } catch (error) {
-      // The reader went away (its stream is then cancelled) or a blob could not be read: the stream ends in error.
-      controller.error(error);
-    }
-  })();
-  return readable;
+        if (next === entries.length) {
+          parts.push(TAR_END);
+          size += TAR_END.byteLength;
+          flush();
+          controller.close();
+          return;
+        }
+        flush();
+      },
+      cancel() {
+        contents.stop();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
-function tarHeader(entry: ManifestEntry, name: string, mtime: Date): TarHeader {
+/** The contents of a list of entries, read a bounded number ahead of the one taken. */
+class ReadAhead {
+  private readonly reads = new Map<number, Promise<Uint8Array>>();
+  private readonly sizes = new Map<number, number>();
+  private started = 0;
+  private bytes = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly workspace: Workspace,
+    private readonly entries: readonly ManifestEntry[],
+  ) {}
+
+  /** The content of entry `index` (a file), starting the reads of those after it as the bounds allow. */
+  async take(index: number): Promise<Uint8Array> {
+    this.fill(index);
+    const read = this.reads.get(index) ?? this.read(index);
+    this.reads.delete(index);
+    const content = await read;
+    this.bytes -= this.sizes.get(index) ?? 0;
+    this.sizes.delete(index);
+    this.fill(index + 1);
+    return content;
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private fill(from: number): void {
+    if (this.started < from) this.started = from;
+    while (!this.stopped && this.started < this.entries.length && this.reads.size < READS_AHEAD) {
+      const entry = this.entries[this.started]!;
+      if (entry.type !== 'file' || entry.size === 0) {
+        this.started += 1;
+        continue;
+      }
+      if (this.reads.size > 0 && this.bytes + entry.size > BYTES_AHEAD) return;
+      this.bytes += entry.size;
+      this.sizes.set(this.started, entry.size);
+      const read = this.read(this.started);
+      // Failures reach the reader when it takes this entry; unread ones are dropped with the stream.
+      read.catch(() => undefined);
+      this.reads.set(this.started, read);
+      this.started += 1;
+    }
+  }
+
+  private read(index: number): Promise<Uint8Array> {
+    const entry = this.entries[index]!;
+    return this.workspace.readBytes(entry.path, entry);
+  }
+}
+
+function concat(parts: readonly Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const part of parts) {
+    bytes.set(part, offset);
+    offset += part.byteLength;
+  }
+  return bytes;
+}
+
+function tarHeader(entry: ManifestEntry, name: string, mtime: Date): TarHeaderFields {
   if (entry.type === 'dir') return { name: `${name}/`, type: 'directory', size: 0, mode: DIRECTORY_MODE, mtime };
   if (entry.type === 'symlink')
     return { name, type: 'symlink', size: 0, linkname: diskTarget(entry), mode: LINK_MODE, mtime };

@@ -1,5 +1,5 @@
-// Reads a tar into a workspace's store: each entry through the path guard as it arrives, each file's content stored at once.
-import { createTarDecoder, type ParsedTarEntry } from 'modern-tar';
+// Reads a tar into a workspace's store: each entry through the path guard in archive order, each file's content stored at once.
+import { unpackTar, type ParsedTarEntryWithData } from 'modern-tar';
 import { isToolError, ToolError } from '../core/errors.ts';
 import { linkTargetPath } from '../core/link-target.ts';
 import { isBelow, parentPath } from '../core/virtual-path.ts';
@@ -31,10 +31,11 @@ export const MAX_ARCHIVE_ENTRIES = 100_000;
 
 /**
  * Contents stored side by side, at most this many and this many bytes at a time: the Node store
- * makes writes that arrive together durable with shared syncs, so many small files go much faster
- * many at a time; the bytes stay well inside a Durable Object's 128 MB beside the file being read.
+ * makes writes that arrive together durable with one sync of the filesystem, so many small files
+ * go much faster many at a time (the S3 and R2 clients queue what their connections cannot take);
+ * the bytes stay well inside a Durable Object's 128 MB beside the archive.
  */
-const STORES_IN_FLIGHT = 256;
+const STORES_IN_FLIGHT = 2048;
 const STORE_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 const DIRECTORY: ArchivedEntry = Object.freeze({ type: 'dir' });
 
@@ -43,6 +44,10 @@ const DIRECTORY: ArchivedEntry = Object.freeze({ type: 'dir' });
  * by the path guard as a write, a link's target kept inside the workspace, a file within the file
  * limit. The first refusal ends the reading (the error names the entry in `details.entry`); what
  * was stored by then is content no version names, which the store's collection reclaims.
+ *
+ * The tar is read whole before its entries are (its size is bounded by the body limit that the
+ * caller's stream enforces), then parsed in one synchronous pass: a stream per entry, as the
+ * streaming decoder makes them, cost more than the rest of the work for archives of small files.
  */
 export async function unpackArchive(
   workspace: Workspace,
@@ -50,30 +55,31 @@ export async function unpackArchive(
   root: string,
   limits: UnpackLimits,
 ): Promise<UnpackedArchive> {
+  const bytes = await readAll(tar);
+  const parsed = await unpackTar(bytes, { strict: true }).catch(async (error: unknown) => {
+    // A file over the limit is named as such even when the archive is cut short after its header.
+    const readable = await unpackTar(bytes, { strict: false }).catch(() => []);
+    const huge = readable.find(({ header }) => (header.type ?? 'file') === 'file' && header.size > limits.maxFileBytes);
+    throw huge ? tooLarge(huge.header.name, huge.header.size, limits) : malformed(error);
+  });
+  if (parsed.length > limits.maxEntries) {
+    throw new ToolError(
+      'payload_too_large',
+      `The archive holds more than ${limits.maxEntries} entries; send it in parts (PUT with mode merge and a prefix each).`,
+      { limit: limits.maxEntries },
+    );
+  }
   const archive: UnpackedArchive = { entries: new Map(), skipped: [] };
   const names = new Map<string, string>();
   const stores = new ContentStores(workspace);
-  const reader = tar.pipeThrough(createTarDecoder({ strict: true })).getReader();
   try {
-    for (let count = 1; ; count += 1) {
-      const next = await reader.read().catch((error: unknown) => {
-        throw malformed(error);
-      });
-      if (next.done) break;
-      if (count > limits.maxEntries) {
-        throw new ToolError(
-          'payload_too_large',
-          `The archive holds more than ${limits.maxEntries} entries; send it in parts (PUT with mode merge and a prefix each).`,
-          { limit: limits.maxEntries },
-        );
-      }
-      const path = await readEntry(workspace, next.value, root, limits, archive, stores);
-      if (path !== undefined) names.set(path, next.value.header.name);
+    for (const entry of parsed) {
+      const path = await readEntry(workspace, entry, root, limits, archive, stores);
+      if (path !== undefined) names.set(path, entry.header.name);
     }
     assertNothingBelowFiles(archive.entries, names);
     await stores.finished();
   } catch (error) {
-    await reader.cancel(error).catch(() => undefined);
     await stores.settled();
     throw error;
   }
@@ -82,14 +88,13 @@ export async function unpackArchive(
 
 async function readEntry(
   workspace: Workspace,
-  { header, body }: ParsedTarEntry,
+  { header, data }: ParsedTarEntryWithData,
   root: string,
   limits: UnpackLimits,
   archive: UnpackedArchive,
   stores: ContentStores,
 ): Promise<string | undefined> {
   const type = header.type ?? 'file';
-  if (type !== 'file') await body.cancel();
   const path = await guardedPath(workspace, header.name, root, type === 'directory');
   const refuse = (code: 'invalid_argument' | 'path_outside_workspace', why: string, details = {}) =>
     new ToolError(code, `The archive is refused whole: its entry ${JSON.stringify(header.name)} ${why}.`, {
@@ -109,17 +114,12 @@ async function readEntry(
       archive.entries.set(path, DIRECTORY);
       return path;
     case 'file': {
-      if (header.size > limits.maxFileBytes) {
-        await body.cancel();
-        throw new ToolError(
-          'payload_too_large',
-          `The archive is refused whole: its entry ${JSON.stringify(header.name)} is ${header.size} bytes, over the file limit of ${limits.maxFileBytes} bytes (TOOLGATE_MAX_FILE_BYTES).`,
-          { entry: header.name, size: header.size, limit: limits.maxFileBytes },
-        );
-      }
+      if (header.size > limits.maxFileBytes) throw tooLarge(header.name, header.size, limits);
       const file = { type: 'file' as const, size: header.size, blob: '' };
       archive.entries.set(path, file);
-      await stores.store(file, await readBody(body, header.size));
+      const content = data ?? new Uint8Array(0);
+      if (content.byteLength !== header.size) throw malformed(new Error('an entry is cut short'));
+      await stores.store(file, content);
       return path;
     }
     case 'symlink': {
@@ -210,22 +210,35 @@ function assertNothingBelowFiles(
   }
 }
 
-/** The whole body of a file entry, of the size its header gives. */
-async function readBody(body: ReadableStream<Uint8Array>, size: number): Promise<Uint8Array> {
-  const content = new Uint8Array(size);
-  const reader = body.getReader();
-  let offset = 0;
+function tooLarge(entry: string, size: number, limits: UnpackLimits): ToolError {
+  return new ToolError(
+    'payload_too_large',
+    `The archive is refused whole: its entry ${JSON.stringify(entry)} is ${size} bytes, over the file limit of ${limits.maxFileBytes} bytes (TOOLGATE_MAX_FILE_BYTES).`,
+    { entry, size, limit: limits.maxFileBytes },
+  );
+}
+
+/** Every byte of the stream, in one array. */
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const reader = stream.getReader();
   for (;;) {
     const { done, value } = await reader.read().catch((error: unknown) => {
       throw malformed(error);
     });
     if (done) break;
-    if (offset + value.byteLength > size) throw malformed(new Error('an entry holds more bytes than its header says'));
-    content.set(value, offset);
-    offset += value.byteLength;
+    chunks.push(value);
+    length += value.byteLength;
   }
-  if (offset !== size) throw malformed(new Error('an entry is cut short'));
-  return content;
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
 }
 
 /** What the tar decoder (or the gzip decoder before it) refused, as the caller's mistake; limits and refusals pass through. */

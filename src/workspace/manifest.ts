@@ -52,6 +52,11 @@ export class Manifest {
   ) {}
 
   private readonly touched = new Set<string>();
+  /**
+   * Directories known to be in the entries table during the commit running now: a commit of
+   * many files in few directories then reads each directory once, not once per file.
+   */
+  private readonly directoriesNow = new Set<string>();
 
   /** The committed entry at a path (served from memory when known). */
   entry(path: string): ManifestEntry | undefined {
@@ -150,11 +155,13 @@ export class Manifest {
   commit(changes: readonly ManifestChange[], inTransaction?: (version: number) => void): CommitResult {
     // Every path written, including implied parents; commits are synchronous, so one set serves.
     this.touched.clear();
+    this.directoriesNow.clear();
     try {
       return this.transact(changes, inTransaction);
     } finally {
       this.cache.forget(this.uid, this.touched);
       this.touched.clear();
+      this.directoriesNow.clear();
     }
   }
 
@@ -223,6 +230,7 @@ export class Manifest {
         );
       }
       this.touched.add(change.path);
+      this.directoriesNow.delete(change.path);
       this.db.query('DELETE FROM entries WHERE workspace = ? AND path = ?', this.uid, change.path);
       return;
     }
@@ -240,8 +248,12 @@ export class Manifest {
   private ensureParents(path: string, version: number): void {
     const missing: string[] = [];
     for (let parent = parentPath(path); parent !== ''; parent = parentPath(parent)) {
+      if (this.directoriesNow.has(parent)) break;
       const entry = this.read(parent);
-      if (entry?.type === 'dir') break;
+      if (entry?.type === 'dir') {
+        this.directoriesNow.add(parent);
+        break;
+      }
       if (entry) throw notADirectory(parent, path);
       missing.push(parent);
     }
@@ -274,6 +286,7 @@ export class Manifest {
     version: number,
   ): void {
     this.touched.add(path);
+    if (type === 'dir') this.directoriesNow.add(path);
     this.db.query(
       'INSERT INTO entries (workspace, path, parent, type, blob, target, size, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       this.uid,

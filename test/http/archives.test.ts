@@ -95,17 +95,29 @@ const treeFiles: Record<string, string | Uint8Array> = {
   'docs/😀.md': '# emoji\n',
   'docs/\u00e9t\u00e9.md': 'nfc\n',
   'big.bin': randomBytes(20 * 1000 * 1000),
+  // Past ustar's 100-byte name field: GNU tar writes a long-name entry, the download a pax header.
+  [`long/${'directory-name-of-forty-characters-each/'.repeat(4)}file-past-the-ustar-name-field.txt`]: 'long\n',
 };
 
 /** The tree the round trip carries: unicode names, empty directories and files, links inside it, a 20 MB file. */
 function makeTree(): string {
   const root = join(scratch, 'tree');
-  for (const dir of ['src/deep/er', 'empty/nested-empty', 'docs']) mkdirSync(join(root, dir), { recursive: true });
+  for (const dir of [
+    'src/deep/er',
+    'empty/nested-empty',
+    'docs',
+    `long/${'directory-name-of-forty-characters-each/'.repeat(4)}`,
+  ])
+    mkdirSync(join(root, dir), { recursive: true });
   for (const [path, content] of Object.entries(treeFiles)) writeFileSync(join(root, path), content);
   symlinkSync('a.txt', join(root, 'src/link'));
   symlinkSync('../../src', join(root, 'src/deep/up'));
   symlinkSync('src/deep', join(root, 'dirlink'));
   symlinkSync('not/there/yet', join(root, 'dangling'));
+  symlinkSync(
+    `${'directory-name-of-forty-characters-each/'.repeat(4)}file-past-the-ustar-name-field.txt`,
+    join(root, 'long/link'),
+  );
   return root;
 }
 
@@ -128,7 +140,7 @@ describe('a tree made with GNU tar', () => {
           ? await server.client.upload(ws, new Uint8Array(archive))
           : (await upload(ws, new Uint8Array(archive))).body;
       const bytes = Object.values(treeFiles).reduce((total, content) => total + Buffer.byteLength(content), 0);
-      expect(applied).toMatchObject({ files: 6, symlinks: 4, directories: 6, bytes, deleted: 0 });
+      expect(applied).toMatchObject({ files: 7, symlinks: 5, directories: 11, bytes, deleted: 0 });
       expect(applied.version).toBe((await info(ws)).version);
 
       const answer = await download(ws, `?format=${format}`);
@@ -138,7 +150,7 @@ describe('a tree made with GNU tar', () => {
         `attachment; filename="${ws}${format === 'tgz' ? '.tar.gz' : '.tar'}"`,
       );
       const sent = treeOf(gnuExtract(archive, `${ws}-sent`));
-      expect(Object.keys(sent)).toHaveLength(16);
+      expect(Object.keys(sent)).toHaveLength(23);
       expect(treeOf(gnuExtract(answer.bytes, `${ws}-back`))).toEqual(sent);
       // GNU tar finds nothing in the download that differs from the tree but times and modes.
       const listed = gnuTar(['-t', '-v'], answer.bytes);

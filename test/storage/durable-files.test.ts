@@ -1,12 +1,12 @@
 // The threads that write the fs object store's files: many at once, each durable and whole, a
 // failure of one file never failing the others of its batch, and nothing left half written.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DurableFiles } from '../../src/storage/node/durable-files.ts';
+import { DurableFiles, type DurableFilesOptions } from '../../src/storage/node/durable-files.ts';
 import { FsObjectStore } from '../../src/storage/node/fs-object-store.ts';
 
 let parent: string | undefined;
@@ -16,8 +16,8 @@ afterEach(async () => {
   if (parent !== undefined) await rm(parent, { recursive: true, force: true });
 });
 
-function writer(): DurableFiles {
-  const made = new DurableFiles({ dir: 0o700, file: 0o600 }, 2);
+function writer(options: DurableFilesOptions = {}): DurableFiles {
+  const made = new DurableFiles({ dir: 0o700, file: 0o600 }, { width: 2, ...options });
   writers.push(made);
   return made;
 }
@@ -62,6 +62,54 @@ describe('DurableFiles', () => {
     expect(((results[1] as PromiseRejectedResult).reason as NodeJS.ErrnoException).code).toBe('EEXIST');
     expect(await readFile(join(parent, 'outside'), 'utf8')).toBe('untouched');
     expect((await readdir(parent)).sort()).toEqual(['.tmp-planted', 'a', 'c', 'outside']);
+  });
+
+  /** `count` files in two directories below `parent`, asked for in one turn. */
+  async function writeMany(durable: DurableFiles, count: number): Promise<void> {
+    const files = Array.from({ length: count }, (_, index) => {
+      const dir = join(parent!, `many${index % 2}`);
+      return {
+        dir,
+        temp: join(dir, `.tmp-${index}`),
+        file: join(dir, `f${index}`),
+        bytes: new Uint8Array([index % 256]),
+      };
+    });
+    await Promise.all(files.map((file) => durable.write(file)));
+    for (const [index, file] of files.entries()) expect([...(await readFile(file.file))]).toEqual([index % 256]);
+    for (const dir of ['many0', 'many1'])
+      expect((await readdir(join(parent!, dir))).filter((name) => name.startsWith('.'))).toEqual([]);
+  }
+
+  it('syncs a batch of many files with one `sync --file-system` per batch, naming one directory per filesystem', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    // The real coreutils sync, behind a script that notes each call's arguments.
+    const calls = join(parent, 'calls');
+    const command = join(parent, 'noting-sync');
+    await writeFile(command, `#!/bin/sh\necho "$*" >> ${calls}\nexec sync "$@"\n`);
+    await chmod(command, 0o700);
+    await writeMany(writer({ syncCommand: command, syncFileSystemsFrom: 100 }), 400);
+    // 400 files over two threads: two batches of 200, each synced once; both directories are on one filesystem.
+    const lines = (await readFile(calls, 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).toMatch(new RegExp(`^--file-system -- ${parent}/many[01]$`));
+  });
+
+  it('leaves batches of a few files to fdatasync, calling no command', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    const command = join(parent, 'noting-sync');
+    await writeFile(command, `#!/bin/sh\necho called >> ${join(parent, 'calls')}\n`);
+    await chmod(command, 0o700);
+    await writeMany(writer({ syncCommand: command, syncFileSystemsFrom: 100 }), 99);
+    expect(await readdir(parent)).not.toContain('calls');
+  });
+
+  it('falls back to one fdatasync per file when the sync command is missing or fails, and writes every file', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    await writeMany(writer({ syncCommand: join(parent, 'no-such-command'), syncFileSystemsFrom: 10 }), 50);
+    await rm(join(parent, 'many0'), { recursive: true });
+    await rm(join(parent, 'many1'), { recursive: true });
+    await writeMany(writer({ syncCommand: 'false', syncFileSystemsFrom: 10 }), 50);
   });
 
   it('starts its threads again for a write after close', async () => {

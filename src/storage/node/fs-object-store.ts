@@ -37,6 +37,13 @@ const DIRECTORY_SUFFIX = '.d';
 const HEADER_PREFIX = 'sha256:';
 const HEADER_SIZE = HEADER_PREFIX.length + 64 + 1;
 const MAX_NAME_BYTES = 255;
+/**
+ * Temp files are named by this process's random tag and a count, unique within the process (the
+ * only one writing its data dir) without a random draw per file; opened with `wx`, a name in use
+ * fails the write rather than sharing a file.
+ */
+const TEMP_TAG = randomBytes(6).toString('hex');
+let tempCount = 0;
 
 export class FsObjectStore implements ObjectStore {
   readonly #rootDir: string;
@@ -247,7 +254,7 @@ async function* walkKeys(
  */
 async function writeFileAtomically(file: string, bytes: Uint8Array): Promise<void> {
   const dir = dirname(file);
-  const temp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
+  const temp = join(dir, `.tmp-${TEMP_TAG}-${(tempCount += 1)}`);
   // Written by the shared threads, many files a batch; here only when they cannot take work.
   durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
   if (durableFiles.usable) return durableFiles.write({ dir, temp, file, bytes });

@@ -1,0 +1,52 @@
+// The HTTP side of P14, run in its own process (see common.ts): one archive upload or download,
+// timed from the request to the last byte of the answer, after one untimed call of the same kind.
+import { readFile } from 'node:fs/promises';
+
+export interface ArchiveCallSpec {
+  url: string;
+  key: string;
+  /** `upload` PUTs `tarFile` to `workspace` (then `warmUpWorkspace` first, untimed); `download` GETs `workspace`'s archive (twice). */
+  kind: 'upload' | 'download';
+  workspace: string;
+  warmUpWorkspace?: string;
+  tarFile?: string;
+  /** The least a download's body holds, or the files an upload's answer must count. */
+  expect: number;
+}
+
+async function call(spec: ArchiveCallSpec, workspace: string, tar: Uint8Array | undefined): Promise<number> {
+  const started = performance.now();
+  const authorization = `Bearer ${spec.key}`;
+  const response = await fetch(`${spec.url}/v1/workspaces/${workspace}/archive`, {
+    method: spec.kind === 'upload' ? 'PUT' : 'GET',
+    headers: { authorization },
+    ...(tar === undefined ? {} : { body: tar }),
+  });
+  const bytes = await response.arrayBuffer();
+  const elapsed = performance.now() - started;
+  if (response.status !== 200) throw new Error(`${spec.kind} answered ${response.status}`);
+  if (spec.kind === 'upload') {
+    const answer = JSON.parse(new TextDecoder().decode(bytes)) as { files?: number };
+    if (answer.files !== spec.expect) throw new Error(`upload answered ${JSON.stringify(answer)}`);
+  } else if (bytes.byteLength < spec.expect) throw new Error(`download answered ${bytes.byteLength} bytes`);
+  return elapsed;
+}
+
+/** Milliseconds the timed call took. */
+export async function archiveCall(spec: ArchiveCallSpec): Promise<number> {
+  const tar = spec.tarFile === undefined ? undefined : new Uint8Array(await readFile(spec.tarFile));
+  // The first call of a process pays for its connection and its code's first runs.
+  await call(spec, spec.warmUpWorkspace ?? spec.workspace, tar);
+  return call(spec, spec.workspace, tar);
+}
+
+if (process.argv[2] === '--child') {
+  const spec = JSON.parse(process.argv[3]!) as ArchiveCallSpec;
+  archiveCall(spec).then(
+    (ms) => process.stdout.write(JSON.stringify(ms)),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
