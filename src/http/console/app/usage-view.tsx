@@ -1,6 +1,6 @@
 // Usage: calls per tool and day as a stacked bar chart (plain SVG) with its numbers as a table, and per key for admins.
 import { useEffect, useState } from 'preact/hooks';
-import { describeError } from './api.ts';
+import { describeError, type KeyInfo } from './api.ts';
 import type { Session } from './session.ts';
 
 interface UsageRow {
@@ -27,6 +27,7 @@ export function UsageView(props: { session: Session }) {
   const [days, setDays] = useState(14);
   const [series, setSeries] = useState<Day[] | undefined>();
   const [byKey, setByKey] = useState<UsageRow[] | undefined>();
+  const [keyNames, setKeyNames] = useState(props.session.keyNames);
   const [failure, setFailure] = useState<string | undefined>();
 
   useEffect(() => {
@@ -41,8 +42,15 @@ export function UsageView(props: { session: Session }) {
       })),
     ).then(setSeries, (error: unknown) => setFailure(describeError(error)));
     if (props.session.role === 'admin')
-      api.get<{ rows: UsageRow[] }>('/v1/usage', { groupBy: 'key', from: starts[0] }).then(
-        ({ rows }) => setByKey(rows),
+      // The keys are listed again, so keys made since signing in are named too.
+      Promise.all([
+        api.get<{ rows: UsageRow[] }>('/v1/usage', { groupBy: 'key', from: starts[0] }),
+        api.get<{ keys: KeyInfo[] }>('/v1/keys'),
+      ]).then(
+        ([{ rows }, { keys }]) => {
+          setByKey(rows);
+          setKeyNames(new Map(keys.map((key) => [key.id, key.name])));
+        },
         (error: unknown) => setFailure(describeError(error)),
       );
   }, [api, days]);
@@ -61,7 +69,7 @@ export function UsageView(props: { session: Session }) {
       </form>
       {failure ? <p class="error">{failure}</p> : null}
       {series ? <ToolChart series={series} /> : <p class="muted">Loading…</p>}
-      {byKey ? <KeyTable rows={byKey} names={props.session.keyNames} days={days} /> : null}
+      {byKey ? <KeyTable rows={byKey} names={keyNames} days={days} /> : null}
     </div>
   );
 }
