@@ -1,5 +1,5 @@
 // Approvals live: the pending calls of the key's workspaces as they arrive, each with its full arguments, decided here.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeError, type Approval, type KeyInfo } from './api.ts';
 import { PatchPreview } from './patch-preview-view.tsx';
 import { mayDecide, type Session } from './session.ts';
@@ -14,6 +14,8 @@ export function ApprovalsView(props: { session: Session }) {
   const [live, setLive] = useState<'connecting' | 'live' | 'reconnecting' | 'refused'>('connecting');
   const [failure, setFailure] = useState<string | undefined>();
   const [keyNames, setKeyNames] = useState(props.session.keyNames);
+  const shown = useRef(approvals);
+  shown.current = approvals;
 
   // An approval from before servers recorded key names names its key by id: an admin may list the keys to name it.
   const unknownKey = [...approvals.values()].some((approval) => !approval.keyName && !keyNames.has(approval.keyId));
@@ -27,9 +29,15 @@ export function ApprovalsView(props: { session: Session }) {
 
   useEffect(() => {
     const stop = new AbortController();
-    const merge = (incoming: readonly Approval[]) =>
+    /**
+     * Takes in approvals. With `shownBefore`: the pending ones that were shown before the pending list was
+     * asked for; one the list lacks was decided (or expired) meanwhile, and goes.
+     */
+    const merge = (incoming: readonly Approval[], shownBefore?: ReadonlySet<string>) =>
       setApprovals((before) => {
         const next = new Map(before);
+        const listed = new Set(incoming.map((approval) => approval.id));
+        for (const id of shownBefore ?? []) if (!listed.has(id) && next.get(id)?.status === 'pending') next.delete(id);
         // A decision never goes back to pending, whichever answer arrives last.
         for (const approval of incoming)
           if (!(approval.status === 'pending' && (next.get(approval.id)?.status ?? 'pending') !== 'pending'))
@@ -40,9 +48,11 @@ export function ApprovalsView(props: { session: Session }) {
       // Listed after each (re)connection, so an approval created while the stream was away is not missed.
       onOpen: () => {
         setLive('live');
+        const shownPending = [...shown.current.values()].filter((approval) => approval.status === 'pending');
+        const shownBefore = new Set(shownPending.map((approval) => approval.id));
         api.get<{ approvals: Approval[] }>('/v1/approvals', { status: 'pending' }).then(
           ({ approvals: pending }) => {
-            merge(pending);
+            merge(pending, shownBefore);
             setFailure(undefined);
           },
           (error: unknown) => setFailure(describeError(error)),
@@ -98,7 +108,7 @@ export function ApprovalsView(props: { session: Session }) {
       </section>
       {decided.length > 0 ? (
         <section aria-labelledby="decided-title">
-          <h3 id="decided-title">Decided here</h3>
+          <h3 id="decided-title">Recently decided</h3>
           <ul class="cards">
             {decided.map((approval) => (
               <li key={approval.id}>
