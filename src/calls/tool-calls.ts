@@ -63,6 +63,8 @@ export interface CallRequest {
 export class ToolCalls {
   private readonly now: () => number;
   private readonly approvalFlow: ApprovalFlow;
+  /** How to end each read admitted by admitRead that is still open (see stop). */
+  private readonly openReads = new Set<() => void>();
   /** Process seconds of started processes: counted as they run and when they end. */
   readonly processTime: ProcessTime | undefined;
 
@@ -105,6 +107,8 @@ export class ToolCalls {
   }
 
   stop(): void {
+    // Reads still open end now, so their records are among those committed below.
+    for (const stopRead of [...this.openReads]) stopRead();
     // Records of calls that answered ahead of them are committed before the server goes.
     this.options.meter.flush();
     this.processTime?.stop();
@@ -177,7 +181,14 @@ export class ToolCalls {
    * by `close` when the read ends; a refusal is recorded at once and thrown. A read cannot wait for
    * an approver, so a policy that asks for one refuses it.
    */
-  async admitRead(request: { key: ApiKey; workspace: string; tool: string; args: unknown }): Promise<AdmittedRead> {
+  async admitRead(request: {
+    key: ApiKey;
+    workspace: string;
+    tool: string;
+    args: unknown;
+    /** Called when the server stops while the read is open: it must end the read (and `close` it) at once. */
+    onStop: () => void;
+  }): Promise<AdmittedRead> {
     const identity: CallIdentity = {
       keyId: request.key.id,
       workspace: request.workspace,
@@ -207,12 +218,14 @@ export class ToolCalls {
       throw error;
     }
     let closed = false;
+    this.openReads.add(request.onStop);
     return {
       workspace: admitted.workspace,
       keyLive: () => this.keyLive(request.key),
       close: (outcome, bytesOut) => {
         if (closed) return;
         closed = true;
+        this.openReads.delete(request.onStop);
         const ended: CallOutcome = { outcome, bytesOut, durationMs: this.now() - identity.startedAt };
         if (usageId !== undefined) this.options.meter.finish(usageId, ended);
         else void this.options.meter.settle(identity, ended, { billable: true, deferrable: true });

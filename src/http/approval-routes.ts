@@ -45,7 +45,7 @@ export function approvalRoutes(
           },
           signal,
         ),
-      { requestSignal: c.req.raw.signal, log: consoleLog },
+      { endSignals: [c.req.raw.signal], log: consoleLog },
     );
   });
 

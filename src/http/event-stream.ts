@@ -23,8 +23,8 @@ export function eventFrame(event: string, data: unknown, id?: number | string): 
 export type StreamEnd = 'ok' | 'closed' | 'error';
 
 export interface EventStreamOptions {
-  /** The request's signal: aborts when the client goes (where the platform tells of it). */
-  requestSignal?: AbortSignal;
+  /** Signals that end the stream when they abort: the request's (the client went, where the platform tells of it), the server's stop. */
+  endSignals?: AbortSignal[];
   /** Called once, when the stream ends however it ends, with the bytes sent. */
   onEnd?: (end: StreamEnd, bytesOut: number, code?: string) => void;
   log: Log;
@@ -50,14 +50,14 @@ export function eventStreamResponse(
     if (ended) return;
     ended = true;
     closing.abort();
-    options.requestSignal?.removeEventListener('abort', onClientGone);
+    for (const signal of options.endSignals ?? []) signal.removeEventListener('abort', onClientGone);
     // A source suspended at a yield runs its `finally` now; one waiting has been woken by the abort.
     void frames.return(undefined).catch(() => undefined);
     options.onEnd?.(how, bytesOut, code);
   };
   const onClientGone = () => end('closed');
-  if (options.requestSignal?.aborted) end('closed');
-  else options.requestSignal?.addEventListener('abort', onClientGone);
+  for (const signal of options.endSignals ?? []) signal.addEventListener('abort', onClientGone);
+  if (options.endSignals?.some((signal) => signal.aborted)) end('closed');
 
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, frame: string) => {
     const bytes = encoder.encode(frame);

@@ -36,11 +36,14 @@ export function logStreamRoutes(deps: LogStreamDeps): Hono<AppEnv> {
     const fromQuery = parseOffset(c.req.query('offset'), 'offset');
     const fromHeader = parseOffset(c.req.header('last-event-id'), 'Last-Event-ID');
     const from = fromHeader ?? fromQuery;
+    // The server's stop ends the stream, so its usage record is written before the database closes.
+    const serverStop = new AbortController();
     const read = await deps.calls.admitRead({
       key: c.get('key'),
       workspace,
       tool: 'bash',
       args: { action: 'logs', processId, ...(from === undefined ? {} : { offset: from }) },
+      onStop: () => serverStop.abort(),
     });
     if (!deps.processes.get(workspace, processId)) {
       const error = new ToolError(
@@ -66,7 +69,7 @@ export function logStreamRoutes(deps: LogStreamDeps): Hono<AppEnv> {
           signal,
         ),
       {
-        requestSignal: c.req.raw.signal,
+        endSignals: [c.req.raw.signal, serverStop.signal],
         onEnd: (end, bytesOut, code) => read.close(end === 'error' ? (code ?? 'internal') : 'ok', bytesOut),
         log: consoleLog,
       },
