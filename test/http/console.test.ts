@@ -100,6 +100,13 @@ describe('GET /console', () => {
       expect(text).not.toMatch(/\bhttps?:\/\/(?!www\.w3\.org\/)/);
     }
     expect(html).not.toContain(server.key);
+    // A browser that holds this build of the script is told so, without the script again.
+    const script = await fetch(`${server.url}/console/app.js`);
+    const etag = script.headers.get('etag');
+    expect(etag).toMatch(/^"[0-9a-f]{20}"$/);
+    const again = await fetch(`${server.url}/console/app.js`, { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
   });
 
   it('signs in with a key kept in sessionStorage only, under a CSP that blocks eval', async () => {

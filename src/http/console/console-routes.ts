@@ -1,7 +1,7 @@
 // GET /console: the web console, its script, styles and icon, served by either home with a strict CSP.
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-deps.ts';
-import { consoleScript, consoleStyle } from './console-assets.ts';
+import { consoleAssetsTag, consoleScript, consoleStyle } from './console-assets.ts';
 import { consoleIcon, consolePage } from './console-page.ts';
 
 /**
@@ -16,19 +16,24 @@ const common = {
   'content-security-policy': consoleCsp,
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
-  // The assets change with the server, which may be redeployed at any time.
+  // The assets change with the server, which may be redeployed at any time: a browser asks each time.
   'cache-control': 'no-cache',
 };
+
+const etag = `"${consoleAssetsTag}"`;
+
+/** The script or the styles, or 304 when the browser holds this build already. */
+function asset(c: Context<AppEnv>, body: string, contentType: string): Response {
+  const held = (c.req.header('if-none-match') ?? '').split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+  if (held.includes(etag) || held.includes('*')) return c.body(null, 304, { ...common, etag });
+  return c.body(body, 200, { ...common, etag, 'content-type': contentType });
+}
 
 export function consoleRoutes(): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   routes.get('/console', (c) => c.html(consolePage, 200, common));
-  routes.get('/console/app.js', (c) =>
-    c.body(consoleScript, 200, { ...common, 'content-type': 'text/javascript; charset=utf-8' }),
-  );
-  routes.get('/console/app.css', (c) =>
-    c.body(consoleStyle, 200, { ...common, 'content-type': 'text/css; charset=utf-8' }),
-  );
+  routes.get('/console/app.js', (c) => asset(c, consoleScript, 'text/javascript; charset=utf-8'));
+  routes.get('/console/app.css', (c) => asset(c, consoleStyle, 'text/css; charset=utf-8'));
   routes.get('/console/icon.svg', (c) => c.body(consoleIcon, 200, { ...common, 'content-type': 'image/svg+xml' }));
   return routes;
 }
