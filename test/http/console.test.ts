@@ -212,6 +212,8 @@ describe('GET /console', () => {
     await shots('processes');
     await page.getByRole('button', { name: 'Stop process' }).click();
     await expect.poll(() => page.locator('.process-status').textContent(), WAIT).toBe('stopped');
+    // The list above shows the same status.
+    await expect.poll(() => page.locator('.process-table td.status').allTextContents(), WAIT).toEqual(['stopped']);
     const status = await server.call('POST', `/v1/workspaces/${WS}/tools/bash`, { action: 'status', processId });
     expect(status.body.result.status).toBe('stopped');
   });

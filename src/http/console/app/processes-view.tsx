@@ -124,7 +124,9 @@ export function ProcessesView(props: { session: Session; workspace: string }) {
           session={props.session}
           workspace={props.workspace}
           processId={chosen}
-          onChange={() => void refresh()}
+          onSnapshot={(snapshot) =>
+            setProcesses((list) => list?.map((each) => (each.processId === snapshot.processId ? snapshot : each)))
+          }
         />
       ) : null}
     </div>
@@ -135,7 +137,13 @@ function pendingNotice(what: string, approval: Approval): string {
   return `${what} waits for approval ${approval.id}; it runs once an approver decides.`;
 }
 
-function ProcessDetail(props: { session: Session; workspace: string; processId: string; onChange: () => void }) {
+function ProcessDetail(props: {
+  session: Session;
+  workspace: string;
+  processId: string;
+  /** Each newer snapshot of the process, so the list above shows the same status. */
+  onSnapshot: (snapshot: ProcessSnapshot) => void;
+}) {
   const { api } = props.session;
   const [log, setLog] = useState('');
   const [snapshot, setSnapshot] = useState<ProcessSnapshot | undefined>();
@@ -169,7 +177,6 @@ function ProcessDetail(props: { session: Session; workspace: string; processId: 
         } else if (event.event === 'exit') {
           ended.current = true;
           setSnapshot(JSON.parse(event.data) as ProcessSnapshot);
-          props.onChange();
         }
       },
       onError: (error) => setFailure(describeError(error)),
@@ -177,6 +184,10 @@ function ProcessDetail(props: { session: Session; workspace: string; processId: 
     });
     return () => stop.abort();
   }, [props.processId]);
+
+  useEffect(() => {
+    if (snapshot) props.onSnapshot(snapshot);
+  }, [snapshot]);
 
   // The tail follows the end while the reader is at the end.
   useEffect(() => {

@@ -19,8 +19,24 @@ interface Day {
 }
 
 const DAY_MS = 86_400_000;
-/** Colours that keep 3:1 against white and differ for common colour blindness (Okabe and Ito's palette). */
-const COLOURS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#7a6a00', '#000000'];
+/**
+ * Twelve colours, each at least 3:1 against white, drawn from Okabe and Ito's and Tol's palettes
+ * (told apart with the commoner colour blindnesses); each bar's title and the table name the numbers.
+ */
+const COLOURS = [
+  '#0072B2',
+  '#D55E00',
+  '#117733',
+  '#AA4499',
+  '#332288',
+  '#7a6a00',
+  '#882255',
+  '#1f6f8b',
+  '#b3261e',
+  '#5d4037',
+  '#4d4d4d',
+  '#6a3d9a',
+];
 
 export function UsageView(props: { session: Session }) {
   const { api } = props.session;
@@ -109,7 +125,15 @@ function ToolChart(props: { series: Day[] }) {
                   if (calls === 0) return null;
                   const top = y(base + calls);
                   const rect = (
-                    <rect key={tool} x={x} y={top} width={bar} height={y(base) - top} fill={colour(tool)}>
+                    <rect
+                      key={tool}
+                      x={x}
+                      y={top}
+                      width={bar}
+                      height={y(base) - top}
+                      fill={colour(tool)}
+                      class="segment"
+                    >
                       <title>{`${day.date} ${tool}: ${calls} calls`}</title>
                     </rect>
                   );
