@@ -288,6 +288,10 @@ describe('GET /console', () => {
       expect(await scoped.page.locator('article[data-approval]').count()).toBe(1);
       // An approver may not list keys; the approval itself names the key that asked.
       expect(await scoped.page.locator('article[data-approval]').textContent()).toContain('other-agent');
+      // A write_file is shown as the diff it would make: here a new file.
+      await expect
+        .poll(() => scoped.page.locator('article[data-approval] .diff-add').allTextContents(), WAIT)
+        .toEqual([expect.stringMatching(/^\+y/)]);
       expect(await scoped.page.locator('main').textContent()).not.toContain(WS);
       expect(scoped.problems).toEqual([]);
       // Typing the other workspace's name gets the API's answer for a workspace out of scope: absent.

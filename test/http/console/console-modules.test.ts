@@ -1,7 +1,7 @@
 // The console's browser modules that hold logic of their own, run in Node: the SSE reader and the
 // apply_patch preview.
 import { describe, expect, it } from 'vitest';
-import { previewPatch } from '../../../src/http/console/app/patch-preview.ts';
+import { previewPatch, previewWrite } from '../../../src/http/console/app/change-preview.ts';
 import { readEvents, type StreamEvent } from '../../../src/http/console/app/sse.ts';
 import { plainText } from '../../../src/http/console/app/terminal-text.ts';
 
@@ -101,5 +101,24 @@ describe('plainText', () => {
       'ok done\nnextline\n',
     );
     expect(plainText('plain\ntext')).toBe('plain\ntext');
+  });
+});
+
+describe('previewWrite', () => {
+  const read = async (path: string) => (path === 'src/a.txt' ? 'one\n' : undefined);
+
+  it('diffs a write against the file now: overwrite, append, a new file, and create over an existing one', async () => {
+    expect(await previewWrite({ path: 'src/a.txt', content: 'two\n' }, read)).toEqual([
+      { path: 'src/a.txt', action: 'update', diff: '--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1,1 +1,1 @@\n-one\n+two\n' },
+    ]);
+    expect(await previewWrite({ path: 'src/a.txt', content: 'two\n', mode: 'append' }, read)).toEqual([
+      { path: 'src/a.txt', action: 'update', diff: '--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1,1 +1,2 @@\n one\n+two\n' },
+    ]);
+    expect(await previewWrite({ path: 'new.txt', content: 'x\n', mode: 'create' }, read)).toEqual([
+      { path: 'new.txt', action: 'add', diff: '--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,1 @@\n+x\n' },
+    ]);
+    expect(await previewWrite({ path: 'src/a.txt', content: 'x', mode: 'create' }, read)).toEqual([
+      { path: 'src/a.txt', action: 'update', problem: 'src/a.txt exists now, so mode create would fail.' },
+    ]);
   });
 });

@@ -1,7 +1,8 @@
 // Approvals live: the pending calls of the key's workspaces as they arrive, each with its full arguments, decided here.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeError, type Approval, type KeyInfo } from './api.ts';
-import { PatchPreview } from './patch-preview-view.tsx';
+import { ChangePreview } from './change-preview-view.tsx';
+import { previewPatch, previewWrite, type WriteArguments } from './change-preview.ts';
 import { mayDecide, type Session } from './session.ts';
 import { follow, isFinal } from './sse.ts';
 
@@ -186,10 +187,21 @@ function ApprovalCard(props: {
         ) : null}
       </dl>
       {approval.tool === 'apply_patch' && typeof args.patch === 'string' ? (
-        <PatchPreview
+        <ChangePreview
           session={session}
           workspace={approval.workspace}
-          patch={args.patch}
+          change={args.patch}
+          preview={(read) => previewPatch(args.patch as string, read)}
+          live={approval.status === 'pending'}
+          sent={{ label: 'The patch as sent', diff: args.patch }}
+        />
+      ) : null}
+      {approval.tool === 'write_file' && typeof args.path === 'string' && typeof args.content === 'string' ? (
+        <ChangePreview
+          session={session}
+          workspace={approval.workspace}
+          change={JSON.stringify(args)}
+          preview={(read) => previewWrite(args as unknown as WriteArguments, read)}
           live={approval.status === 'pending'}
         />
       ) : null}
@@ -199,7 +211,7 @@ function ApprovalCard(props: {
           <pre class="command">{args.command}</pre>
         </>
       ) : null}
-      <details open={approval.tool !== 'apply_patch' && approval.tool !== 'bash'}>
+      <details open={!['apply_patch', 'write_file', 'bash'].includes(approval.tool)}>
         <summary>Full arguments</summary>
         <pre class="arguments">{JSON.stringify(approval.arguments, null, 2)}</pre>
       </details>

@@ -1,4 +1,4 @@
-// What an apply_patch would do to the files as they are now: the tool's own parser and matcher, run in the browser.
+// What an apply_patch or a write_file would do to the files as they are now: apply_patch's own parser and matcher, run in the browser.
 import { fileDiff } from '../../../core/text-diff.ts';
 import { applyHunksWithRanges } from '../../../tools/apply-patch/apply-hunks.ts';
 import { parsePatch } from '../../../tools/apply-patch/parse-patch.ts';
@@ -55,4 +55,32 @@ export async function previewPatch(patch: string, read: ReadCurrent): Promise<Pr
     files.push(entry);
   }
   return files;
+}
+
+/** A write_file's arguments, as far as the preview needs them. */
+export interface WriteArguments {
+  path: string;
+  content: string;
+  mode?: 'create' | 'overwrite' | 'append';
+}
+
+/** The one file a write_file would change, as a diff against it now. */
+export async function previewWrite(args: WriteArguments, read: ReadCurrent): Promise<PreviewFile[]> {
+  const mode = args.mode ?? 'overwrite';
+  const before = await read(args.path);
+  if (before !== undefined && mode === 'create')
+    return [{ path: args.path, action: 'update', problem: `${args.path} exists now, so mode create would fail.` }];
+  const after = mode === 'append' ? (before ?? '') + args.content : args.content;
+  return [
+    {
+      path: args.path,
+      action: before === undefined ? 'add' : 'update',
+      diff: await fileDiff(
+        before === undefined ? '/dev/null' : `a/${args.path}`,
+        `b/${args.path}`,
+        before ?? '',
+        after,
+      ),
+    },
+  ];
 }

@@ -1,14 +1,24 @@
-// An apply_patch awaiting a decision, shown as the diff it would make against each file as it is now.
+// A file change awaiting a decision (apply_patch, write_file), shown as the diff it would make against each file as it is now.
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, describeError } from './api.ts';
 import { DiffView } from './diff-view.tsx';
-import { previewPatch, type PreviewFile } from './patch-preview.ts';
+import type { PreviewFile, ReadCurrent } from './change-preview.ts';
 import type { Session } from './session.ts';
 
 /** Large enough for any file the server keeps (TOOLGATE_MAX_FILE_BYTES is smaller), so a preview reads it whole. */
 const READ_WHOLE = 1 << 30;
 
-export function PatchPreview(props: { session: Session; workspace: string; patch: string; live: boolean }) {
+export function ChangePreview(props: {
+  session: Session;
+  workspace: string;
+  /** What the change would do, given a way to read the files as they are now. */
+  preview: (read: ReadCurrent) => Promise<PreviewFile[]>;
+  /** Identifies the change: the preview is made again when it differs. */
+  change: string;
+  live: boolean;
+  /** Shown instead once the approval is decided (the files have moved on), if anything. */
+  sent?: { label: string; diff: string };
+}) {
   const [files, setFiles] = useState<PreviewFile[] | undefined>();
   const [failure, setFailure] = useState<string | undefined>();
 
@@ -16,7 +26,7 @@ export function PatchPreview(props: { session: Session; workspace: string; patch
     // Once decided, the files have moved on: the patch itself is what stays true.
     if (!props.live) return;
     const read = async (path: string): Promise<string | undefined> => {
-      // A file the patch adds is usually absent: glob says so without a 404 (a path with glob
+      // A file the change adds is usually absent: glob says so without a 404 (a path with glob
       // characters in it is read directly).
       if (!/[*?[\]{}!]/.test(path)) {
         const found = await props.session.api.tool<{ paths: string[] }>(props.workspace, 'glob', {
@@ -38,19 +48,19 @@ export function PatchPreview(props: { session: Session; workspace: string; patch
         throw error;
       }
     };
-    previewPatch(props.patch, read).then(setFiles, (error: unknown) => setFailure(describeError(error)));
-  }, [props.patch, props.workspace, props.live]);
+    props.preview(read).then(setFiles, (error: unknown) => setFailure(describeError(error)));
+  }, [props.change, props.workspace, props.live]);
 
   if (!props.live) {
-    return (
+    return props.sent ? (
       <>
-        <h5>Patch</h5>
-        <DiffView diff={props.patch} label="The patch as sent" />
+        <h5>{props.sent.label}</h5>
+        <DiffView diff={props.sent.diff} label={props.sent.label} />
       </>
-    );
+    ) : null;
   }
-  if (failure) return <p class="error">The patch cannot be shown against the current files: {failure}</p>;
-  if (!files) return <p class="muted">Reading the files the patch changes…</p>;
+  if (failure) return <p class="error">The change cannot be shown against the current files: {failure}</p>;
+  if (!files) return <p class="muted">Reading the files the change touches…</p>;
   return (
     <div class="patch-preview">
       {files.map((file) => (
