@@ -50,6 +50,8 @@ export interface Env {
   DIRECTORY: DurableObjectNamespace;
   /** One object: job ids from the Queue, handed to runners that lease. */
   DISPATCHER: DurableObjectNamespace;
+  /** One object per store that forks in several objects share: who reads it (store-family-object.ts). */
+  STORE_FAMILIES: DurableObjectNamespace;
   JOBS: QueueBinding<JobMessage>;
   BLOBS: R2BucketBinding;
   /** The first admin key (a secret: `wrangler secret put TOOLGATE_API_KEY`). */
@@ -130,6 +132,10 @@ export function internalOnly(): MiddlewareHandler {
 
 export function workspaceObject(env: Env, workspace: string): DurableObjectStub {
   return env.WORKSPACES.get(env.WORKSPACES.idFromName(workspace));
+}
+
+export function storeFamilyObject(env: Env, store: string): DurableObjectStub {
+  return env.STORE_FAMILIES.get(env.STORE_FAMILIES.idFromName(store));
 }
 
 export function directoryObject(env: Env): DurableObjectStub {

@@ -51,7 +51,9 @@ export function forkAcrossObjects(env: Env, workspaces: Workspaces, history: Wor
     const rows = history.forkRows(snapshot.uid);
     const uid = crypto.randomUUID();
     const target = workspaceObject(env, to);
-    await callObject(target, workspaceCalls.forkBegin, { to, uid });
+    const store = snapshot.workspace.store;
+    await workspaces.joinStoreFamily(store, snapshot.uid, uid);
+    await callObject(target, workspaceCalls.forkBegin, { to, uid, store });
     const entryStrings = (entry: ForkedEntry) => entry.path.length + entry.parent.length + (entry.target?.length ?? 0);
     for (const entries of inBatches(snapshot.entries, entryStrings, budget))
       await callObject(target, workspaceCalls.forkEntries, { uid, entries });
@@ -79,7 +81,7 @@ export function serveForkCalls(
   history: WorkspaceHistory,
   adopted: (workspace: string) => Promise<void>,
 ): void {
-  serve(workspaceCalls.forkBegin, ({ to, uid }) => workspaces.beginReceivingFork(to, uid));
+  serve(workspaceCalls.forkBegin, ({ to, uid, store }) => workspaces.beginReceivingFork(to, uid, store));
   serve(workspaceCalls.forkEntries, ({ uid, entries }) => workspaces.receiveForkEntries(uid, entries));
   serve(workspaceCalls.forkHistory, ({ uid, gitFiles, gitBlobs, checkpoints }) => {
     // Synchronous: no other call runs in the object between the check and the rows.

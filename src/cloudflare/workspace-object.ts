@@ -38,6 +38,7 @@ import {
 } from './bindings.ts';
 import { workerEgressFetch } from './egress-fetch.ts';
 import { HOOK_DELIVERY_PATH, receiveHookDelivery } from './hook-delivery-route.ts';
+import { storeFamilies } from './store-family-object.ts';
 import { forkAcrossObjects, serveForkCalls } from './workspace-fork.ts';
 import { DirectoryClient } from './directory-client.ts';
 import { JobDispatch } from './job-dispatch.ts';
@@ -131,7 +132,11 @@ export class WorkspaceObject {
     const settings = readSettings(env);
     const db = new DurableObjectSqlDatabase(this.state.storage);
     const objects = new R2ObjectStore(env.BLOBS);
-    const workspaces = new Workspaces(db, objects, { blobCacheBytes: BLOB_CACHE_BYTES, viewEntries: VIEW_ENTRIES });
+    const workspaces = new Workspaces(db, objects, {
+      blobCacheBytes: BLOB_CACHE_BYTES,
+      viewEntries: VIEW_ENTRIES,
+      families: storeFamilies(env),
+    });
     this.blobGc = settings.blobGc;
     const egress = workerEgressFetch(settings.egressAllowHosts);
     const history = new WorkspaceHistory(db, objects, {

@@ -173,7 +173,7 @@ export type UsageQuery = z.output<typeof usageQuerySchema>;
 const forkUid = z.string().regex(/^[0-9a-f-]{36}$/);
 const forkCalls = {
   /** Starts receiving: refused with `conflict` when `to` exists. */
-  forkBegin: objectCall('fork-begin', z.strictObject({ to: z.string(), uid: forkUid }), null),
+  forkBegin: objectCall('fork-begin', z.strictObject({ to: z.string(), uid: forkUid, store: z.string() }), null),
   /** A batch of the source's manifest rows. */
   forkEntries: objectCall(
     'fork-entries',
@@ -243,6 +243,15 @@ export const workspaceCalls = {
  */
 export const forwardedDeliverySchema = z.strictObject({ hook: hookTargetSchema, deliveryId: z.string().optional() });
 export type ForwardedDelivery = z.input<typeof forwardedDeliverySchema>;
+
+// Calls to a store's family object (workspace/store-families.ts): who reads a store that forks in several objects share.
+
+export const storeFamilyCalls = {
+  /** Adds readers (workspace uids) before a fork across objects sends anything; `conflict` once the store is being deleted. */
+  join: objectCall('family-join', z.strictObject({ store: z.string(), readers: z.array(z.string()).min(1) }), null),
+  /** Removes a reader; the last to leave has the store deleted. */
+  leave: objectCall('family-leave', z.strictObject({ store: z.string(), reader: z.string() }), null),
+} as const;
 
 // Calls to the dispatcher.
 

@@ -145,10 +145,15 @@ export class BlobStore {
   async deleteAll(store: string): Promise<void> {
     this.rememberedKeys -= this.keys.get(store)?.size ?? 0;
     this.keys.delete(store);
-    await deletePrefix(this.objects, `ws/${store}/`);
+    await deletePrefix(this.objects, storePrefix(store));
   }
 }
 
 function blobKey(store: string, hash: string): string {
-  return `ws/${store}/blobs/${hash.slice(0, 2)}/${hash}`;
+  return `${storePrefix(store)}blobs/${hash.slice(0, 2)}/${hash}`;
+}
+
+/** Where everything of a store lives in the object store: its contents, its git objects, its staged uploads. */
+export function storePrefix(store: string): string {
+  return `ws/${store}/`;
 }

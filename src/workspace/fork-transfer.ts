@@ -23,7 +23,8 @@ export type ForkedEntry = ManifestEntry & { parent: string };
 const statements = `
 CREATE TABLE IF NOT EXISTS pending_forks (
   uid TEXT PRIMARY KEY,
-  created_at TEXT NOT NULL
+  created_at TEXT NOT NULL,
+  store TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS shared_stores (
   store TEXT PRIMARY KEY
@@ -37,17 +38,33 @@ export class ForkReceiver {
     private readonly forget: (uid: string) => void,
   ) {
     db.script(statements);
+    // Databases made before store families have no store column: their pending forks' stores are unknown.
+    try {
+      db.query('SELECT store FROM pending_forks LIMIT 0');
+    } catch {
+      db.script('ALTER TABLE pending_forks ADD COLUMN store TEXT');
+    }
   }
 
-  /** Starts receiving under `uid`, clearing any fork this database was receiving before. */
-  begin(uid: string): void {
-    this.db.transaction(() => {
-      for (const { uid: stale } of this.db.query<{ uid: string }>('SELECT uid FROM pending_forks')) {
-        this.db.query('DELETE FROM entries WHERE workspace = ?', stale);
-        this.forget(stale);
+  /**
+   * Starts receiving under `uid` a fork of `store`, clearing any fork this database was receiving
+   * before: answers those dropped, with their stores (null in rows made before stores were kept).
+   */
+  begin(uid: string, store: string): { uid: string; store: string | null }[] {
+    return this.db.transaction(() => {
+      const dropped = this.db.query<{ uid: string; store: string | null }>('SELECT uid, store FROM pending_forks');
+      for (const stale of dropped) {
+        this.db.query('DELETE FROM entries WHERE workspace = ?', stale.uid);
+        this.forget(stale.uid);
       }
       this.db.query('DELETE FROM pending_forks');
-      this.db.query('INSERT INTO pending_forks (uid, created_at) VALUES (?, ?)', uid, new Date().toISOString());
+      this.db.query(
+        'INSERT INTO pending_forks (uid, created_at, store) VALUES (?, ?, ?)',
+        uid,
+        new Date().toISOString(),
+        store,
+      );
+      return dropped;
     });
   }
 

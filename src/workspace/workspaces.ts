@@ -15,6 +15,7 @@ import { forkEntries, ForkReceiver, type ForkedEntry, type ForkedWorkspace } fro
 import { KeyedLock } from '../core/keyed-lock.ts';
 import { Manifest, type ManifestEntry } from './manifest.ts';
 import { applyWorkspaceSchema } from './schema.ts';
+import type { StoreFamilies } from './store-families.ts';
 import { Workspace, type ReadOnlyMount } from './workspace.ts';
 
 export { WORKSPACE_ID_PATTERN };
@@ -55,6 +56,8 @@ export interface WorkspacesOptions {
   hashContent?: ContentHasher;
   /** Entries that views derived from manifests (search walks) may hold in all; see EntryCache. */
   viewEntries?: number;
+  /** Where a home whose forks span databases keeps who reads a shared store (store-families.ts); none on the Node home. */
+  families?: StoreFamilies;
 }
 
 export class Workspaces {
@@ -72,6 +75,7 @@ export class Workspaces {
   private readonly referenceListeners: ((uids: readonly string[]) => Iterable<string>)[] = [];
 
   private readonly readOnlyRoots: readonly ReadOnlyRoot[];
+  private readonly families: StoreFamilies | undefined;
 
   constructor(
     private readonly db: SqlDatabase,
@@ -86,6 +90,7 @@ export class Workspaces {
       for (const listener of this.deleteListeners) listener(uid);
     });
     this.readOnlyRoots = options.readOnlyRoots ?? [];
+    this.families = options.families;
     this.sweeper = new BlobSweeper(db, objects, this.blobs, (store) => this.storeState(store));
     for (const root of this.readOnlyRoots) parseVirtualPath(root.path);
   }
@@ -184,11 +189,24 @@ export class Workspaces {
     return { uid: source.uid, workspace, entries: forkEntries(this.db, source.uid) };
   }
 
-  /** Starts receiving a fork named `to` from another database, under the new uid `uid` (see fork-transfer.ts). */
-  beginReceivingFork(to: string, uid: string): void {
+  /**
+   * Adds the fork `uid` (and its source `sourceUid`) to the readers of the shared `store` before
+   * anything is sent: from then on the store outlives the source, whatever becomes of it.
+   */
+  async joinStoreFamily(store: string, sourceUid: string, uid: string): Promise<void> {
+    await this.families?.join(store, [sourceUid, uid]);
+  }
+
+  /**
+   * Starts receiving a fork named `to` of the shared `store` from another database, under the new
+   * uid `uid` (see fork-transfer.ts). A fork this database was receiving before and never finished
+   * is dropped, and leaves its store's family.
+   */
+  async beginReceivingFork(to: string, uid: string, store: string): Promise<void> {
     assertWorkspaceId(to);
     this.assertAbsent(to);
-    this.forks.begin(uid);
+    const dropped = this.forks.begin(uid, store);
+    for (const fork of dropped) if (fork.store !== null) await this.families?.leave(fork.store, fork.uid);
   }
 
   receiveForkEntries(uid: string, entries: readonly ForkedEntry[]): void {
@@ -279,8 +297,23 @@ export class Workspaces {
     if (!shared) {
       await this.blobs.deleteAll(store);
       this.sweeper.forgetStore(store);
+    } else if (this.forks.isShared(store) && !this.storeInUse(store)) {
+      // The last workspace of this database that read a store shared with others: it leaves the
+      // family (whose last reader deletes the store). Should the call fail, the store stays: left over, never lost.
+      await this.families?.leave(store, row.uid);
     }
     return true;
+  }
+
+  /** Whether a workspace of this database reads `store`. */
+  private storeInUse(store: string): boolean {
+    return (
+      this.db.query<{ uid: string }>(
+        'SELECT uid FROM workspaces WHERE store = ? OR (store IS NULL AND uid = ?) LIMIT 1',
+        store,
+        store,
+      ).length > 0
+    );
   }
 
   /**

@@ -8,6 +8,7 @@ import {
   directoryCalls,
   dispatcherCalls,
   forwardedDeliverySchema,
+  storeFamilyCalls,
   workspaceCalls,
   type ObjectCall,
 } from '../../src/contract/object-calls.ts';
@@ -143,8 +144,24 @@ const bodies: { call: ObjectCall; good: unknown[]; bad: { body: unknown; field: 
   },
   {
     call: workspaceCalls.forkBegin,
-    good: [{ to: 'beta', uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e' }],
-    bad: [{ body: { to: 'beta', uid: 'not-a-uid' }, field: 'uid' }],
+    good: [{ to: 'beta', uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e', store: 'a1b2c3' }],
+    bad: [
+      { body: { to: 'beta', uid: 'not-a-uid', store: 'a1b2c3' }, field: 'uid' },
+      { body: { to: 'beta', uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e' }, field: 'store' },
+    ],
+  },
+  {
+    call: storeFamilyCalls.join,
+    good: [{ store: 'a1b2c3', readers: ['0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e', 'u-2'] }],
+    bad: [
+      { body: { store: 'a1b2c3', readers: [] }, field: 'readers' },
+      { body: { readers: ['u-1'] }, field: 'store' },
+    ],
+  },
+  {
+    call: storeFamilyCalls.leave,
+    good: [{ store: 'a1b2c3', reader: 'u-1' }],
+    bad: [{ body: { store: 'a1b2c3', reader: 7 }, field: 'reader' }],
   },
   {
     call: workspaceCalls.forkEntries,
@@ -225,7 +242,7 @@ function refusal(schema: z.ZodType, value: unknown): ToolError {
 
 describe('the calls between objects', () => {
   it('names every call by a path of its own', () => {
-    const paths = [directoryCalls, workspaceCalls, dispatcherCalls].flatMap((table) =>
+    const paths = [directoryCalls, workspaceCalls, dispatcherCalls, storeFamilyCalls].flatMap((table) =>
       Object.values(table).map((call: ObjectCall) => call.path),
     );
     expect(new Set(paths).size).toBe(paths.length);
@@ -247,6 +264,8 @@ describe('the calls between objects', () => {
       'fork-history',
       'fork-finish',
       'offer',
+      'family-join',
+      'family-leave',
     ]);
   });
 

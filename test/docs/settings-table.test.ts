@@ -15,6 +15,7 @@ const notSettings: Record<string, string> = {
   WORKSPACES: 'a Durable Object binding of the Worker (wrangler.toml)',
   DIRECTORY: 'a Durable Object binding of the Worker (wrangler.toml)',
   DISPATCHER: 'a Durable Object binding of the Worker (wrangler.toml)',
+  STORE_FAMILIES: 'a Durable Object binding of the Worker (wrangler.toml)',
   JOBS: 'the Queue binding of the Worker (wrangler.toml)',
   BLOBS: 'the R2 bucket binding of the Worker (wrangler.toml)',
   PATH: 'the host PATH, searched for bwrap when TOOLGATE_BWRAP_PATH is unset',

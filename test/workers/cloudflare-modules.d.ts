@@ -24,6 +24,7 @@ declare module 'cloudflare:workers' {
     DIRECTORY: DurableObjectNamespace;
     WORKSPACES: DurableObjectNamespace;
     BLOBS: {
+      put(key: string, value: string): Promise<unknown>;
       list(options: { prefix?: string; cursor?: string }): Promise<{
         objects: { key: string }[];
         truncated: boolean;

@@ -6,6 +6,7 @@ import { worker } from '../../src/cloudflare/worker-router.ts';
 
 export { DirectoryObject } from '../../src/cloudflare/directory-object.ts';
 export { DispatcherObject } from '../../src/cloudflare/dispatcher-object.ts';
+export { StoreFamilyObject } from '../../src/cloudflare/store-family-object.ts';
 export { WorkspaceObject } from '../../src/cloudflare/workspace-object.ts';
 
 /** A SQLite-backed Durable Object whose `ctx.storage` the tests reach through `runInDurableObject`. */

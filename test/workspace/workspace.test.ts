@@ -2,9 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.ts';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.ts';
+import { deletePrefix } from '../../src/storage/object-store.ts';
 import { SqliteDatabase } from '../../src/storage/node/sqlite-database.ts';
 import type { SqlDatabase, SqlValue } from '../../src/storage/sql-database.ts';
 import { DEFAULT_VIEW_ENTRIES } from '../../src/workspace/entry-cache.ts';
+import type { StoreFamilies } from '../../src/workspace/store-families.ts';
 import { Workspaces } from '../../src/workspace/workspaces.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -293,11 +295,12 @@ describe('forks', () => {
     const db = SqliteDatabase.memory();
     const target = new Workspaces(db, new MemoryObjectStore());
     const rowsUnder = (uid: string) => db.query('SELECT path FROM entries WHERE workspace = ?', uid).length;
-    target.beginReceivingFork('copy', 'u-1');
+    const store = workspace.store;
+    await target.beginReceivingFork('copy', 'u-1', store);
     target.receiveForkEntries('u-1', snapshot.entries.slice(0, 1));
     expect(target.info('copy')).toBeUndefined();
     // The sender died; another fork to the same name starts over.
-    target.beginReceivingFork('copy', 'u-2');
+    await target.beginReceivingFork('copy', 'u-2', store);
     expect(rowsUnder('u-1')).toBe(0);
     await expectToolError(
       Promise.resolve().then(() => target.receiveForkEntries('u-1', snapshot.entries)),
@@ -316,10 +319,50 @@ describe('forks', () => {
         .entriesIn('d')
         .map((entry) => entry.path),
     ).toEqual(['d/f']);
-    // Neither side deletes a store a fork in the other database reads.
+    // With no family to ask, neither side deletes a store a fork in the other database reads.
     expect(await target.delete('copy')).toBe(true);
     expect(await source.delete('ws')).toBe(true);
     expect((await objects.list(`ws/${workspace.store}/`)).objects).toHaveLength(1);
+  });
+
+  it('across databases, leave a shared store to its family: a dropped fork and each deleted reader leave, the last deletes it', async () => {
+    const objects = new MemoryObjectStore();
+    const calls: string[] = [];
+    // The family's semantics (its Cloudflare object has its own test in workerd): readers, and the last to leave deletes.
+    const readers = new Set<string>();
+    const families: StoreFamilies = {
+      join: async (store, joining) => {
+        calls.push(`join ${joining.join(' ')}`);
+        for (const uid of joining) readers.add(uid);
+      },
+      leave: async (store, uid) => {
+        calls.push(`leave ${uid}`);
+        readers.delete(uid);
+        if (readers.size === 0) await deletePrefix(objects, `ws/${store}/`);
+      },
+    };
+    const source = new Workspaces(SqliteDatabase.memory(), objects, { families });
+    source.create('ws');
+    await source.open('ws').commit([{ op: 'write', path: 'f', content: bytes('shared') }]);
+    const target = new Workspaces(SqliteDatabase.memory(), objects, { families });
+    const snapshot = source.forkSnapshot('ws');
+    const store = snapshot.workspace.store;
+    // What the Cloudflare fork does: join, begin, send, finish; the first attempt dies half sent.
+    await source.joinStoreFamily(store, snapshot.uid, 'u-1');
+    await target.beginReceivingFork('copy', 'u-1', store);
+    await source.joinStoreFamily(store, snapshot.uid, 'u-2');
+    await target.beginReceivingFork('copy', 'u-2', store);
+    target.receiveForkEntries('u-2', snapshot.entries);
+    target.adoptFork('copy', 'u-2', snapshot.workspace);
+    expect(calls).toEqual([`join ${snapshot.uid} u-1`, `join ${snapshot.uid} u-2`, 'leave u-1']);
+    expect(await source.delete('ws')).toBe(true);
+    expect(calls.at(-1)).toBe(`leave ${snapshot.uid}`);
+    expect(new TextDecoder().decode(await target.open('copy').readBytes('f', target.open('copy').entry('f')!))).toBe(
+      'shared',
+    );
+    expect(await target.delete('copy')).toBe(true);
+    expect(calls.at(-1)).toBe('leave u-2');
+    expect((await objects.list(`ws/${store}/`)).objects).toHaveLength(0);
   });
 
   it('read databases made before forks: a workspace without a store column keeps its uid as its store', async () => {

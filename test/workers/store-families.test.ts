@@ -1,0 +1,109 @@
+// Stores shared by forks in several workspace objects, in workerd: each store's family object keeps
+// its readers, and the store goes from R2 with the last of them, whatever the order of deletes.
+
+import { SELF } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { storeFamilies } from '../../src/cloudflare/store-family-object.ts';
+import type { Env } from '../../src/cloudflare/bindings.ts';
+
+const KEY = 'tg_workerd_test_admin_key_0123456789';
+
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await SELF.fetch(`https://toolgate.test${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Every key stored in R2 under `prefix`. */
+async function keysUnder(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.BLOBS.list({ prefix, ...(cursor ? { cursor } : {}) });
+    keys.push(...page.objects.map((object) => object.key));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor !== undefined);
+  return keys;
+}
+
+/** A new workspace holding one file and a checkpoint (so its store holds git objects too); answers its store's prefix. */
+async function workspaceWithStore(name: string): Promise<string> {
+  const before = new Set(await keysUnder('ws/'));
+  expect((await api('PUT', `/v1/workspaces/${name}`)).status).toBe(201);
+  const content = `${name} ${crypto.randomUUID()}\n`;
+  expect((await api('POST', `/v1/workspaces/${name}/tools/write_file`, { path: 'f.txt', content })).status).toBe(200);
+  expect((await api('POST', `/v1/workspaces/${name}/checkpoints`, { message: 'one' })).status).toBe(201);
+  const added = (await keysUnder('ws/')).filter((key) => !before.has(key));
+  const prefixes = new Set(added.map((key) => key.split('/').slice(0, 2).join('/') + '/'));
+  expect(prefixes.size).toBe(1);
+  return [...prefixes][0]!;
+}
+
+const read = async (workspace: string) =>
+  (await api('POST', `/v1/workspaces/${workspace}/tools/read_file`, { path: 'f.txt' })).body?.result?.content;
+const fork = async (from: string, to: string) =>
+  expect((await api('POST', `/v1/workspaces/${from}/fork`, { to })).status).toBe(201);
+const remove = async (workspace: string) =>
+  expect((await api('DELETE', `/v1/workspaces/${workspace}`)).status).toBe(204);
+
+describe('a store shared by forks in several objects', () => {
+  it.each([
+    ['the source first', ['fam-a', 'fam-a-1', 'fam-a-2']],
+    ['the forks first', ['fam-a-2', 'fam-a-1', 'fam-a']],
+    ['the middle first', ['fam-a-1', 'fam-a', 'fam-a-2']],
+  ])('stays while any of a chain of forks reads it and goes with the last, %s', async (_, order) => {
+    const suffix = crypto.randomUUID().slice(0, 8);
+    const [source, first, second] = ['fam-a', 'fam-a-1', 'fam-a-2'].map((name) => `${name}-${suffix}`) as [
+      string,
+      string,
+      string,
+    ];
+    const prefix = await workspaceWithStore(source);
+    const content = await read(source);
+    await fork(source, first);
+    await fork(first, second);
+    const stored = (await keysUnder(prefix)).length;
+    expect(stored).toBeGreaterThan(1);
+    const names = order.map((name) => `${name}-${suffix}`);
+    for (const [index, name] of names.entries()) {
+      await remove(name);
+      const left = names.slice(index + 1);
+      if (left.length === 0) break;
+      for (const other of left) expect(await read(other)).toBe(content);
+      expect((await keysUnder(prefix)).length).toBe(stored);
+    }
+    expect(await keysUnder(prefix)).toEqual([]);
+  });
+
+  it('is its own when never forked: deleting the workspace deletes it, as before', async () => {
+    const prefix = await workspaceWithStore('fam-alone');
+    await remove('fam-alone');
+    expect(await keysUnder(prefix)).toEqual([]);
+  });
+
+  it('refuses a reader once the store is being deleted, and a reader that leaves twice changes nothing', async () => {
+    const families = storeFamilies(env as unknown as Env);
+    const store = `test-${crypto.randomUUID()}`;
+    await env.BLOBS.put(`ws/${store}/blobs/aa/aa`, 'x');
+    await families.join(store, ['r-1', 'r-2']);
+    await families.leave(store, 'r-1');
+    await families.leave(store, 'r-1');
+    expect(await keysUnder(`ws/${store}/`)).toHaveLength(1);
+    await families.leave(store, 'r-2');
+    expect(await keysUnder(`ws/${store}/`)).toEqual([]);
+    await expect(families.join(store, ['r-3'])).rejects.toMatchObject({ code: 'conflict' });
+  });
+
+  it('keeps a store shared before families were kept: a reader leaving a family that never had one deletes nothing', async () => {
+    const families = storeFamilies(env as unknown as Env);
+    const store = `test-${crypto.randomUUID()}`;
+    await env.BLOBS.put(`ws/${store}/blobs/aa/aa`, 'x');
+    await families.leave(store, 'r-old');
+    expect(await keysUnder(`ws/${store}/`)).toHaveLength(1);
+  });
+});
