@@ -1,42 +1,18 @@
 // toolgate download and upload as a user runs them: a tar file goes up in one commit and comes back
 // to a file (tgz by its name) or to stdout; a refused archive exits 1 with the contract's code.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeDataDir, removeDir, repoRoot, useServer } from '../support/server-process.ts';
+import { makeDataDir, removeDir, useServer } from '../support/server-process.ts';
+import { runToolgate } from '../support/toolgate-command.ts';
 import { tarBytes } from '../support/tar-bytes.ts';
 
 const server = useServer({ env: { TOOLGATE_RUNNER: 'off' } });
 const scratch = makeDataDir();
 afterAll(() => removeDir(scratch));
 
-interface Run {
-  code: number | null;
-  stdout: Buffer;
-  stderr: string;
-}
-
-function toolgate(args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, ['bin/toolgate.js', ...args], {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      TOOLGATE_URL: server.url,
-      TOOLGATE_API_KEY: server.key,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const stdout: Buffer[] = [];
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout: Buffer.concat(stdout), stderr }));
-  });
-}
+const toolgate = (args: string[]) => runToolgate(server, args);
 
 describe('toolgate upload and download', () => {
   it('uploads a tgz made by GNU tar, then downloads it to a .tgz file and as a tar on stdout', async () => {

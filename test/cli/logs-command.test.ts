@@ -1,33 +1,14 @@
 // toolgate logs as a user runs it: a process's output on stdout to its end, the snapshot on stderr;
 // a bad offset is a usage error, an unknown process the server's not_found.
-import { spawn } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.ts';
-import { repoRoot, useServer } from '../support/server-process.ts';
+import { useServer } from '../support/server-process.ts';
+import { runToolgate } from '../support/toolgate-command.ts';
 
 const server = useServer();
 const WS = 'cli-logs';
 
-function toolgate(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['bin/toolgate.js', ...args], {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      TOOLGATE_URL: server.url,
-      TOOLGATE_API_KEY: server.key,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const toolgate = (args: string[]) => runToolgate(server, args);
 
 const bash = async (args: Record<string, unknown>) =>
   (await server.call('POST', `/v1/workspaces/${WS}/tools/bash`, args)).body.result;
@@ -45,7 +26,7 @@ describe('toolgate logs', () => {
     await bash({ action: 'write', processId, input: 'go\n' });
     const run = await following;
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toBe('2\n3\n4\n5\n6\n7\n8\n9\n10\n');
+    expect(run.text).toBe('2\n3\n4\n5\n6\n7\n8\n9\n10\n');
     expect(JSON.parse(run.stderr)).toEqual(await bash({ action: 'status', processId }));
   });
 
