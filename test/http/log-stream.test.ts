@@ -236,6 +236,10 @@ describe('the rules of bash logs', () => {
     }
     const unknown = await open('proc_00000000000000000000000000000000');
     expect([unknown.status, unknown.body.error.code]).toEqual([404, 'not_found']);
+    // A process of another workspace is unknown here, whatever its id.
+    const elsewhere = (await bash({ action: 'start', command: 'echo other' }, OTHER)).processId;
+    const crossed = await open(elsewhere);
+    expect([crossed.status, crossed.body.error.code]).toEqual([404, 'not_found']);
     const noWorkspace = await openStream(server.url, server.key, streamPath(processId, '', 'never-made'));
     expect([noWorkspace.status, noWorkspace.body.error.code]).toEqual([404, 'not_found']);
     expect(await state()).toEqual(before);
