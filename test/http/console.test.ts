@@ -216,6 +216,11 @@ describe('GET /console', () => {
     await expect.poll(() => page.locator('.process-table td.status').allTextContents(), WAIT).toEqual(['stopped']);
     const status = await server.call('POST', `/v1/workspaces/${WS}/tools/bash`, { action: 'status', processId });
     expect(status.body.result.status).toBe('stopped');
+    // A command started from the console is followed at once, to its end.
+    await page.getByLabel('Start a command').fill('echo from-the-console');
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
+    await expect.poll(() => log.textContent(), WAIT).toContain('from-the-console');
+    await expect.poll(() => page.locator('.process-status').textContent(), WAIT).toBe('exited');
   });
 
   it('browses to a file and shows the diff from a checkpoint to now', async () => {
