@@ -1,11 +1,10 @@
 // P15, log streams: bash `logs` calls while 100 streams follow the same busy process, against the same calls with no stream open.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { ProcessStore } from '../src/processes/process-store.ts';
-import type { Workspaces } from '../src/workspace/workspaces.ts';
 import { load, percentile, row, verdict } from './common.ts';
 import type { LoadResult } from './load-client.ts';
 import type { FollowersReport, FollowersSpec } from './stream-followers.ts';
+import { startWorkerHome } from './worker-bench.ts';
 
 const STREAMS = 100;
 const ROUNDS = 3;
@@ -31,26 +30,51 @@ async function startFollowers(spec: FollowersSpec): Promise<{ stop(): Promise<Fo
   };
 }
 
-export async function benchLogStreams(
+/** P15 on the Node home (the bench's own server) and, unless `--no-worker`, on the Cloudflare home under wrangler dev with a runner attached. */
+export async function benchLogStreams(url: string, key: string, durationMs: number, worker: boolean): Promise<void> {
+  await measureLogStreams('P15', 'the Node home', url, key, durationMs);
+  if (!worker) return;
+  const home = await startWorkerHome(key, { runner: true });
+  try {
+    await measureLogStreams(
+      'P15w',
+      // One object serves the workspace's streams and its logs calls alike; under wrangler dev the Worker, the
+      // objects and the dev proxy share this machine's cores with the followers, the runner and the load client.
+      'the Cloudflare home (wrangler dev: one workspace object serves every stream and call)',
+      home.url,
+      key,
+      durationMs,
+    );
+  } finally {
+    await home.stop();
+  }
+}
+
+async function measureLogStreams(
+  id: string,
+  where: string,
   url: string,
   key: string,
-  workspaces: Workspaces,
-  processes: ProcessStore,
   durationMs: number,
 ): Promise<void> {
   console.log(
-    `\n# P15 log streams: bash logs calls (4 connections) with ${STREAMS} streams following the same busy process vs none, ${ROUNDS} rounds each, turn about`,
+    `\n# ${id} log streams on ${where}: bash logs calls (4 connections) with ${STREAMS} streams following the same busy process vs none, ${ROUNDS} rounds each, turn about`,
   );
   const ws = 'bench-streams';
-  if (!workspaces.info(ws)) workspaces.create(ws);
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const started = await fetch(`${url}/v1/workspaces/${ws}/tools/bash`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ action: 'start', command: BUSY }),
-  });
-  const processId = ((await started.json()) as { result: { processId: string } }).result.processId;
-  await processes.waitForEnd(ws, processId, 1_000).catch(() => undefined);
+  await fetch(`${url}/v1/workspaces/${ws}`, { method: 'PUT', headers });
+  const bash = async (args: unknown) => {
+    const answer = await fetch(`${url}/v1/workspaces/${ws}/tools/bash`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(args),
+    });
+    return ((await answer.json()) as { result: { processId: string; status: string } }).result;
+  };
+  const { processId } = await bash({ action: 'start', command: BUSY });
+  // Measured once the process runs and writes, as a followed process does.
+  while ((await bash({ action: 'status', processId })).status !== 'running')
+    await new Promise((resolve) => setTimeout(resolve, 50));
   const logsCalls = (ms: number) =>
     load({
       url: `${url}/v1/workspaces/${ws}/tools/bash`,
@@ -83,11 +107,7 @@ export async function benchLogStreams(
       errors += report.errors;
     }
   }
-  await fetch(`${url}/v1/workspaces/${ws}/tools/bash`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ action: 'stop', processId, graceMs: 0 }),
-  });
+  await bash({ action: 'stop', processId, graceMs: 0 });
   const p50 = (result: LoadResult) => percentile(result.latenciesMs, 50);
   const p99 = (result: LoadResult) => percentile(result.latenciesMs, 99);
   console.log(
@@ -101,7 +121,7 @@ export async function benchLogStreams(
   const rate = (result: LoadResult) => result.requests / result.seconds;
   const slowdown = rate(merged.none) / rate(merged.streams);
   row(
-    'P15',
+    id,
     `logs p50 with ${STREAMS} streams open / with none: ${verdict(ratio, '<= 2x', ratio <= 2)}; calls/s with none / with ${STREAMS} streams: ${verdict(slowdown, '<= 2x', slowdown <= 2)}`,
   );
 }

@@ -26,8 +26,8 @@ const READ_PATH = 'src/f3.txt';
 
 /** The sections to run: all, or those named as arguments (`npm run bench -- bash`; `bash` includes `live`: P9, P15). */
 const SECTIONS = ['read', 'write', 'worker', 'patch', 'bash', 'live', 'search', 'fork', 'archive'] as const;
-/** `--files-scale` adds P12 (grep over 100,000 files) to the search section. */
-const FLAGS = ['--files-scale'] as const;
+/** `--files-scale` adds P12 (grep over 100,000 files) to the search section; `--no-worker` leaves out P15w (live on the Cloudflare home). */
+const FLAGS = ['--files-scale', '--no-worker'] as const;
 const flags = process.argv.slice(2).filter((argument) => argument.startsWith('--'));
 for (const flag of flags)
   if (!(FLAGS as readonly string[]).includes(flag))
@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     if ((runs('bash') || runs('live')) && bwrap)
       await benchLiveControl(server.url, KEY, home.workspaces, home.processes, bwrap);
     if ((runs('bash') || runs('live')) && bwrap)
-      await benchLogStreams(server.url, KEY, home.workspaces, home.processes, durationMs);
+      await benchLogStreams(server.url, KEY, durationMs, !flags.includes('--no-worker'));
     printRows();
   } finally {
     await server.close();

@@ -7,8 +7,11 @@ import type { LoadResult, LoadSpec } from './load-client.ts';
 
 const FOUR_KB = 'x'.repeat(4095) + '\n';
 
-/** Starts `npm run start:worker` (without a runner) and answers its URL and a stop function. */
-async function startWorkerHome(key: string): Promise<{ url: string; stop: () => Promise<void> }> {
+/** Starts `npm run start:worker` (without a runner unless asked for) and answers its URL and a stop function. */
+export async function startWorkerHome(
+  key: string,
+  options: { runner?: boolean } = {},
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'toolgate-bench-worker-'));
   const entry = new URL('../functions/start-worker.ts', import.meta.url).pathname;
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
@@ -18,7 +21,7 @@ async function startWorkerHome(key: string): Promise<{ url: string; stop: () => 
       PORT: '0',
       TOOLGATE_DATA: dataDir,
       TOOLGATE_API_KEY: key,
-      TOOLGATE_RUNNER: 'off',
+      TOOLGATE_RUNNER: options.runner === true ? 'on' : 'off',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
