@@ -250,39 +250,55 @@ function malformed(error: unknown): unknown {
   );
 }
 
-/** Stores contents side by side, a bounded number and size at a time, filling in each file's blob once stored. */
+/**
+ * Stores contents side by side, a bounded number and size at a time, filling in each file's blob
+ * once stored. A caller waiting for room is woken by the store that ends (not by racing every
+ * store in flight, which cost as much as the stores themselves with thousands in flight); the
+ * first failure is thrown to every caller after it.
+ */
 class ContentStores {
   private readonly pending = new Set<Promise<void>>();
   private bytes = 0;
+  private readonly waiting: (() => void)[] = [];
+  private failure: { error: unknown } | undefined;
 
   constructor(private readonly workspace: Workspace) {}
 
   async store(file: { blob: string }, content: Uint8Array): Promise<void> {
-    while (
-      this.pending.size >= STORES_IN_FLIGHT ||
-      (this.pending.size > 0 && this.bytes + content.byteLength > STORE_BYTES_IN_FLIGHT)
-    )
-      await Promise.race(this.pending);
+    for (;;) {
+      if (this.failure) throw this.failure.error;
+      const full =
+        this.pending.size >= STORES_IN_FLIGHT ||
+        (this.pending.size > 0 && this.bytes + content.byteLength > STORE_BYTES_IN_FLIGHT);
+      if (!full) break;
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
     this.bytes += content.byteLength;
-    const stored: Promise<void> = this.workspace
-      .storeBlob(content)
-      .then((blob) => {
+    const stored: Promise<void> = this.workspace.storeBlob(content).then(
+      (blob) => {
         file.blob = blob;
-      })
-      .finally(() => {
-        this.pending.delete(stored);
-        this.bytes -= content.byteLength;
-      });
-    // Handled here too: a failure is thrown to whoever waits next, and must not count as unhandled before that.
-    stored.catch(() => undefined);
+      },
+      (error: unknown) => {
+        this.failure ??= { error };
+      },
+    );
     this.pending.add(stored);
+    void stored.then(() => {
+      this.pending.delete(stored);
+      this.bytes -= content.byteLength;
+      // A failure wakes every waiter (each throws it); otherwise the one waiting longest.
+      if (this.failure) for (const wake of this.waiting.splice(0)) wake();
+      else this.waiting.shift()?.();
+    });
   }
 
+  /** Once every store has ended: throws the first failure. */
   async finished(): Promise<void> {
-    await Promise.all(this.pending);
+    await this.settled();
+    if (this.failure) throw this.failure.error;
   }
 
   async settled(): Promise<void> {
-    await Promise.allSettled(this.pending);
+    await Promise.all(this.pending);
   }
 }
