@@ -1,6 +1,6 @@
 // Followers of one log stream, run as their own process: opens N streams, says "open" once each has
 // its first event, then reads every event until stdin closes, and reports what the streams received.
-import { readServerEvents } from '../src/client/server-events.ts';
+import { readServerEvents } from '../src/core/server-events.ts';
 
 export interface FollowersSpec {
   url: string;

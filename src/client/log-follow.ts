@@ -1,6 +1,6 @@
 // Following a process's log stream: its output chunks as the process writes them, across dropped connections, to the exit snapshot.
 import type { BashStatusResult } from './tool-types.ts';
-import { readServerEvents } from './server-events.ts';
+import { readServerEvents } from '../core/server-events.ts';
 import { ToolgateError } from './toolgate-error.ts';
 
 /** One `output` event: characters of the log from `offset`; `truncated` when the offset asked for had been dropped. */

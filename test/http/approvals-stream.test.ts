@@ -2,7 +2,7 @@
 // shows the approvals GET /v1/approvals would show it, as they are created and decided, in order, with
 // the objects the approval routes answer; another tenant's approvals never appear.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ServerEvent } from '../../src/client/server-events.ts';
+import type { ServerEvent } from '../../src/core/server-events.ts';
 import { openStream, type OpenedStream } from '../support/event-stream.ts';
 import { createKey, createRunnerKey, type TestKey } from '../support/keys.ts';
 import { useServer } from '../support/server-process.ts';

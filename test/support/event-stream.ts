@@ -1,5 +1,5 @@
 // Opens a Server-Sent Events stream of the API for a test and reads its events one at a time, or its error answer.
-import { readServerEvents, type ServerEvent } from '../../src/client/server-events.ts';
+import { readServerEvents, type ServerEvent } from '../../src/core/server-events.ts';
 
 export interface OpenedStream {
   status: number;

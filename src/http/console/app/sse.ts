@@ -1,4 +1,5 @@
 // Server-Sent Events over fetch: EventSource cannot send the Authorization header, so the console reads the stream itself.
+import { readServerEvents } from '../../../core/server-events.ts';
 import { ApiError, type Api } from './api.ts';
 
 export interface StreamEvent {
@@ -7,45 +8,13 @@ export interface StreamEvent {
   id?: string;
 }
 
-/** Calls `onEvent` for each event of an SSE body, as the HTML standard parses it; resolves when the body ends. */
+/** Calls `onEvent` for each event of an SSE body (core/server-events.ts reads it); resolves when the body ends. */
 export async function readEvents(
   body: ReadableStream<Uint8Array>,
   onEvent: (event: StreamEvent) => void,
 ): Promise<void> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let event = '';
-  let data: string[] = [];
-  let id: string | undefined;
-  const line = (text: string) => {
-    if (text === '') {
-      if (data.length > 0)
-        onEvent({ event: event || 'message', data: data.join('\n'), ...(id === undefined ? {} : { id }) });
-      event = '';
-      data = [];
-      return;
-    }
-    if (text.startsWith(':')) return;
-    const colon = text.indexOf(':');
-    const field = colon < 0 ? text : text.slice(0, colon);
-    let value = colon < 0 ? '' : text.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') event = value;
-    else if (field === 'data') data.push(value);
-    else if (field === 'id' && !value.includes('\0')) id = value;
-  };
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true });
-    for (let end = buffer.search(/\r\n|\r|\n/); end >= 0; end = buffer.search(/\r\n|\r|\n/)) {
-      // A \r that ends the chunk may be the first half of a \r\n: wait for the next one.
-      if (end === buffer.length - 1 && buffer[end] === '\r') break;
-      line(buffer.slice(0, end));
-      buffer = buffer.slice(end + (buffer.startsWith('\r\n', end) ? 2 : 1));
-    }
-  }
+  for await (const { event, data, id } of readServerEvents(body))
+    onEvent({ event, data, ...(id === undefined ? {} : { id }) });
 }
 
 export interface FollowOptions {

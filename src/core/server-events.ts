@@ -1,6 +1,7 @@
-// Server-Sent Events read from a response body: the event stream format's fields, comments skipped.
+// Server-Sent Events read from a response body, as the HTML standard parses the event stream
+// format: the one reader of both the TypeScript client and the console.
 
-/** One event as the stream spelled it: its name (default `message`), its data lines joined, and its id if it had one. */
+/** One event: its name (default `message`), its data lines joined, and the last event id the stream gave, if any. */
 export interface ServerEvent {
   event: string;
   data: string;
@@ -8,9 +9,10 @@ export interface ServerEvent {
 }
 
 /**
- * The events of a `text/event-stream` body, as they arrive. Ends when the body ends; a partial
- * event at the end is dropped, as the format says. Cancelling the iteration (a `break`, a
- * `return`) cancels the body.
+ * The events of a `text/event-stream` body, as they arrive. An event is dispatched at a blank
+ * line when it has data; comments are skipped; an id stays the stream's last event id until
+ * another replaces it (what `Last-Event-ID` resumes from). Ends when the body ends (a partial
+ * event at the end is dropped, as the format says); ending the iteration cancels the body.
  */
 export async function* readServerEvents(
   body: ReadableStream<Uint8Array>,
@@ -21,24 +23,20 @@ export async function* readServerEvents(
   let event = '';
   let data: string[] = [];
   let id: string | undefined;
-  let seen = false;
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
       buffer += decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = buffer.search(/\r\n|\r|\n/)) !== -1) {
+      for (let end = buffer.search(/\r\n|\r|\n/); end !== -1; end = buffer.search(/\r\n|\r|\n/)) {
         // A CR ending the chunk may be the first half of a CRLF: wait for what follows.
-        if (buffer[newline] === '\r' && newline === buffer.length - 1) break;
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
+        if (buffer[end] === '\r' && end === buffer.length - 1) break;
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + (buffer.startsWith('\r\n', end) ? 2 : 1));
         if (line === '') {
-          if (seen) yield { event: event || 'message', data: data.join('\n'), id };
+          if (data.length > 0) yield { event: event || 'message', data: data.join('\n'), id };
           event = '';
           data = [];
-          id = undefined;
-          seen = false;
           continue;
         }
         if (line.startsWith(':')) continue;
@@ -49,8 +47,6 @@ export async function* readServerEvents(
         if (field === 'event') event = value;
         else if (field === 'data') data.push(value);
         else if (field === 'id' && !value.includes('\u0000')) id = value;
-        else continue;
-        seen = true;
       }
     }
   } finally {
