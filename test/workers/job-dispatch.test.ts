@@ -5,25 +5,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult, SELF } from
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { worker } from '../../src/cloudflare/worker-router.ts';
-
-const KEY = 'tg_workerd_test_admin_key_0123456789';
-/** The runner key the Worker's TOOLGATE_RUNNER_KEY makes (test/workers/wrangler.toml): admin keys do not serve the runner protocol. */
-const RUNNER_KEY = 'tg_workerd_test_runner_key_0123456789';
-
-async function api(
-  method: string,
-  path: string,
-  body?: unknown,
-  key = path.startsWith('/v1/runner/') ? RUNNER_KEY : KEY,
-): Promise<{ status: number; body: any }> {
-  const response = await SELF.fetch(`https://toolgate.test${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+import { api, KEY } from './worker-api.ts';
 
 /** Hands the consumer the same job message `times` times, as a Queue redelivering it would. */
 async function deliver(workspace: string, jobId: string, times: number): Promise<void> {

@@ -1,35 +1,11 @@
 // Stores shared by forks in several workspace objects, in workerd: each store's family object keeps
 // its readers, and the store goes from R2 with the last of them, whatever the order of deletes.
 
-import { SELF } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { storeFamilies } from '../../src/cloudflare/store-family-object.ts';
 import type { Env } from '../../src/cloudflare/bindings.ts';
-
-const KEY = 'tg_workerd_test_admin_key_0123456789';
-
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await SELF.fetch(`https://toolgate.test${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
-
-/** Every key stored in R2 under `prefix`. */
-async function keysUnder(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await env.BLOBS.list({ prefix, ...(cursor ? { cursor } : {}) });
-    keys.push(...page.objects.map((object) => object.key));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor !== undefined);
-  return keys;
-}
+import { api, keysUnder } from './worker-api.ts';
 
 /** A new workspace holding one file and a checkpoint (so its store holds git objects too); answers its store's prefix. */
 async function workspaceWithStore(name: string): Promise<string> {
