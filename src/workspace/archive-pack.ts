@@ -1,7 +1,7 @@
 // A workspace directory as a tar stream: entries in path order, files' contents read a few ahead of the reader.
 import { relativeLinkTarget } from '../core/link-target.ts';
 import type { ManifestEntry } from './manifest.ts';
-import { paddedSize, TAR_END, tarHeaderBlocks, type TarHeaderFields } from './tar-headers.ts';
+import { paddedSize, TAR_END, tarHeaderBlocks, writeTarHeader, type TarHeaderFields } from './tar-headers.ts';
 import type { Workspace } from './workspace.ts';
 
 /** The manifest keeps no modes, so every file is 0644, every directory 0755, every link 0777 (as `ln -s` makes them). */
@@ -30,39 +30,43 @@ export function packArchive(workspace: Workspace, root: string, mtime: Date): Re
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        const parts: Uint8Array[] = [];
-        let size = 0;
+        // Headers and small contents are written into one chunk, whose bytes start as zeros (the padding).
+        let chunk = new Uint8Array(CHUNK_BYTES);
+        let at = 0;
         const flush = () => {
-          if (parts.length > 0) controller.enqueue(concat(parts, size));
-          parts.length = 0;
-          size = 0;
+          if (at > 0) controller.enqueue(chunk.subarray(0, at));
+          chunk = new Uint8Array(CHUNK_BYTES);
+          at = 0;
         };
-        while (next < entries.length && size < CHUNK_BYTES) {
+        while (next < entries.length && at < CHUNK_BYTES / 2) {
           const entry = entries[next]!;
-          const header = tarHeaderBlocks(tarHeader(entry, name(entry.path), mtime));
-          parts.push(header);
-          size += header.byteLength;
+          const header = tarHeader(entry, name(entry.path), mtime);
+          let end = writeTarHeader(chunk, at, header);
+          if (end === undefined) {
+            flush();
+            end = writeTarHeader(chunk, at, header);
+            // A header longer than a chunk (a pax record of a huge name) goes out alone.
+            if (end === undefined) controller.enqueue(tarHeaderBlocks(header));
+          }
+          at = end ?? 0;
           if (entry.type === 'file' && entry.size > 0) {
             const content = await contents.take(next);
-            if (content.byteLength >= CHUNK_BYTES) {
-              // A large content goes out as it is, not copied into a chunk.
+            const padded = paddedSize(content.byteLength);
+            if (at + padded <= chunk.byteLength) {
+              chunk.set(content, at);
+              at += padded;
+            } else {
+              // A large content goes out as it is, not copied into a chunk, then its padding.
               flush();
               controller.enqueue(content);
-            } else {
-              parts.push(content);
-              size += content.byteLength;
-            }
-            const padding = paddedSize(content.byteLength) - content.byteLength;
-            if (padding > 0) {
-              parts.push(new Uint8Array(padding));
-              size += padding;
+              at = padded - content.byteLength;
             }
           }
           next += 1;
         }
         if (next === entries.length) {
-          parts.push(TAR_END);
-          size += TAR_END.byteLength;
+          if (at + TAR_END.byteLength > chunk.byteLength) flush();
+          at += TAR_END.byteLength;
           flush();
           controller.close();
           return;
@@ -129,17 +133,6 @@ class ReadAhead {
     const entry = this.entries[index]!;
     return this.workspace.readBytes(entry.path, entry);
   }
-}
-
-function concat(parts: readonly Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    bytes.set(part, offset);
-    offset += part.byteLength;
-  }
-  return bytes;
 }
 
 function tarHeader(entry: ManifestEntry, name: string, mtime: Date): TarHeaderFields {

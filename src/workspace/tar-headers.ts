@@ -44,6 +44,39 @@ function utf8(text: string): Uint8Array {
   return bytes;
 }
 
+/**
+ * Writes the header blocks of `fields` into `target` at `offset` (whose bytes must be zero), and
+ * answers the offset after them; undefined when they do not fit in what is left of `target`. A
+ * name and link target of ASCII within ustar's fields (nearly all) are written in place, with no
+ * allocation; others go through `tarHeaderBlocks`.
+ */
+export function writeTarHeader(target: Uint8Array, offset: number, fields: TarHeaderFields): number | undefined {
+  const linkname = fields.linkname ?? '';
+  if (fields.size > MAX_USTAR_SIZE || !isShortAscii(fields.name) || !isShortAscii(linkname)) {
+    const blocks = tarHeaderBlocks(fields);
+    if (offset + blocks.byteLength > target.byteLength) return undefined;
+    target.set(blocks, offset);
+    return offset + blocks.byteLength;
+  }
+  if (offset + TAR_BLOCK > target.byteLength) return undefined;
+  const block = target.subarray(offset, offset + TAR_BLOCK);
+  writeAscii(block, 0, fields.name);
+  writeAscii(block, 157, linkname);
+  fillUstar(block, fields.type, fields.size, fields.mode, fields.mtime);
+  return offset + TAR_BLOCK;
+}
+
+/** Whether `text` fits a ustar name field as it is: ASCII, at most 100 characters. */
+function isShortAscii(text: string): boolean {
+  if (text.length > NAME_BYTES) return false;
+  for (let index = 0; index < text.length; index += 1) if (text.charCodeAt(index) >= 0x80) return false;
+  return true;
+}
+
+function writeAscii(block: Uint8Array, offset: number, text: string): void {
+  for (let index = 0; index < text.length; index += 1) block[offset + index] = text.charCodeAt(index);
+}
+
 /** The blocks that precede an entry's content: one ustar header, or a pax header, its records, and the ustar header. */
 export function tarHeaderBlocks(fields: TarHeaderFields): Uint8Array {
   const name = utf8(fields.name);
@@ -102,20 +135,25 @@ function ustarHeader(fields: {
 }): Uint8Array {
   const block = new Uint8Array(TAR_BLOCK);
   block.set(fields.name, 0);
-  octal(block, 100, 8, fields.mode);
+  block.set(fields.linkname, 157);
+  fillUstar(block, fields.type, fields.size, fields.mode, fields.mtime);
+  return block;
+}
+
+/** The fields of a ustar header but its name and link target (written already), and its checksum. */
+function fillUstar(block: Uint8Array, type: TarEntryType | 'pax', size: number, mode: number, mtime: Date): void {
+  octal(block, 100, 8, mode);
   octal(block, 108, 8, 0);
   octal(block, 116, 8, 0);
-  octal(block, 124, 12, Math.min(fields.size, MAX_USTAR_SIZE));
-  octal(block, 136, 12, Math.max(0, Math.floor(fields.mtime.getTime() / 1000)));
-  block[156] = (fields.type === 'pax' ? 'x' : TYPE_FLAGS[fields.type]).charCodeAt(0);
-  block.set(fields.linkname, 157);
+  octal(block, 124, 12, Math.min(size, MAX_USTAR_SIZE));
+  octal(block, 136, 12, Math.max(0, Math.floor(mtime.getTime() / 1000)));
+  block[156] = (type === 'pax' ? 'x' : TYPE_FLAGS[type]).charCodeAt(0);
   block.set(MAGIC, 257);
   // The checksum counts its own field as eight spaces.
   block.fill(0x20, 148, 156);
   let sum = 0;
   for (let index = 0; index < TAR_BLOCK; index += 1) sum += block[index]!;
   octal(block, 148, 7, sum);
-  return block;
 }
 
 /** `value` in octal, zero-padded to `width - 1` digits and ended by NUL. */
