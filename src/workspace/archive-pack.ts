@@ -1,4 +1,5 @@
 // A workspace directory as a tar stream: entries in path order, files' contents read a few ahead of the reader.
+import { ToolError } from '../core/errors.ts';
 import { relativeLinkTarget } from '../core/link-target.ts';
 import type { ManifestEntry } from './manifest.ts';
 import { paddedSize, TAR_END, tarHeaderBlocks, writeTarHeader, type TarHeaderFields } from './tar-headers.ts';
@@ -51,6 +52,11 @@ export function packArchive(workspace: Workspace, root: string, mtime: Date): Re
           at = end ?? 0;
           if (entry.type === 'file' && entry.size > 0) {
             const content = await contents.take(next);
+            // The header gave the manifest's size: a content of another size would corrupt every entry after it.
+            if (content.byteLength !== entry.size)
+              throw new ToolError('internal', `The content of ${entry.path} is not the size its entry records.`, {
+                path: entry.path,
+              });
             const padded = paddedSize(content.byteLength);
             if (at + padded <= chunk.byteLength) {
               chunk.set(content, at);
