@@ -86,13 +86,23 @@ describe('DurableFiles', () => {
     // The real coreutils sync, behind a script that notes each call's arguments.
     const calls = join(parent, 'calls');
     const command = join(parent, 'noting-sync');
-    await writeFile(command, `#!/bin/sh\necho "$*" >> ${calls}\nexec sync "$@"\n`);
+    await writeFile(command, `#!/bin/sh\necho "$*" >> ${calls}\nenv >> ${calls}.env\nexec sync "$@"\n`);
     await chmod(command, 0o700);
-    await writeMany(writer({ syncCommand: command, syncFileSystemsFrom: 100 }), 400);
+    // A secret in the server's environment, as its keys are (the threads copy the environment when they start).
+    process.env.TOOLGATE_DURABLE_TEST_SECRET = 'not for the sync command';
+    try {
+      await writeMany(writer({ syncCommand: command, syncFileSystemsFrom: 100 }), 400);
+    } finally {
+      delete process.env.TOOLGATE_DURABLE_TEST_SECRET;
+    }
     // 400 files over two threads: two batches of 200, each synced once; both directories are on one filesystem.
     const lines = (await readFile(calls, 'utf8')).trim().split('\n');
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(line).toMatch(new RegExp(`^--file-system -- ${parent}/many[01]$`));
+    // The command gets PATH and nothing else of the server's environment (which holds its keys).
+    const names = (await readFile(`${calls}.env`, 'utf8')).split('\n').map((line) => line.split('=')[0]);
+    expect(names).not.toContain('TOOLGATE_DURABLE_TEST_SECRET');
+    expect(names).toContain('PATH');
   });
 
   it('leaves batches of a few files to fdatasync, calling no command', async () => {

@@ -67,7 +67,12 @@ const syncFileSystems = (command, files, outcomes) => {
     return false;
   }
   if (byDevice.size === 0) return true;
-  const run = spawnSync(command, ['--file-system', '--', ...byDevice.values()], { stdio: 'ignore', timeout: 600000 });
+  // Only PATH is passed on: the server's environment holds secrets the command has no use for.
+  const run = spawnSync(command, ['--file-system', '--', ...byDevice.values()], {
+    stdio: 'ignore',
+    timeout: 600000,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  });
   return run.error === undefined && run.status === 0;
 };
 parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, files }) => {
