@@ -66,7 +66,15 @@ export class StoreFamilyObject {
     if (deletion && deletion.done === 0) await this.deleteStore(deletion.store);
   }
 
+  /** Each object serves the one store it is named by: a call naming another is a mistake of the caller, refused. */
+  private assertOwnStore(store: string): void {
+    const own = this.db.query<{ store: string }>('SELECT store FROM joined')[0]?.store;
+    if (own !== undefined && own !== store)
+      throw new ToolError('internal', `This store family object holds ${own}, not ${store}.`, {});
+  }
+
   private join(store: string, readers: readonly string[]): void {
+    this.assertOwnStore(store);
     if (this.db.query('SELECT store FROM deletion').length > 0)
       throw new ToolError(
         'conflict',
@@ -80,6 +88,7 @@ export class StoreFamilyObject {
   }
 
   private async leave(store: string, reader: string): Promise<void> {
+    this.assertOwnStore(store);
     const last = this.db.transaction(() => {
       // A store shared before families were kept has none: its readers are unknown, so it stays.
       if (this.db.query('SELECT store FROM joined').length === 0) return false;

@@ -23,6 +23,7 @@ declare module 'cloudflare:workers' {
     SQL_OBJECT: DurableObjectNamespace;
     DIRECTORY: DurableObjectNamespace;
     WORKSPACES: DurableObjectNamespace;
+    STORE_FAMILIES: DurableObjectNamespace;
     BLOBS: {
       put(key: string, value: string): Promise<unknown>;
       list(options: { prefix?: string; cursor?: string }): Promise<{

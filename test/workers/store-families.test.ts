@@ -75,6 +75,23 @@ describe('a store shared by forks in several objects', () => {
     await expect(families.join(store, ['r-3'])).rejects.toMatchObject({ code: 'conflict' });
   });
 
+  it('refuses a call that names another store than the one its object holds, and deletes nothing of it', async () => {
+    const store = `test-${crypto.randomUUID()}`;
+    const other = `test-${crypto.randomUUID()}`;
+    await env.BLOBS.put(`ws/${other}/blobs/aa/aa`, 'x');
+    await storeFamilies(env as unknown as Env).join(store, ['r-1']);
+    // The object named by `store`, asked about `other`.
+    const misaddressed = storeFamilies({
+      ...(env as unknown as Env),
+      STORE_FAMILIES: {
+        idFromName: () => env.STORE_FAMILIES.idFromName(store),
+        get: (id: Parameters<typeof env.STORE_FAMILIES.get>[0]) => env.STORE_FAMILIES.get(id),
+      },
+    } as unknown as Env);
+    await expect(misaddressed.leave(other, 'r-1')).rejects.toMatchObject({ code: 'internal' });
+    expect(await keysUnder(`ws/${other}/`)).toHaveLength(1);
+  });
+
   it('keeps a store shared before families were kept: a reader leaving a family that never had one deletes nothing', async () => {
     const families = storeFamilies(env as unknown as Env);
     const store = `test-${crypto.randomUUID()}`;
