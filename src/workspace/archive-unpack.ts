@@ -1,5 +1,6 @@
 // Reads a tar into a workspace's store: each entry through the path guard in archive order, each file's content stored at once.
 import { unpackTar, type ParsedTarEntryWithData } from 'modern-tar';
+import { concatBytes } from '../core/bytes.ts';
 import { isToolError, ToolError } from '../core/errors.ts';
 import { linkTargetPath } from '../core/link-target.ts';
 import { isBelow, parentPath } from '../core/virtual-path.ts';
@@ -231,14 +232,7 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> 
     chunks.push(value);
     length += value.byteLength;
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return concatBytes(chunks, length);
 }
 
 /** What the tar decoder (or the gzip decoder before it) refused, as the caller's mistake; limits and refusals pass through. */
