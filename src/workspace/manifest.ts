@@ -3,6 +3,7 @@ import { ToolError } from '../core/errors.ts';
 import type { EntryType } from '../core/path-guard.ts';
 import { parentPath } from '../core/virtual-path.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
+import { CommitRows } from './commit-rows.ts';
 import type { EntryCache } from './entry-cache.ts';
 
 /** One row of the manifest (a type alias, so it serves as the SQL row type too). */
@@ -181,11 +182,14 @@ export class Manifest {
         );
       const stats = { version: workspace.version + 1, files: workspace.files, bytes: workspace.bytes };
       const previous = new Map<string, ManifestEntry | undefined>();
+      const rows = new CommitRows(this.db, this.uid);
+      rows.prefetch(changes.map((change) => change.path));
       for (const change of changes) {
-        const current = this.read(change.path);
+        const current = change.path === '' ? rootEntry : rows.read(change.path);
         if (!previous.has(change.path)) previous.set(change.path, current);
-        this.applyChange(change, current, stats);
+        this.applyChange(change, current, stats, rows);
       }
+      rows.flush();
       this.db.query(
         'UPDATE workspaces SET version = ?, files = ?, bytes = ? WHERE uid = ?',
         stats.version,
@@ -202,6 +206,7 @@ export class Manifest {
     change: ManifestChange,
     current: ManifestEntry | undefined,
     stats: { version: number; files: number; bytes: number },
+    rows: CommitRows,
   ): void {
     if (change.path === '')
       throw new ToolError('is_directory', 'The workspace root is a directory; name a file inside it.', { path: '' });
@@ -209,8 +214,8 @@ export class Manifest {
     if (change.op === 'mkdir') {
       if (current?.type === 'dir') return;
       if (current) throw notADirectory(change.path, change.path);
-      this.ensureParents(change.path, stats.version);
-      this.insert(change.path, 'dir', null, null, 0, stats.version);
+      this.ensureParents(change.path, stats.version, rows);
+      this.put(rows, change.path, 'dir', null, null, 0, stats.version);
       return;
     }
     if (current?.type === 'dir' && change.op !== 'delete') {
@@ -222,7 +227,7 @@ export class Manifest {
     }
     if (change.op === 'delete') {
       if (!current) throw new ToolError('not_found', `${change.path} does not exist.`, { path: change.path });
-      if (current.type === 'dir' && this.hasChildren(change.path)) {
+      if (current.type === 'dir' && rows.hasChildren(change.path)) {
         throw new ToolError(
           'is_directory',
           `${change.path} is a directory that is not empty; delete its contents first.`,
@@ -231,25 +236,25 @@ export class Manifest {
       }
       this.touched.add(change.path);
       this.directoriesNow.delete(change.path);
-      this.db.query('DELETE FROM entries WHERE workspace = ? AND path = ?', this.uid, change.path);
+      rows.delete(change.path);
       return;
     }
-    if (!current) this.ensureParents(change.path, stats.version);
+    if (!current) this.ensureParents(change.path, stats.version, rows);
     if (change.op === 'write') {
       stats.files += 1;
       stats.bytes += change.size;
-      this.upsert(change.path, 'file', change.blob, null, change.size, stats.version);
+      this.put(rows, change.path, 'file', change.blob, null, change.size, stats.version);
     } else {
-      this.upsert(change.path, 'symlink', null, change.target, 0, stats.version);
+      this.put(rows, change.path, 'symlink', null, change.target, 0, stats.version);
     }
   }
 
   /** Creates the missing ancestors of `path` as directories; an ancestor that is not one is an error. */
-  private ensureParents(path: string, version: number): void {
+  private ensureParents(path: string, version: number, rows: CommitRows): void {
     const missing: string[] = [];
     for (let parent = parentPath(path); parent !== ''; parent = parentPath(parent)) {
       if (this.directoriesNow.has(parent)) break;
-      const entry = this.read(parent);
+      const entry = rows.read(parent);
       if (entry?.type === 'dir') {
         this.directoriesNow.add(parent);
         break;
@@ -257,10 +262,10 @@ export class Manifest {
       if (entry) throw notADirectory(parent, path);
       missing.push(parent);
     }
-    for (const dir of missing.reverse()) this.insert(dir, 'dir', null, null, 0, version);
+    for (const dir of missing.reverse()) this.put(rows, dir, 'dir', null, null, 0, version);
   }
 
-  /** The entry as committed in SQL, bypassing the cache (inside a commit, the only truth). */
+  /** The entry as committed in SQL, bypassing the cache. */
   private read(path: string): ManifestEntry | undefined {
     if (path === '') return rootEntry;
     return this.db.query<ManifestEntry>(
@@ -270,14 +275,8 @@ export class Manifest {
     )[0];
   }
 
-  private hasChildren(path: string): boolean {
-    return (
-      this.db.query('SELECT 1 AS one FROM entries WHERE workspace = ? AND parent = ? LIMIT 1', this.uid, path).length >
-      0
-    );
-  }
-
-  private insert(
+  private put(
+    rows: CommitRows,
     path: string,
     type: EntryType,
     blob: string | null,
@@ -287,41 +286,7 @@ export class Manifest {
   ): void {
     this.touched.add(path);
     if (type === 'dir') this.directoriesNow.add(path);
-    this.db.query(
-      'INSERT INTO entries (workspace, path, parent, type, blob, target, size, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      this.uid,
-      path,
-      parentPath(path),
-      type,
-      blob,
-      target,
-      size,
-      version,
-    );
-  }
-
-  private upsert(
-    path: string,
-    type: EntryType,
-    blob: string | null,
-    target: string | null,
-    size: number,
-    version: number,
-  ): void {
-    this.touched.add(path);
-    this.db.query(
-      `INSERT INTO entries (workspace, path, parent, type, blob, target, size, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (workspace, path) DO UPDATE SET type = excluded.type, blob = excluded.blob, target = excluded.target,
-         size = excluded.size, version = excluded.version`,
-      this.uid,
-      path,
-      parentPath(path),
-      type,
-      blob,
-      target,
-      size,
-      version,
-    );
+    rows.write(path, type, blob, target, size, version);
   }
 }
 
