@@ -196,20 +196,24 @@ export class Workspace {
     const releases: (() => void)[] = [];
     let ended = false;
     try {
-      const manifestChanges = await Promise.all(
-        changes.map(async (change): Promise<ManifestChange> => {
-          if (change.op !== 'write' || !('content' in change)) return change;
-          const { hash: blob, release } = await this.parts.blobs.putForCommit(
-            this.parts.manifest.store,
-            change.content,
+      // Changes that name their blobs (an archive's thousands) need no upload, nor a promise each.
+      const uploads = changes.some((change) => change.op === 'write' && 'content' in change);
+      const manifestChanges = !uploads
+        ? (changes as readonly ManifestChange[])
+        : await Promise.all(
+            changes.map(async (change): Promise<ManifestChange> => {
+              if (change.op !== 'write' || !('content' in change)) return change;
+              const { hash: blob, release } = await this.parts.blobs.putForCommit(
+                this.parts.manifest.store,
+                change.content,
+              );
+              // A put ending after another failed (the commit is over) lets go at once.
+              if (ended) release();
+              else releases.push(release);
+              const write: ManifestChange = { op: 'write', path: change.path, blob, size: change.content.byteLength };
+              return change.expect ? { ...write, expect: change.expect } : write;
+            }),
           );
-          // A put ending after another failed (the commit is over) lets go at once.
-          if (ended) release();
-          else releases.push(release);
-          const write: ManifestChange = { op: 'write', path: change.path, blob, size: change.content.byteLength };
-          return change.expect ? { ...write, expect: change.expect } : write;
-        }),
-      );
       return await this.parts.commits.run(() => this.parts.manifest.commit(manifestChanges, inTransaction));
     } finally {
       ended = true;
