@@ -25,7 +25,14 @@ interface Batch {
   /** The command run as `<command> --file-system -- <dir>...` to sync a batch of at least `syncFileSystemsFrom` files. */
   syncCommand: string;
   syncFileSystemsFrom: number;
-  files: { dir: string; temp: string; file: string; bytes: Uint8Array }[];
+  /**
+   * Each file's directory, temp name and name, all joined by NUL (which no path holds): one string
+   * is copied to the thread far faster than thousands of objects.
+   */
+  paths: string;
+  /** The files' bytes one after another, moved to the thread rather than copied; file `i` ends at `ends[i]`. */
+  bytes: ArrayBuffer;
+  ends: Float64Array;
 }
 
 export interface DurableFilesOptions {
@@ -46,12 +53,21 @@ type Outcome = { code: string | undefined; message: string } | null;
 /**
  * The thread's code, plain JavaScript evaluated in the worker. A missing directory is made (and
  * made again if a concurrent delete pruned it between mkdir and open, as the async path did).
+ * Directories made or found are remembered across batches, with the filesystem each lies on: a
+ * batch of thousands of files spread over hundreds of directories spent a mkdir and a stat on
+ * each directory again; a directory pruned since is met as ENOENT and made again.
  */
 const WORKER_CODE = `
 const { parentPort } = require('node:worker_threads');
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const failure = (error) => ({ code: error.code, message: error.message });
+const MAX_REMEMBERED = 100000;
+const made = new Set();
+const devices = new Map();
+const remember = (collection) => {
+  if (collection.size >= MAX_REMEMBERED) collection.clear();
+};
 // One directory of each filesystem that the files written lie on, synced by one command; false when it could not be.
 const syncFileSystems = (command, files, outcomes) => {
   const byDevice = new Map();
@@ -60,7 +76,12 @@ const syncFileSystems = (command, files, outcomes) => {
     files.forEach((file, index) => {
       if (outcomes[index] !== null || seen.has(file.dir)) return;
       seen.add(file.dir);
-      const device = fs.statSync(file.dir).dev;
+      let device = devices.get(file.dir);
+      if (device === undefined) {
+        device = fs.statSync(file.dir).dev;
+        remember(devices);
+        devices.set(file.dir, device);
+      }
       if (!byDevice.has(device)) byDevice.set(device, file.dir);
     });
   } catch {
@@ -75,17 +96,24 @@ const syncFileSystems = (command, files, outcomes) => {
   });
   return run.error === undefined && run.status === 0;
 };
-parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, files }) => {
+parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, paths, bytes, ends }) => {
+  const names = paths.split('\\0');
+  const files = [];
+  for (let index = 0, start = 0; index < ends.length; index += 1) {
+    const end = ends[index];
+    const dir = names[3 * index];
+    files.push({ dir, temp: names[3 * index + 1], file: names[3 * index + 2], bytes: new Uint8Array(bytes, start, end - start) });
+    start = end;
+  }
   const fds = [];
   const outcomes = files.map(() => null);
-  // Directories made (or found) in this batch: each is made once, unless a write in it meets ENOENT.
-  const made = new Set();
   // Everything is written before anything is synced: the syncs after the first find little left to do.
   files.forEach((file, index) => {
     for (let attempt = 0; ; attempt += 1) {
       try {
         if (attempt > 0 || !made.has(file.dir)) {
           fs.mkdirSync(file.dir, { recursive: true, mode: dirMode });
+          remember(made);
           made.add(file.dir);
         }
         const fd = fs.openSync(file.temp, 'wx', fileMode);
@@ -198,18 +226,23 @@ export class DurableFiles {
           }),
         fail: (error) => part.forEach((item) => item.reject(error)),
       });
-      const batch: Batch = {
+      const batch = packBatch(
         id,
-        dirMode: this.modes.dir,
-        fileMode: this.modes.file,
-        syncCommand: this.syncCommand,
-        syncFileSystemsFrom: this.syncFileSystemsFrom,
-        files: part.map(({ file }) => ({ dir: file.dir, temp: file.temp, file: file.file, bytes: file.bytes })),
-      };
-      // The bytes are copied to the thread: the caller's buffers may be views of shared memory.
+        part.map(({ file }) => file),
+      );
+      // The bytes are copied into the batch's own buffer, which moves: the caller's may be views of shared memory.
       const worker = workers[this.next++ % workers.length]!;
       this.busy(worker, +1);
-      worker.postMessage(batch);
+      worker.postMessage(
+        {
+          ...batch,
+          dirMode: this.modes.dir,
+          fileMode: this.modes.file,
+          syncCommand: this.syncCommand,
+          syncFileSystemsFrom: this.syncFileSystemsFrom,
+        },
+        [batch.bytes, batch.ends.buffer],
+      );
     }
   }
 
@@ -250,4 +283,19 @@ export class DurableFiles {
     });
     return this.workers;
   }
+}
+
+/** A batch's files as the thread takes them: their paths in one string, their bytes in one buffer. */
+function packBatch(id: number, files: readonly DurableFile[]): Pick<Batch, 'id' | 'paths' | 'bytes' | 'ends'> {
+  let total = 0;
+  const ends = new Float64Array(files.length);
+  const names: string[] = [];
+  files.forEach((file, index) => {
+    total += file.bytes.byteLength;
+    ends[index] = total;
+    names.push(file.dir, file.temp, file.file);
+  });
+  const bytes = new Uint8Array(total);
+  files.forEach((file, index) => bytes.set(file.bytes, ends[index]! - file.bytes.byteLength));
+  return { id, paths: names.join('\0'), bytes: bytes.buffer, ends };
 }

@@ -37,6 +37,7 @@ const DIRECTORY_SUFFIX = '.d';
 const HEADER_PREFIX = 'sha256:';
 const HEADER_SIZE = HEADER_PREFIX.length + 64 + 1;
 const MAX_NAME_BYTES = 255;
+const MAX_REMEMBERED_DIRECTORIES = 10_000;
 /**
  * Temp files are named by this process's random tag and a count, unique within the process (the
  * only one writing its data dir) without a random draw per file; opened with `wx`, a name in use
@@ -53,6 +54,12 @@ export class FsObjectStore implements ObjectStore {
    * sharing one data dir are not serialised against each other.
    */
   readonly #keyLocks = new Map<string, Promise<unknown>>();
+  /**
+   * The directory of each key prefix met (`ws/x/blobs/ab` to its path on disk): a batch of
+   * thousands of blobs lies in a few hundred directories, and encoding and joining every segment
+   * of every key again cost more than writing the batch's bytes.
+   */
+  readonly #directories = new Map<string, string>();
 
   constructor(rootDir: string) {
     this.#rootDir = rootDir;
@@ -141,9 +148,20 @@ export class FsObjectStore implements ObjectStore {
   }
 
   #objectPath(key: string): string {
-    const segments = validateKey(key);
-    const last = segments.pop() as string;
-    return join(this.#directoryPath(segments), nameFor(last, OBJECT_SUFFIX));
+    // With its slash, so that `b` and `/b` (refused) never share an entry.
+    const slash = key.lastIndexOf('/');
+    const prefix = key.slice(0, slash + 1);
+    const last = key.slice(slash + 1);
+    let directory = this.#directories.get(prefix);
+    if (directory === undefined) {
+      const segments = validateKey(key);
+      segments.pop();
+      directory = this.#directoryPath(segments);
+      if (this.#directories.size >= MAX_REMEMBERED_DIRECTORIES) this.#directories.clear();
+      this.#directories.set(prefix, directory);
+    } else validateKey(last);
+    // A valid segment's name holds no `/` and never starts with `.`: nothing for join to resolve.
+    return `${directory}/${nameFor(last, OBJECT_SUFFIX)}`;
   }
 
   #directoryPath(segments: string[]): string {
@@ -254,7 +272,7 @@ async function* walkKeys(
  */
 async function writeFileAtomically(file: string, bytes: Uint8Array): Promise<void> {
   const dir = dirname(file);
-  const temp = join(dir, `.tmp-${TEMP_TAG}-${(tempCount += 1)}`);
+  const temp = `${dir}/.tmp-${TEMP_TAG}-${(tempCount += 1)}`;
   // Written by the shared threads, many files a batch; here only when they cannot take work.
   durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
   if (durableFiles.usable) return durableFiles.write({ dir, temp, file, bytes });
