@@ -19,6 +19,16 @@ export function eventFrame(event: string, data: unknown, id?: number | string): 
   return `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+const encoder = new TextEncoder();
+
+/**
+ * A frame as the bytes a stream sends: a source that sends one frame on many streams encodes it once
+ * and yields these. Streams only read a chunk, never write to it, so one array serves them all.
+ */
+export function frameBytes(frame: string): Uint8Array {
+  return encoder.encode(frame);
+}
+
 /** How a stream ended: its source ran out, the client went, or the source failed (an `error` event was the last, its code given too). */
 export type StreamEnd = 'ok' | 'closed' | 'error';
 
@@ -30,8 +40,6 @@ export interface EventStreamOptions {
   log: Log;
 }
 
-const encoder = new TextEncoder();
-
 /**
  * A `text/event-stream` answer whose frames come from `source`, pulled one at a time as the client
  * reads. `source` is given a signal that aborts when the client goes; it must end its waits then.
@@ -39,7 +47,7 @@ const encoder = new TextEncoder();
  * body; anything else is logged and sent as `internal`.
  */
 export function eventStreamResponse(
-  source: (signal: AbortSignal) => AsyncGenerator<string, void, undefined>,
+  source: (signal: AbortSignal) => AsyncGenerator<string | Uint8Array, void, undefined>,
   options: EventStreamOptions,
 ): Response {
   const closing = new AbortController();
@@ -59,8 +67,8 @@ export function eventStreamResponse(
   for (const signal of options.endSignals ?? []) signal.addEventListener('abort', onClientGone);
   if (options.endSignals?.some((signal) => signal.aborted)) end('closed');
 
-  const send = (controller: ReadableStreamDefaultController<Uint8Array>, frame: string) => {
-    const bytes = encoder.encode(frame);
+  const send = (controller: ReadableStreamDefaultController<Uint8Array>, frame: string | Uint8Array) => {
+    const bytes = typeof frame === 'string' ? encoder.encode(frame) : frame;
     bytesOut += bytes.length;
     controller.enqueue(bytes);
   };
@@ -72,7 +80,7 @@ export function eventStreamResponse(
       },
       async pull(controller) {
         if (ended) return;
-        let frame: IteratorResult<string, void>;
+        let frame: IteratorResult<string | Uint8Array, void>;
         try {
           frame = await frames.next();
         } catch (error) {

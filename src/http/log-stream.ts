@@ -3,19 +3,19 @@ import { Doorbell } from '../core/doorbell.ts';
 import { ToolError } from '../core/errors.ts';
 import { FINAL_STATUSES, snapshotOf } from '../processes/process-record.ts';
 import type { LogPage, ProcessStore } from '../processes/process-store.ts';
-import { eventFrame, KEEP_ALIVE_FRAME, revoked } from './event-stream.ts';
+import { eventFrame, frameBytes, KEEP_ALIVE_FRAME, revoked } from './event-stream.ts';
 
 /** The most characters one `output` event carries; a longer backlog goes out as several. */
 export const OUTPUT_EVENT_CHARS = 16_384;
 
 /**
  * Pages read for the streams woken by one change, shared among them: streams of one process that
- * follow it closely wake together at the same offset, and one read (and one frame) serves them
- * all. A page is kept until the process next changes or this turn of the event loop ends,
+ * follow it closely wake together at the same offset, and one read (and one frame, encoded once)
+ * serves them all. A page is kept until the process next changes or this turn of the event loop ends,
  * whichever comes first, so nothing stale is ever sent and nothing is held after.
  */
 export class SharedLogPages {
-  readonly #pages = new Map<string, Map<string, { page: LogPage; frame?: string }>>();
+  readonly #pages = new Map<string, Map<string, { page: LogPage; frame?: Uint8Array }>>();
   #sweepPlanned = false;
 
   constructor(private readonly processes: Pick<ProcessStore, 'readLogs' | 'onChange'>) {
@@ -27,7 +27,7 @@ export class SharedLogPages {
     processId: string,
     offset: number | undefined,
     limit: number,
-  ): { page: LogPage; frame?: string } {
+  ): { page: LogPage; frame?: Uint8Array } {
     let pages = this.#pages.get(processId);
     const key = `${workspace}\u0000${offset ?? ''}\u0000${limit}`;
     const held = pages?.get(key);
@@ -65,7 +65,10 @@ export interface LogFollow {
  * carries `truncated: true`. Output is read when the process store tells of a change to this
  * process, never on a timer; a quiet stream sends a keep-alive comment every `keepAliveMs`.
  */
-export async function* logEvents(follow: LogFollow, signal: AbortSignal): AsyncGenerator<string, void, undefined> {
+export async function* logEvents(
+  follow: LogFollow,
+  signal: AbortSignal,
+): AsyncGenerator<string | Uint8Array, void, undefined> {
   const { processes, workspace, processId } = follow;
   const bell = new Doorbell();
   const stopListening = processes.onChange((id) => {
@@ -85,10 +88,12 @@ export async function* logEvents(follow: LogFollow, signal: AbortSignal): AsyncG
       const { page } = shared;
       cursor = page.nextOffset;
       if (page.data.length > 0 || page.truncated) {
-        shared.frame ??= eventFrame(
-          'output',
-          { data: page.data, offset: page.offset, ...(page.truncated ? { truncated: true } : {}) },
-          page.nextOffset,
+        shared.frame ??= frameBytes(
+          eventFrame(
+            'output',
+            { data: page.data, offset: page.offset, ...(page.truncated ? { truncated: true } : {}) },
+            page.nextOffset,
+          ),
         );
         yield shared.frame;
         continue;
