@@ -30,6 +30,8 @@ const NAME_BYTES = 100;
 const MAX_USTAR_SIZE = 0o77777777777;
 const encoder = new TextEncoder();
 const MAGIC = encoder.encode('ustar\u000000');
+/** The bytes of a header block that ours can hold other than zero: up to the end of the magic and version. */
+const WRITTEN_BYTES = 265;
 const PAX_NAME = encoder.encode('PaxHeader');
 const EMPTY = new Uint8Array(0);
 
@@ -149,10 +151,11 @@ function fillUstar(block: Uint8Array, type: TarEntryType | 'pax', size: number, 
   octal(block, 136, 12, Math.max(0, Math.floor(mtime.getTime() / 1000)));
   block[156] = (type === 'pax' ? 'x' : TYPE_FLAGS[type]).charCodeAt(0);
   block.set(MAGIC, 257);
-  // The checksum counts its own field as eight spaces.
+  // The checksum counts its own field as eight spaces. Nothing is written past the magic and
+  // version (no owner names, devices or prefix) into a block of zeros, so the sum stops there.
   block.fill(0x20, 148, 156);
   let sum = 0;
-  for (let index = 0; index < TAR_BLOCK; index += 1) sum += block[index]!;
+  for (let index = 0; index < WRITTEN_BYTES; index += 1) sum += block[index]!;
   octal(block, 148, 7, sum);
 }
 
