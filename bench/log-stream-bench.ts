@@ -5,6 +5,7 @@ import { load, percentile, row, verdict } from './common.ts';
 import type { LoadResult } from './load-client.ts';
 import type { FollowersReport, FollowersSpec } from './stream-followers.ts';
 import { startWorkerHome } from './worker-bench.ts';
+import { startWorkerdHome } from './workerd-home.ts';
 
 const STREAMS = 100;
 const ROUNDS = 3;
@@ -30,23 +31,47 @@ async function startFollowers(spec: FollowersSpec): Promise<{ stop(): Promise<Fo
   };
 }
 
-/** P15 on the Node home (the bench's own server) and, unless `--no-worker`, on the Cloudflare home under wrangler dev with a runner attached. */
+/**
+ * P15 on the Node home (the bench's own server) and, unless `--no-worker`, on the Cloudflare home three ways, each
+ * against its own no-stream baseline: as `npm run start:worker` serves it (wrangler dev's ProxyWorker and its
+ * inspector relay), then with wrangler's inspector off through its ProxyWorker, and straight at the user worker's
+ * workerd. Only the last is the Worker and its objects alone.
+ */
 export async function benchLogStreams(url: string, key: string, durationMs: number, worker: boolean): Promise<void> {
   await measureLogStreams('P15', 'the Node home', url, key, durationMs);
   if (!worker) return;
-  const home = await startWorkerHome(key, { runner: true });
+  const dev = await startWorkerHome(key, { runner: true });
   try {
     await measureLogStreams(
-      'P15w',
-      // One object serves the workspace's streams and its logs calls alike; under wrangler dev the Worker, the
-      // objects and the dev proxy share this machine's cores with the followers, the runner and the load client.
-      'the Cloudflare home (wrangler dev: one workspace object serves every stream and call)',
-      home.url,
+      'P15w-dev',
+      // Under wrangler dev the Worker, the objects, the dev proxy and wrangler's Node process share this machine's
+      // cores with the followers, the runner and the load client.
+      'the Cloudflare home as npm run start:worker serves it (wrangler dev: its ProxyWorker, and its inspector relaying every network event of the Worker to its Node process)',
+      dev.url,
       key,
       durationMs,
     );
   } finally {
-    await home.stop();
+    await dev.stop();
+  }
+  const bare = await startWorkerdHome(key);
+  try {
+    await measureLogStreams(
+      'P15w-proxy',
+      "the Cloudflare home through wrangler's ProxyWorker, wrangler's inspector off",
+      bare.proxyUrl,
+      key,
+      durationMs,
+    );
+    await measureLogStreams(
+      'P15w-workerd',
+      "the Cloudflare home straight at the user worker's workerd, wrangler's inspector off (the Worker and its objects alone)",
+      bare.directUrl,
+      key,
+      durationMs,
+    );
+  } finally {
+    await bare.stop();
   }
 }
 

@@ -26,7 +26,7 @@ const READ_PATH = 'src/f3.txt';
 
 /** The sections to run: all, or those named as arguments (`npm run bench -- bash`; `bash` includes `live`: P9, P15). */
 const SECTIONS = ['read', 'write', 'worker', 'patch', 'bash', 'live', 'search', 'fork', 'archive'] as const;
-/** `--files-scale` adds P12 (grep over 100,000 files) to the search section; `--no-worker` leaves out P15w (live on the Cloudflare home). */
+/** `--files-scale` adds P12 (grep over 100,000 files) to the search section; `--no-worker` leaves out the P15w rows (live on the Cloudflare home). */
 const FLAGS = ['--files-scale', '--no-worker'] as const;
 const flags = process.argv.slice(2).filter((argument) => argument.startsWith('--'));
 for (const flag of flags)
