@@ -241,7 +241,7 @@ export class DurableFiles {
           syncCommand: this.syncCommand,
           syncFileSystemsFrom: this.syncFileSystemsFrom,
         },
-        [batch.bytes, batch.ends.buffer],
+        [batch.bytes, batch.ends.buffer as ArrayBuffer],
       );
     }
   }

@@ -14,7 +14,7 @@
 
 import { hash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import {
   assertDeleteBatch,
   DEFAULT_LIST_LIMIT,
@@ -90,7 +90,7 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<ObjectInfo> {
-    const file = this.#objectPath(key);
+    const { dir, name } = this.#objectLocation(key);
     // The file image doubles as a private copy: the caller may reuse its buffer while this
     // write waits for the key lock.
     const image = Buffer.allocUnsafe(HEADER_SIZE + body.byteLength);
@@ -105,7 +105,7 @@ export class FsObjectStore implements ObjectStore {
           throw new PreconditionFailedError(key);
         }
       }
-      await writeFileAtomically(file, image);
+      await writeFileAtomically(dir, name, image);
       return { key, size: body.byteLength, etag };
     });
   }
@@ -148,6 +148,12 @@ export class FsObjectStore implements ObjectStore {
   }
 
   #objectPath(key: string): string {
+    const { dir, name } = this.#objectLocation(key);
+    return `${dir}/${name}`;
+  }
+
+  /** The directory an object's file lies in, and the file's name there. */
+  #objectLocation(key: string): { dir: string; name: string } {
     // With its slash, so that `b` and `/b` (refused) never share an entry.
     const slash = key.lastIndexOf('/');
     const prefix = key.slice(0, slash + 1);
@@ -161,7 +167,7 @@ export class FsObjectStore implements ObjectStore {
       this.#directories.set(prefix, directory);
     } else validateKey(last);
     // A valid segment's name holds no `/` and never starts with `.`: nothing for join to resolve.
-    return `${directory}/${nameFor(last, OBJECT_SUFFIX)}`;
+    return { dir: directory, name: nameFor(last, OBJECT_SUFFIX) };
   }
 
   #directoryPath(segments: string[]): string {
@@ -197,7 +203,11 @@ function validateKey(key: string): string[] {
   return segments;
 }
 
+/** Segments that need no escape and are as many bytes as characters: blob hashes, most key segments. */
+const PLAIN_SEGMENT = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
+
 function nameFor(segment: string, suffix: string): string {
+  if (PLAIN_SEGMENT.test(segment) && segment.length + suffix.length <= MAX_NAME_BYTES) return segment + suffix;
   const name = encodeSegment(segment) + suffix;
   if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
     throw new Error(`Object key segment ${JSON.stringify(segment.slice(0, 40))}… is too long for a file name.`);
@@ -270,8 +280,8 @@ async function* walkKeys(
  * mid-write; the flush keeps a power cut from leaving a renamed but empty file. Objects are
  * tenants' content, so directories and files are created for their owner only.
  */
-async function writeFileAtomically(file: string, bytes: Uint8Array): Promise<void> {
-  const dir = dirname(file);
+async function writeFileAtomically(dir: string, name: string, bytes: Uint8Array): Promise<void> {
+  const file = `${dir}/${name}`;
   const temp = `${dir}/.tmp-${TEMP_TAG}-${(tempCount += 1)}`;
   // Written by the shared threads, many files a batch; here only when they cannot take work.
   durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
