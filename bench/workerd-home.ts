@@ -47,7 +47,15 @@ export async function startWorkerdHome(key: string): Promise<WorkerdHomeUrls & {
   const urls = JSON.parse(String(first.value)) as WorkerdHomeUrls;
   const runner = spawn(
     process.execPath,
-    ['--import', 'tsx', new URL('../functions/runner.ts', import.meta.url).pathname, '--url', urls.directUrl],
+    [
+      '--import',
+      'tsx',
+      new URL('../functions/runner.ts', import.meta.url).pathname,
+      '--url',
+      urls.directUrl,
+      '--data',
+      join(dataDir, 'runner'),
+    ],
     {
       env: {
         PATH: process.env.PATH ?? '',
