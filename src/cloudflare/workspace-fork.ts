@@ -4,6 +4,7 @@
 // batches; that object keeps them under the fork's uid and adopts them in one transaction at the
 // end (workspace/fork-transfer.ts). Contents are not sent: both read the same store in R2.
 import { fromBase64, toBase64 } from '../core/base64.ts';
+import { ToolError } from '../core/errors.ts';
 import { workspaceCalls, type ObjectCall, type ObjectCallAnswerInput } from '../contract/object-calls.ts';
 import type { WorkspaceHistory } from '../history/workspace-history.ts';
 import type { ForkedEntry } from '../workspace/fork-transfer.ts';
@@ -47,12 +48,24 @@ export function forkAcrossObjects(env: Env, workspaces: Workspaces, history: Wor
     assertWorkspaceId(to);
     // Onto itself: this object's own database answers (the name is taken), with no call to itself.
     if (to === from) return workspaces.fork(from, to);
-    const snapshot = workspaces.forkSnapshot(from);
-    const rows = history.forkRows(snapshot.uid);
+    const source = workspaces.forkSource(from);
     const uid = crypto.randomUUID();
+    const store = source.store;
+    // Joined before the rows are read: a family sweep that began earlier then deletes nothing, and
+    // every later one asks the fork too, so no content the rows name can go meanwhile.
+    await workspaces.joinStoreFamily(store, [
+      { uid: source.uid, workspace: from },
+      { uid, workspace: to },
+    ]);
+    const snapshot = workspaces.forkSnapshot(from);
+    if (snapshot.uid !== source.uid)
+      throw new ToolError(
+        'conflict',
+        `Workspace ${from} was deleted and created again while it was being forked; fork it again.`,
+        { workspace: from },
+      );
+    const rows = history.forkRows(snapshot.uid);
     const target = workspaceObject(env, to);
-    const store = snapshot.workspace.store;
-    await workspaces.joinStoreFamily(store, snapshot.uid, uid);
     await callObject(target, workspaceCalls.forkBegin, { to, uid, store });
     const entryStrings = (entry: ForkedEntry) => entry.path.length + entry.parent.length + (entry.target?.length ?? 0);
     for (const entries of inBatches(snapshot.entries, entryStrings, budget))

@@ -212,6 +212,11 @@ export class WorkspaceObject {
       return { job: leasedJobBody(job, deps) };
     });
     serveForkCalls(serve, workspaces, history, (workspace) => this.register(workspace));
+    // A family sweep of a store this object shares with forks in others (workspace/family-sweep.ts).
+    serve(workspaceCalls.sharedStoreCheck, ({ store, uid, round, hashes, doom }) =>
+      workspaces.sharedStores.check(store, uid, round, hashes, doom),
+    );
+    serve(workspaceCalls.sharedStoreRelease, ({ store, hashes }) => workspaces.sharedStores.release(store, hashes));
     // Webhook deliveries the directory verified: run here, as the hook's owner key, once per delivery id.
     const hookDeliveries = new HookDeliveries({
       calls,

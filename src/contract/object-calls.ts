@@ -14,7 +14,7 @@ import {
   usageGroupSchema,
 } from './http-requests.ts';
 import { leasedJobSchema, manifestEntrySchema } from './runner-protocol.ts';
-import { count } from './wire-values.ts';
+import { blobId, count } from './wire-values.ts';
 
 /** One call between objects: its path under the internal prefix, its body, and its answer (null: none, status 204). */
 export interface ObjectCall<Body extends z.ZodType = z.ZodType, Answer extends z.ZodType | null = z.ZodType | null> {
@@ -211,6 +211,31 @@ const forkCalls = {
   ),
 } as const;
 
+/** Contents a sweep asks about at once: one listing page of the object store (R2 and S3 list at most 1,000 keys). */
+export const MAX_SWEEP_PAGE = 1000;
+
+/** Calls a store's family object makes to its readers' objects while it sweeps (workspace/family-sweep.ts). */
+const sharedStoreCalls = {
+  /** Which of `hashes` the reader's database needs; it records the rest of `doom` as doomed in `round`. */
+  sharedStoreCheck: objectCall(
+    'shared-store-check',
+    z.strictObject({
+      store: z.string(),
+      uid: z.string(),
+      round: z.number().int().min(1),
+      hashes: z.array(blobId).max(MAX_SWEEP_PAGE),
+      doom: z.array(blobId).max(MAX_SWEEP_PAGE),
+    }),
+    z.strictObject({ reader: z.enum(['reading', 'receiving', 'absent']), needed: z.array(blobId) }),
+  ),
+  /** The round is over for these contents. */
+  sharedStoreRelease: objectCall(
+    'shared-store-release',
+    z.strictObject({ store: z.string(), hashes: z.array(blobId).max(MAX_SWEEP_PAGE) }),
+    null,
+  ),
+} as const;
+
 export const workspaceCalls = {
   /** The usage totals of the calls recorded in this object. */
   usage: objectCall('usage', usageQuerySchema, z.array(usageRowSchema)),
@@ -235,6 +260,7 @@ export const workspaceCalls = {
     z.looseObject({ job: leasedJobSchema.optional(), later: z.boolean().optional() }),
   ),
   ...forkCalls,
+  ...sharedStoreCalls,
 } as const;
 
 /**
@@ -246,11 +272,22 @@ export type ForwardedDelivery = z.input<typeof forwardedDeliverySchema>;
 
 // Calls to a store's family object (workspace/store-families.ts): who reads a store that forks in several objects share.
 
+/** A reader of a shared store: a workspace incarnation and the name of the object holding it. */
+const storeReaderSchema = z.strictObject({ uid: z.string(), workspace: z.string() });
+
 export const storeFamilyCalls = {
-  /** Adds readers (workspace uids) before a fork across objects sends anything; `conflict` once the store is being deleted. */
-  join: objectCall('family-join', z.strictObject({ store: z.string(), readers: z.array(z.string()).min(1) }), null),
-  /** Removes a reader; the last to leave has the store deleted. */
+  /** Adds readers before a fork across objects reads what it sends; `conflict` once the store is being deleted. */
+  join: objectCall(
+    'family-join',
+    z.strictObject({ store: z.string(), readers: z.array(storeReaderSchema).min(1) }),
+    null,
+  ),
+  /** Removes a reader (by uid); the last to leave has the store deleted. */
   leave: objectCall('family-leave', z.strictObject({ store: z.string(), reader: z.string() }), null),
+  /** What a reader refers to changed: a sweep is planned. */
+  changed: objectCall('family-changed', z.strictObject({ store: z.string() }), null),
+  /** A reader is about to name a doomed content: answered once it is kept, or once its delete has landed. */
+  rescue: objectCall('family-rescue', z.strictObject({ store: z.string(), hash: blobId }), null),
 } as const;
 
 // Calls to the dispatcher.

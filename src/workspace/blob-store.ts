@@ -16,6 +16,12 @@ const MAX_REMEMBERED_KEYS = 200_000;
 /** How long a blob stored or found ahead of the commit that names it is kept from the sweeper. */
 export const DEFAULT_BLOB_KEEP_MS = 15 * 60 * 1000;
 
+/**
+ * Asked once a blob is pinned for something about to name it, before it is written or looked up:
+ * a promise to wait for when a sweep elsewhere may be deleting it (doomed-blobs.ts), else undefined.
+ */
+export type BlobClaim = (store: string, hash: string) => Promise<void> | undefined;
+
 export class BlobStore {
   private readonly cache: BlobCache;
   private readonly pins: BlobPins;
@@ -30,6 +36,7 @@ export class BlobStore {
     cacheBytes = DEFAULT_BLOB_CACHE_BYTES,
     private readonly hashContent: ContentHasher = sha256Hex,
     keepMs = DEFAULT_BLOB_KEEP_MS,
+    private readonly claim: BlobClaim = () => undefined,
   ) {
     this.cache = new BlobCache(cacheBytes);
     this.pins = new BlobPins(keepMs);
@@ -52,6 +59,8 @@ export class BlobStore {
     const key = this.key(store, hash);
     const release = this.pins.hold(key);
     try {
+      // Pinned first, then claimed: a sweep that dooms it after this point finds it pinned.
+      await this.claim(store, hash);
       await this.writes.run(key, () => this.objects.put(key, bytes, { sha256: hash }));
     } catch (error) {
       release();
@@ -78,6 +87,11 @@ export class BlobStore {
       await this.objects.deleteMany(gone.map(([, key]) => key));
       return gone.map(([hash]) => hash);
     });
+  }
+
+  /** Whether a commit may be about to name the blob (a family sweep asks, see family-sweep.ts). */
+  isPinned(store: string, hash: string): boolean {
+    return this.pins.isPinned(this.key(store, hash));
   }
 
   /** The blob's bytes when the cache holds them, without waiting; callers must not modify them. */
@@ -107,6 +121,12 @@ export class BlobStore {
     const key = this.key(store, hash);
     // Asked before a commit that names the blob: it is kept for it, as if just stored.
     this.pins.keep(key);
+    const claimed = this.claim(store, hash);
+    if (claimed) {
+      await claimed;
+      // A sweep elsewhere may have deleted it meanwhile: what this cache holds no longer says it is stored.
+      this.cache.delete(key);
+    }
     return this.cache.get(key)?.byteLength ?? (await this.objects.head(key))?.size;
   }
 

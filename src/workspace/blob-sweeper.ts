@@ -69,14 +69,23 @@ export class BlobSweeper {
     this.db.query('DELETE FROM unreferenced_blobs WHERE store = ?', store);
   }
 
-  /** Sweeps each of `stores` in turn. */
-  async sweep(stores: readonly string[], graceMs: number): Promise<SweepResult> {
+  /** Sweeps each of `stores` in turn; `stillOwned` is asked with each delete, which it may stop. */
+  async sweep(
+    stores: readonly string[],
+    graceMs: number,
+    stillOwned: (store: string) => boolean = () => true,
+  ): Promise<SweepResult> {
     const result: SweepResult = { stores: stores.length, examined: 0, deleted: 0 };
-    for (const store of stores) await this.sweepStore(store, graceMs, result);
+    for (const store of stores) await this.sweepStore(store, graceMs, result, stillOwned);
     return result;
   }
 
-  private async sweepStore(store: string, graceMs: number, result: SweepResult): Promise<void> {
+  private async sweepStore(
+    store: string,
+    graceMs: number,
+    result: SweepResult,
+    stillOwned: (store: string) => boolean,
+  ): Promise<void> {
     // What the store was when the sweep began: a change after that makes it due again.
     this.swept.set(store, this.state(store).key);
     let known: StoreState | undefined;
@@ -122,7 +131,7 @@ export class BlobSweeper {
       // A page's due blobs go in one request (a page holds at most MAX_DELETE_BATCH objects).
       for (let at = 0; at < due.length; at += MAX_DELETE_BATCH) {
         const batch = due.slice(at, at + MAX_DELETE_BATCH);
-        const deleted = await this.blobs.sweep(store, batch, (hash) => !liveNow().has(hash));
+        const deleted = await this.blobs.sweep(store, batch, (hash) => stillOwned(store) && !liveNow().has(hash));
         result.deleted += deleted.length;
         for (const hash of deleted) seen.delete(hash);
       }

@@ -102,8 +102,28 @@ export class ForkReceiver {
     return this.db.query('SELECT store FROM shared_stores WHERE store = ?', store).length > 0;
   }
 
+  isPending(uid: string): boolean {
+    return this.db.query('SELECT uid FROM pending_forks WHERE uid = ?', uid).length > 0;
+  }
+
+  /** How long ago the fork under `uid` began arriving (ms), or undefined when none is. */
+  pendingFor(uid: string, now = Date.now()): number | undefined {
+    const row = this.db.query<{ created_at: string }>('SELECT created_at FROM pending_forks WHERE uid = ?', uid)[0];
+    return row === undefined ? undefined : now - Date.parse(row.created_at);
+  }
+
+  /** Drops a fork that stopped arriving, with what it received: adopting it later is refused. */
+  abandon(uid: string): void {
+    this.db.transaction(() => {
+      if (!this.isPending(uid)) return;
+      this.db.query('DELETE FROM entries WHERE workspace = ?', uid);
+      this.forget(uid);
+      this.db.query('DELETE FROM pending_forks WHERE uid = ?', uid);
+    });
+  }
+
   assertPending(uid: string): void {
-    if (this.db.query('SELECT uid FROM pending_forks WHERE uid = ?', uid).length === 0)
+    if (!this.isPending(uid))
       throw new ToolError('conflict', 'Another fork to this workspace started meanwhile; retry the fork.', {});
   }
 }

@@ -15,7 +15,9 @@ import { forkEntries, ForkReceiver, type ForkedEntry, type ForkedWorkspace } fro
 import { KeyedLock } from '../core/keyed-lock.ts';
 import { Manifest, type ManifestEntry } from './manifest.ts';
 import { applyWorkspaceSchema } from './schema.ts';
-import type { StoreFamilies } from './store-families.ts';
+import { DoomedBlobs } from './doomed-blobs.ts';
+import { SharedStoreReader } from './shared-store-reader.ts';
+import type { StoreFamilies, StoreReader } from './store-families.ts';
 import { Workspace, type ReadOnlyMount } from './workspace.ts';
 
 export { WORKSPACE_ID_PATTERN };
@@ -76,6 +78,8 @@ export class Workspaces {
 
   private readonly readOnlyRoots: readonly ReadOnlyRoot[];
   private readonly families: StoreFamilies | undefined;
+  /** This database's part in the family sweeps of the stores it shares with others. */
+  readonly sharedStores: SharedStoreReader;
 
   constructor(
     private readonly db: SqlDatabase,
@@ -84,7 +88,10 @@ export class Workspaces {
   ) {
     applyWorkspaceSchema(db);
     this.commits = new CommitGroup(db);
-    this.blobs = new BlobStore(objects, options.blobCacheBytes, options.hashContent);
+    const doomed = new DoomedBlobs(db, options.families);
+    this.blobs = new BlobStore(objects, options.blobCacheBytes, options.hashContent, undefined, (store, hash) =>
+      doomed.claim(store, hash),
+    );
     this.entryCache = new EntryCache(options.viewEntries);
     this.forks = new ForkReceiver(db, (uid) => {
       for (const listener of this.deleteListeners) listener(uid);
@@ -92,6 +99,16 @@ export class Workspaces {
     this.readOnlyRoots = options.readOnlyRoots ?? [];
     this.families = options.families;
     this.sweeper = new BlobSweeper(db, objects, this.blobs, (store) => this.storeState(store));
+    this.sharedStores = new SharedStoreReader({
+      db,
+      blobs: this.blobs,
+      doomed,
+      families: this.families,
+      state: (store) => this.storeState(store),
+      isShared: (store) => this.forks.isShared(store),
+      receivingFor: (uid) => this.forks.pendingFor(uid),
+      abandon: (uid) => this.forks.abandon(uid),
+    });
     for (const root of this.readOnlyRoots) parseVirtualPath(root.path);
   }
 
@@ -189,12 +206,19 @@ export class Workspaces {
     return { uid: source.uid, workspace, entries: forkEntries(this.db, source.uid) };
   }
 
+  /** The incarnation and store of a workspace about to be forked to another database. */
+  forkSource(from: string): { uid: string; store: string } {
+    const source = this.existingRow(from);
+    return { uid: source.uid, store: storeOf(source) };
+  }
+
   /**
-   * Adds the fork `uid` (and its source `sourceUid`) to the readers of the shared `store` before
-   * anything is sent: from then on the store outlives the source, whatever becomes of it.
+   * Adds a fork (and its source) to the readers of the shared `store` before the source's rows
+   * are read for it: from then on the store outlives the source, whatever becomes of it, and a
+   * family sweep under way deletes nothing (see family-sweep.ts).
    */
-  async joinStoreFamily(store: string, sourceUid: string, uid: string): Promise<void> {
-    await this.families?.join(store, [sourceUid, uid]);
+  async joinStoreFamily(store: string, readers: readonly StoreReader[]): Promise<void> {
+    await this.families?.join(store, readers);
   }
 
   /**
@@ -326,15 +350,19 @@ export class Workspaces {
 
   /**
    * Deletes contents no workspace has referred to for `graceMs` (see blob-sweeper.ts). A store a
-   * fork in another database reads is left alone: this one cannot see that fork's references.
+   * fork in another database reads is swept by its family instead (family-sweep.ts): this one
+   * cannot see that fork's references, so it only tells the family what changed here.
    */
-  sweepBlobs(graceMs: number): Promise<SweepResult> {
-    return this.sweeper.sweep(this.sweptStores(), graceMs);
+  async sweepBlobs(graceMs: number): Promise<SweepResult> {
+    // A store shared meanwhile (a fork began) is no longer this sweeper's: checked before each delete.
+    const result = await this.sweeper.sweep(this.sweptStores(), graceMs, (store) => !this.forks.isShared(store));
+    await this.sharedStores.tellChanges();
+    return result;
   }
 
-  /** Whether sweepBlobs could delete anything now (a home that sweeps on demand asks first). */
+  /** Whether sweepBlobs could delete anything now, or has a family to tell (a home that sweeps on demand asks first). */
   sweepDue(): boolean {
-    return this.sweeper.due(this.sweptStores());
+    return this.sweeper.due(this.sweptStores()) || this.sharedStores.changed();
   }
 
   private sweptStores(): string[] {

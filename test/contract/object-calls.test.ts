@@ -152,11 +152,46 @@ const bodies: { call: ObjectCall; good: unknown[]; bad: { body: unknown; field: 
   },
   {
     call: storeFamilyCalls.join,
-    good: [{ store: 'a1b2c3', readers: ['0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e', 'u-2'] }],
+    good: [
+      {
+        store: 'a1b2c3',
+        readers: [
+          { uid: '0b7c7d4e-6a1f-4f57-9d0e-2f8c1b3a4d5e', workspace: 'alpha' },
+          { uid: 'u-2', workspace: 'beta' },
+        ],
+      },
+    ],
     bad: [
       { body: { store: 'a1b2c3', readers: [] }, field: 'readers' },
-      { body: { readers: ['u-1'] }, field: 'store' },
+      { body: { store: 'a1b2c3', readers: ['u-1'] }, field: 'readers.0' },
+      { body: { readers: [{ uid: 'u-1', workspace: 'alpha' }] }, field: 'store' },
     ],
+  },
+  {
+    call: storeFamilyCalls.changed,
+    good: [{ store: 'a1b2c3' }],
+    bad: [{ body: {}, field: 'store' }],
+  },
+  {
+    call: storeFamilyCalls.rescue,
+    good: [{ store: 'a1b2c3', hash: 'ab'.repeat(32) }],
+    bad: [{ body: { store: 'a1b2c3', hash: '../x' }, field: 'hash' }],
+  },
+  {
+    call: workspaceCalls.sharedStoreCheck,
+    good: [{ store: 'a1b2c3', uid: 'u-1', round: 3, hashes: ['ab'.repeat(32)], doom: [] }],
+    bad: [
+      { body: { store: 'a1b2c3', uid: 'u-1', round: 0, hashes: [], doom: [] }, field: 'round' },
+      {
+        body: { store: 'a1b2c3', uid: 'u-1', round: 1, hashes: Array(1001).fill('ab'.repeat(32)), doom: [] },
+        field: 'hashes',
+      },
+    ],
+  },
+  {
+    call: workspaceCalls.sharedStoreRelease,
+    good: [{ store: 'a1b2c3', hashes: ['ab'.repeat(32)] }],
+    bad: [{ body: { store: 'a1b2c3', hashes: ['AB'] }, field: 'hashes.0' }],
   },
   {
     call: storeFamilyCalls.leave,
@@ -263,9 +298,13 @@ describe('the calls between objects', () => {
       'fork-entries',
       'fork-history',
       'fork-finish',
+      'shared-store-check',
+      'shared-store-release',
       'offer',
       'family-join',
       'family-leave',
+      'family-changed',
+      'family-rescue',
     ]);
   });
 

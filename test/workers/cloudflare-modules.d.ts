@@ -26,6 +26,7 @@ declare module 'cloudflare:workers' {
     STORE_FAMILIES: DurableObjectNamespace;
     BLOBS: {
       put(key: string, value: string): Promise<unknown>;
+      head(key: string): Promise<{ size: number } | null>;
       list(options: { prefix?: string; cursor?: string }): Promise<{
         objects: { key: string }[];
         truncated: boolean;

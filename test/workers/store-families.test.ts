@@ -66,20 +66,25 @@ describe('a store shared by forks in several objects', () => {
     const families = storeFamilies(env as unknown as Env);
     const store = `test-${crypto.randomUUID()}`;
     await env.BLOBS.put(`ws/${store}/blobs/aa/aa`, 'x');
-    await families.join(store, ['r-1', 'r-2']);
+    await families.join(store, [
+      { uid: 'r-1', workspace: 'fam-r1' },
+      { uid: 'r-2', workspace: 'fam-r2' },
+    ]);
     await families.leave(store, 'r-1');
     await families.leave(store, 'r-1');
     expect(await keysUnder(`ws/${store}/`)).toHaveLength(1);
     await families.leave(store, 'r-2');
     expect(await keysUnder(`ws/${store}/`)).toEqual([]);
-    await expect(families.join(store, ['r-3'])).rejects.toMatchObject({ code: 'conflict' });
+    await expect(families.join(store, [{ uid: 'r-3', workspace: 'fam-r3' }])).rejects.toMatchObject({
+      code: 'conflict',
+    });
   });
 
   it('refuses a call that names another store than the one its object holds, and deletes nothing of it', async () => {
     const store = `test-${crypto.randomUUID()}`;
     const other = `test-${crypto.randomUUID()}`;
     await env.BLOBS.put(`ws/${other}/blobs/aa/aa`, 'x');
-    await storeFamilies(env as unknown as Env).join(store, ['r-1']);
+    await storeFamilies(env as unknown as Env).join(store, [{ uid: 'r-1', workspace: 'fam-r1' }]);
     // The object named by `store`, asked about `other`.
     const misaddressed = storeFamilies({
       ...(env as unknown as Env),

@@ -53,6 +53,16 @@ describe('the blob sweeper', () => {
     expect(new TextDecoder().decode(await blobs.get('s', kept))).toBe('kept');
   });
 
+  it('deletes nothing of a store that stopped being its own meanwhile (a fork in another database shares it now)', async () => {
+    const { objects, blobs, sweeper, refer, advance } = setup();
+    await blobs.put('s', bytes('unreferenced here'));
+    refer([]);
+    await sweeper.sweep(['s'], 1000);
+    advance(1000);
+    expect((await sweeper.sweep(['s'], 1000, () => false)).deleted).toBe(0);
+    expect(await stored(objects)).toBe(1);
+  });
+
   it('asks again, in turn with the writes, before deleting: a blob named meanwhile is kept', async () => {
     const objects = new MemoryObjectStore();
     const blobs = new BlobStore(objects, undefined, undefined, 0);

@@ -332,29 +332,38 @@ describe('forks', () => {
     const readers = new Set<string>();
     const families: StoreFamilies = {
       join: async (store, joining) => {
-        calls.push(`join ${joining.join(' ')}`);
-        for (const uid of joining) readers.add(uid);
+        calls.push(`join ${joining.map((reader) => `${reader.uid}@${reader.workspace}`).join(' ')}`);
+        for (const { uid } of joining) readers.add(uid);
       },
       leave: async (store, uid) => {
         calls.push(`leave ${uid}`);
         readers.delete(uid);
         if (readers.size === 0) await deletePrefix(objects, `ws/${store}/`);
       },
+      // Sweeps across the family are the Cloudflare object's (tested in workerd).
+      changed: async () => {},
+      rescue: async () => {},
     };
     const source = new Workspaces(SqliteDatabase.memory(), objects, { families });
     source.create('ws');
     await source.open('ws').commit([{ op: 'write', path: 'f', content: bytes('shared') }]);
     const target = new Workspaces(SqliteDatabase.memory(), objects, { families });
+    // What the Cloudflare fork does: join, read, begin, send, finish; the first attempt dies half sent.
+    const { uid: sourceUid, store } = source.forkSource('ws');
+    await source.joinStoreFamily(store, [
+      { uid: sourceUid, workspace: 'ws' },
+      { uid: 'u-1', workspace: 'copy' },
+    ]);
     const snapshot = source.forkSnapshot('ws');
-    const store = snapshot.workspace.store;
-    // What the Cloudflare fork does: join, begin, send, finish; the first attempt dies half sent.
-    await source.joinStoreFamily(store, snapshot.uid, 'u-1');
     await target.beginReceivingFork('copy', 'u-1', store);
-    await source.joinStoreFamily(store, snapshot.uid, 'u-2');
+    await source.joinStoreFamily(store, [
+      { uid: sourceUid, workspace: 'ws' },
+      { uid: 'u-2', workspace: 'copy' },
+    ]);
     await target.beginReceivingFork('copy', 'u-2', store);
     target.receiveForkEntries('u-2', snapshot.entries);
     target.adoptFork('copy', 'u-2', snapshot.workspace);
-    expect(calls).toEqual([`join ${snapshot.uid} u-1`, `join ${snapshot.uid} u-2`, 'leave u-1']);
+    expect(calls).toEqual([`join ${sourceUid}@ws u-1@copy`, `join ${sourceUid}@ws u-2@copy`, 'leave u-1']);
     expect(await source.delete('ws')).toBe(true);
     expect(calls.at(-1)).toBe(`leave ${snapshot.uid}`);
     expect(new TextDecoder().decode(await target.open('copy').readBytes('f', target.open('copy').entry('f')!))).toBe(
