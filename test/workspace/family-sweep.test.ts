@@ -199,6 +199,24 @@ describe('the family sweep of a shared store', () => {
     expect(await size).toBeUndefined();
   });
 
+  it('leaves every reachable content when a sweep dies in its delete, and the next sweep finishes the work', async () => {
+    const f = await family();
+    for (let i = 0; i < 5; i++) await f.write('ws', 'f', `source version ${i}`);
+    await f.write('copy', 'f', 'fork moved on');
+    await f.sweep();
+    f.objects.beforeDelete = async () => {
+      throw new Error('the sweeping object was evicted');
+    };
+    await expect(f.sweep()).rejects.toThrow(/evicted/);
+    expect(await f.read('ws', 'f')).toBe('source version 4');
+    expect(await f.read('copy', 'f')).toBe('fork moved on');
+    // A content the dead round doomed, written again: the next round keeps it.
+    await f.write('copy', 'g', 'source version 1');
+    expect(await f.sweep()).toMatchObject({ deleted: 4 });
+    for (const content of ['source version 4', 'fork moved on', 'source version 1'])
+      expect(await f.isStored(content)).toBe(true);
+  });
+
   it('remembers doomed contents across a restart of the reader: a write after it still asks the family', async () => {
     const f = await family();
     await f.write('ws', 'f', 'source moved on');
