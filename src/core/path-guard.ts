@@ -163,11 +163,12 @@ export function isExcluded(segments: readonly string[], excludedPaths: readonly 
 
 /** Refuses a write to `segments` with `path_denied`; `shownPath` is the path as the caller sent it. */
 export function assertWritable(segments: readonly string[], policy: GuardPolicy, shownPath: string): void {
-  const as = joinPath(segments) === shownPath ? '' : ` (as ${quote(joinPath(segments))})`;
+  // Spelled only for a refusal: most calls pass, and quoting the path for each cost more than the checks.
+  const as = () => (joinPath(segments) === shownPath ? '' : ` (as ${quote(joinPath(segments))})`);
   if (isDeniedForWrite(segments)) {
     throw new ToolError(
       'path_denied',
-      `The path ${quote(shownPath)}${as} is inside .ssh, .aws or a hooks directory under .git, which tools may not write; choose another path.`,
+      `The path ${quote(shownPath)}${as()} is inside .ssh, .aws or a hooks directory under .git, which tools may not write; choose another path.`,
       { path: shownPath },
     );
   }
@@ -175,7 +176,7 @@ export function assertWritable(segments: readonly string[], policy: GuardPolicy,
   if (excluded !== undefined) {
     throw new ToolError(
       'path_denied',
-      `The path ${quote(shownPath)}${as} is under the excluded path ${quote(excluded)}, which tools may not write; choose another path.`,
+      `The path ${quote(shownPath)}${as()} is under the excluded path ${quote(excluded)}, which tools may not write; choose another path.`,
       { path: shownPath },
     );
   }
@@ -186,7 +187,7 @@ export function assertWritable(segments: readonly string[], policy: GuardPolicy,
   if (readOnly !== undefined) {
     throw new ToolError(
       'path_denied',
-      `The path ${quote(shownPath)}${as} is under the read-only root ${quote(readOnly)}; write somewhere else in the workspace.`,
+      `The path ${quote(shownPath)}${as()} is under the read-only root ${quote(readOnly)}; write somewhere else in the workspace.`,
       { path: shownPath },
     );
   }

@@ -30,8 +30,10 @@ const NAME_BYTES = 100;
 const MAX_USTAR_SIZE = 0o77777777777;
 const encoder = new TextEncoder();
 const MAGIC = encoder.encode('ustar\u000000');
-/** The bytes of a header block that ours can hold other than zero: up to the end of the magic and version. */
-const WRITTEN_BYTES = 265;
+/** Where a header's fields after the name start, and where those after the link target end (the magic and version). */
+const FIELDS_START = 100;
+const LINKNAME_START = 157;
+const FIELDS_END = 265;
 const PAX_NAME = encoder.encode('PaxHeader');
 const EMPTY = new Uint8Array(0);
 
@@ -62,9 +64,8 @@ export function writeTarHeader(target: Uint8Array, offset: number, fields: TarHe
   }
   if (offset + TAR_BLOCK > target.byteLength) return undefined;
   const block = target.subarray(offset, offset + TAR_BLOCK);
-  writeAscii(block, 0, fields.name);
-  writeAscii(block, 157, linkname);
-  fillUstar(block, fields.type, fields.size, fields.mode, fields.mtime);
+  const namesSum = writeAscii(block, 0, fields.name) + writeAscii(block, LINKNAME_START, linkname);
+  fillUstar(block, fields.type, fields.size, fields.mode, fields.mtime, namesSum);
   return offset + TAR_BLOCK;
 }
 
@@ -75,8 +76,15 @@ function isShortAscii(text: string): boolean {
   return true;
 }
 
-function writeAscii(block: Uint8Array, offset: number, text: string): void {
-  for (let index = 0; index < text.length; index += 1) block[offset + index] = text.charCodeAt(index);
+/** Writes ASCII `text` and answers the sum of its bytes (for the checksum). */
+function writeAscii(block: Uint8Array, offset: number, text: string): number {
+  let sum = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    block[offset + index] = code;
+    sum += code;
+  }
+  return sum;
 }
 
 /** The blocks that precede an entry's content: one ustar header, or a pax header, its records, and the ustar header. */
@@ -138,12 +146,25 @@ function ustarHeader(fields: {
   const block = new Uint8Array(TAR_BLOCK);
   block.set(fields.name, 0);
   block.set(fields.linkname, 157);
-  fillUstar(block, fields.type, fields.size, fields.mode, fields.mtime);
+  let namesSum = 0;
+  for (const byte of fields.name) namesSum += byte;
+  for (const byte of fields.linkname) namesSum += byte;
+  fillUstar(block, fields.type, fields.size, fields.mode, fields.mtime, namesSum);
   return block;
 }
 
-/** The fields of a ustar header but its name and link target (written already), and its checksum. */
-function fillUstar(block: Uint8Array, type: TarEntryType | 'pax', size: number, mode: number, mtime: Date): void {
+/**
+ * The fields of a ustar header but its name and link target (written already, their bytes
+ * summing to `namesSum`), and its checksum.
+ */
+function fillUstar(
+  block: Uint8Array,
+  type: TarEntryType | 'pax',
+  size: number,
+  mode: number,
+  mtime: Date,
+  namesSum: number,
+): void {
   octal(block, 100, 8, mode);
   octal(block, 108, 8, 0);
   octal(block, 116, 8, 0);
@@ -151,11 +172,13 @@ function fillUstar(block: Uint8Array, type: TarEntryType | 'pax', size: number, 
   octal(block, 136, 12, Math.max(0, Math.floor(mtime.getTime() / 1000)));
   block[156] = (type === 'pax' ? 'x' : TYPE_FLAGS[type]).charCodeAt(0);
   block.set(MAGIC, 257);
-  // The checksum counts its own field as eight spaces. Nothing is written past the magic and
-  // version (no owner names, devices or prefix) into a block of zeros, so the sum stops there.
+  // The checksum counts its own field as eight spaces. The block was zeros, and nothing is
+  // written past the magic and version (no owner names, devices or prefix): the sum is the names'
+  // and that of the fields between them and after the link target, not of all 512 bytes.
   block.fill(0x20, 148, 156);
-  let sum = 0;
-  for (let index = 0; index < WRITTEN_BYTES; index += 1) sum += block[index]!;
+  let sum = namesSum;
+  for (let index = FIELDS_START; index < LINKNAME_START; index += 1) sum += block[index]!;
+  for (let index = LINKNAME_START + NAME_BYTES; index < FIELDS_END; index += 1) sum += block[index]!;
   octal(block, 148, 7, sum);
 }
 
