@@ -25,14 +25,7 @@ interface Batch {
   /** The command run as `<command> --file-system -- <dir>...` to sync a batch of at least `syncFileSystemsFrom` files. */
   syncCommand: string;
   syncFileSystemsFrom: number;
-  /**
-   * Each file's directory, temp name and name, all joined by NUL (which no path holds): one string
-   * is copied to the thread far faster than thousands of objects.
-   */
-  paths: string;
-  /** The files' bytes one after another, moved to the thread rather than copied; file `i` ends at `ends[i]`. */
-  bytes: ArrayBuffer;
-  ends: Float64Array;
+  files: { dir: string; temp: string; file: string; bytes: Uint8Array }[];
 }
 
 export interface DurableFilesOptions {
@@ -96,15 +89,7 @@ const syncFileSystems = (command, files, outcomes) => {
   });
   return run.error === undefined && run.status === 0;
 };
-parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, paths, bytes, ends }) => {
-  const names = paths.split('\\0');
-  const files = [];
-  for (let index = 0, start = 0; index < ends.length; index += 1) {
-    const end = ends[index];
-    const dir = names[3 * index];
-    files.push({ dir, temp: names[3 * index + 1], file: names[3 * index + 2], bytes: new Uint8Array(bytes, start, end - start) });
-    start = end;
-  }
+parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, files }) => {
   const fds = [];
   const outcomes = files.map(() => null);
   // Everything is written before anything is synced: the syncs after the first find little left to do.
@@ -226,23 +211,18 @@ export class DurableFiles {
           }),
         fail: (error) => part.forEach((item) => item.reject(error)),
       });
-      const batch = packBatch(
+      const batch: Batch = {
         id,
-        part.map(({ file }) => file),
-      );
-      // The bytes are copied into the batch's own buffer, which moves: the caller's may be views of shared memory.
+        dirMode: this.modes.dir,
+        fileMode: this.modes.file,
+        syncCommand: this.syncCommand,
+        syncFileSystemsFrom: this.syncFileSystemsFrom,
+        files: part.map(({ file }) => ({ dir: file.dir, temp: file.temp, file: file.file, bytes: file.bytes })),
+      };
+      // The bytes are copied to the thread: the caller's buffers may be views of shared memory.
       const worker = workers[this.next++ % workers.length]!;
       this.busy(worker, +1);
-      worker.postMessage(
-        {
-          ...batch,
-          dirMode: this.modes.dir,
-          fileMode: this.modes.file,
-          syncCommand: this.syncCommand,
-          syncFileSystemsFrom: this.syncFileSystemsFrom,
-        },
-        [batch.bytes, batch.ends.buffer as ArrayBuffer],
-      );
+      worker.postMessage(batch);
     }
   }
 
@@ -283,19 +263,4 @@ export class DurableFiles {
     });
     return this.workers;
   }
-}
-
-/** A batch's files as the thread takes them: their paths in one string, their bytes in one buffer. */
-function packBatch(id: number, files: readonly DurableFile[]): Pick<Batch, 'id' | 'paths' | 'bytes' | 'ends'> {
-  let total = 0;
-  const ends = new Float64Array(files.length);
-  const names: string[] = [];
-  files.forEach((file, index) => {
-    total += file.bytes.byteLength;
-    ends[index] = total;
-    names.push(file.dir, file.temp, file.file);
-  });
-  const bytes = new Uint8Array(total);
-  files.forEach((file, index) => bytes.set(file.bytes, ends[index]! - file.bytes.byteLength));
-  return { id, paths: names.join('\0'), bytes: bytes.buffer, ends };
 }
