@@ -35,7 +35,7 @@ async function startFollowers(spec: FollowersSpec): Promise<{ stop(): Promise<Fo
  * P15 on the Node home (the bench's own server) and, unless `--no-worker`, on the Cloudflare home three ways, each
  * against its own no-stream baseline: as `npm run start:worker` serves it (wrangler dev's ProxyWorker and its
  * inspector relay), then with wrangler's inspector off through its ProxyWorker, and straight at the user worker's
- * workerd. Only the last is the Worker and its objects alone.
+ * workerd. Only the last is the Worker and its objects, behind nothing but Miniflare's entry worker.
  */
 export async function benchLogStreams(url: string, key: string, durationMs: number, worker: boolean): Promise<void> {
   await measureLogStreams('P15', 'the Node home', url, key, durationMs);
@@ -65,7 +65,7 @@ export async function benchLogStreams(url: string, key: string, durationMs: numb
     );
     await measureLogStreams(
       'P15w-workerd',
-      "the Cloudflare home straight at the user worker's workerd, wrangler's inspector off (the Worker and its objects alone)",
+      "the Cloudflare home straight at the user worker's workerd, wrangler's inspector off (the Worker and its objects, behind only Miniflare's entry worker)",
       bare.directUrl,
       key,
       durationMs,
