@@ -5,6 +5,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer, removeDir, testHome, type ServerProcess } from '../support/server-process.ts';
+import { raceAgainstSweeper } from '../support/sweep-race.ts';
 
 /** Bytes of file contents in the Node home's store, every workspace's together. */
 function storedBytes(dataDir: string): { files: number; bytes: number } {
@@ -96,87 +97,16 @@ describe.skipIf(testHome === 'worker')('the blob sweeper', () => {
 
   it('never loses a content a workspace or checkpoint reaches, through 1,000 rounds of writes, forks, deletes and restores', async () => {
     const server = await start();
-    // What each live workspace holds (path -> content) and its checkpoints with what they held.
-    const expected = new Map<string, Map<string, string>>();
-    const checkpoints = new Map<string, { id: string; files: Map<string, string> }[]>();
-    // One family: every lane's workspaces are forks of r0, so they share one store and its contents.
     await server.call('PUT', '/v1/workspaces/r0');
-    const LANES = 4;
-    const owned: string[][] = [];
-    for (let lane = 0; lane < LANES; lane++) {
-      const root = `lane${lane}`;
-      expect((await server.call('POST', '/v1/workspaces/r0/fork', { to: root })).status).toBe(201);
-      expected.set(root, new Map());
-      checkpoints.set(root, []);
-      owned.push([root]);
-    }
-    // Which actions ran, so a generator that never draws some fails the test rather than skip them.
-    const ran = new Set<string>();
-    let made = 0;
-    const written = new Set<string>();
-    let reclaimed = false;
-    const verify = async (names: readonly string[]) => {
-      for (const ws of names)
-        for (const [path, content] of expected.get(ws)!) expect(await read(server, ws, path)).toBe(content);
-    };
     // Lanes run at once, so commits land while the sweeper (every 10 ms, grace 0) is mid-sweep.
-    await Promise.all(
-      owned.map(async (mine, lane) => {
-        let seed = 7 + lane;
-        const next = (n: number) => {
-          seed = (seed * 1_103_515_245 + 12_345) >>> 0;
-          // The high bits: an LCG's low bits cycle (the lowest alternates), which would leave some actions never drawn.
-          return (seed >>> 16) % n;
-        };
-        for (let round = 0; round < 1000 / LANES; round++) {
-          const ws = mine[next(mine.length)]!;
-          const files = expected.get(ws)!;
-          const action = next(10);
-          if (action < 6) {
-            // Mostly new contents, now and then one another workspace dropped or still holds.
-            const path = `f${next(8)}.txt`;
-            const content = `content ${next(2000)}\n`;
-            await write(server, ws, path, content);
-            files.set(path, content);
-            ran.add('write');
-            written.add(content);
-          } else if (action === 6 && mine.length < 4) {
-            const to = `r${lane}-${made++}`;
-            const answer = await server.call('POST', `/v1/workspaces/${ws}/fork`, { to });
-            expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-            expected.set(to, new Map(files));
-            checkpoints.set(to, [...checkpoints.get(ws)!]);
-            mine.push(to);
-            ran.add('fork');
-          } else if (action === 7 && mine.length > 1) {
-            expect((await server.call('DELETE', `/v1/workspaces/${ws}`)).status).toBe(204);
-            expected.delete(ws);
-            checkpoints.delete(ws);
-            mine.splice(mine.indexOf(ws), 1);
-            ran.add('delete');
-          } else if (action === 8) {
-            const answer = await server.call('POST', `/v1/workspaces/${ws}/checkpoints`, {});
-            expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-            checkpoints.get(ws)!.push({ id: answer.body.id, files: new Map(files) });
-            ran.add('checkpoint');
-          } else {
-            const saved = checkpoints.get(ws)!;
-            if (saved.length === 0) continue;
-            const checkpoint = saved[next(saved.length)]!;
-            const answer = await server.call('POST', `/v1/workspaces/${ws}/restore`, { checkpoint: checkpoint.id });
-            expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-            expected.set(ws, new Map(checkpoint.files));
-            ran.add('restore');
-          }
-          if (round % 25 === 24) await verify(mine);
-          if (storedBytes(server.dataDir).files < written.size) reclaimed = true;
-        }
-      }),
-    );
-    await verify([...expected.keys()]);
-    // The sweeper did reclaim meanwhile: fewer contents are stored than were written.
-    expect(reclaimed).toBe(true);
-    expect([...ran].sort()).toEqual(['checkpoint', 'delete', 'fork', 'restore', 'write']);
+    await raceAgainstSweeper({
+      call: (method, path, body) => server.call(method, path, body),
+      root: 'r0',
+      name: (lane, made) => (made < 0 ? `lane${lane}` : `r${lane}-${made}`),
+      rounds: 1000,
+      contents: 2000,
+      storedContents: () => storedBytes(server.dataDir).files,
+    });
   }, 300_000);
 
   it('leaves every reachable content when the server is killed mid-sweep', async () => {

@@ -6,6 +6,7 @@
 import { runDurableObjectAlarm, SELF } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { raceAgainstSweeper } from '../support/sweep-race.ts';
 import { api, KEY, keysUnder, storeHolding } from './worker-api.ts';
 
 const blobsUnder = async (prefix: string) => (await keysUnder(`${prefix}blobs/`)).length;
@@ -109,89 +110,18 @@ describe('the family sweep of a store shared across objects', () => {
     expect((await api('PUT', `/v1/workspaces/${root}`)).status).toBe(201);
     await write(root, 'f0.txt', `root ${tag}\n`);
     const prefix = await storeHolding(`root ${tag}\n`);
-    // What each live workspace holds (path -> content) and its checkpoints with what they held.
-    const expected = new Map<string, Map<string, string>>([[root, new Map([['f0.txt', `root ${tag}\n`]])]]);
-    const checkpoints = new Map<string, { id: string; files: Map<string, string> }[]>([[root, []]]);
-    const LANES = 4;
+    // Every fork here is in an object of its own, so each lane's workspaces are readers of one family.
     // Fewer rounds than the Node home's 1,000 (test/http/blob-gc.test.ts): every object here shares
-    // workerd's one thread, where a round of calls across objects costs some 50 times what it does on Node.
-    const ROUNDS = 240;
-    const owned: string[][] = [];
-    for (let lane = 0; lane < LANES; lane++) {
-      const name = `${root}-l${lane}`;
-      await fork(root, name);
-      expected.set(name, new Map(expected.get(root)));
-      checkpoints.set(name, []);
-      owned.push([name]);
-    }
-    // Which actions ran, so a generator that never draws some fails the test rather than skip them.
-    const ran = new Set<string>();
-    let made = 0;
-    const written = new Set<string>();
-    let reclaimed = false;
-    const verify = async (names: readonly string[]) => {
-      for (const ws of names)
-        for (const [path, content] of expected.get(ws)!) expect(await read(ws, path), `${ws}/${path}`).toBe(content);
-    };
-    // Lanes run at once, so commits and forks land while the family sweeps (every 10 ms, grace 0).
-    await Promise.all(
-      owned.map(async (mine, lane) => {
-        let seed = 11 + lane;
-        const next = (n: number) => {
-          seed = (seed * 1_103_515_245 + 12_345) >>> 0;
-          // The high bits: an LCG's low bits cycle (the lowest alternates), which would leave some actions never drawn.
-          return (seed >>> 16) % n;
-        };
-        for (let round = 0; round < ROUNDS / LANES; round++) {
-          const ws = mine[next(mine.length)]!;
-          const files = expected.get(ws)!;
-          const action = next(10);
-          if (action < 6) {
-            // Mostly new contents, now and then one another workspace dropped or still holds.
-            const path = `f${next(6)}.txt`;
-            const content = `content ${next(600)} ${tag}\n`;
-            await write(ws, path, content);
-            files.set(path, content);
-            ran.add('write');
-            written.add(content);
-          } else if (action === 6 && mine.length < 4) {
-            const to = `${root}-l${lane}-${made++}`;
-            await fork(ws, to);
-            expected.set(to, new Map(files));
-            checkpoints.set(to, [...checkpoints.get(ws)!]);
-            mine.push(to);
-            ran.add('fork');
-          } else if (action === 7 && mine.length > 1) {
-            expect((await api('DELETE', `/v1/workspaces/${ws}`)).status).toBe(204);
-            expected.delete(ws);
-            checkpoints.delete(ws);
-            mine.splice(mine.indexOf(ws), 1);
-            ran.add('delete');
-          } else if (action === 8) {
-            const answer = await api('POST', `/v1/workspaces/${ws}/checkpoints`, {});
-            expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-            checkpoints.get(ws)!.push({ id: answer.body.id, files: new Map(files) });
-            ran.add('checkpoint');
-          } else {
-            const saved = checkpoints.get(ws)!;
-            if (saved.length === 0) continue;
-            const checkpoint = saved[next(saved.length)]!;
-            const answer = await api('POST', `/v1/workspaces/${ws}/restore`, { checkpoint: checkpoint.id });
-            expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-            expected.set(ws, new Map(checkpoint.files));
-            ran.add('restore');
-          }
-          if (round % 25 === 24) {
-            await verify(mine);
-            if ((await blobsUnder(prefix)) < written.size) reclaimed = true;
-          }
-        }
-      }),
-    );
-    await verify([...expected.keys()]);
-    // The family did reclaim meanwhile: fewer contents are stored than distinct ones were written.
-    expect(reclaimed).toBe(true);
-    expect([...ran].sort()).toEqual(['checkpoint', 'delete', 'fork', 'restore', 'write']);
+    // workerd's one thread, where a round of calls across objects costs some 15 times what it does on Node.
+    await raceAgainstSweeper({
+      call: (method, path, body) => api(method, path, body),
+      root,
+      name: (lane, made) => `${root}-l${lane}${made < 0 ? '' : `-${made}`}`,
+      rounds: 240,
+      contents: 600,
+      tag,
+      storedContents: () => blobsUnder(prefix),
+    });
   }, 300_000);
 
   it('answers none of its calls from outside: a key holder cannot doom, rescue or release a content', async () => {
