@@ -2,7 +2,7 @@
 import type { EntryType } from '../core/path-guard.ts';
 import { parentPath } from '../core/virtual-path.ts';
 import type { SqlDatabase, SqlValue } from '../storage/sql-database.ts';
-import type { ManifestEntry } from './manifest.ts';
+import type { ManifestEntry } from './manifest-entry.ts';
 
 /**
  * Paths one lookup names and rows one write carries. Durable Object SQL binds at most 100 values

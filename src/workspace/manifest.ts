@@ -5,16 +5,9 @@ import { parentPath } from '../core/virtual-path.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { CommitRows } from './commit-rows.ts';
 import type { EntryCache } from './entry-cache.ts';
+import type { ManifestEntry } from './manifest-entry.ts';
 
-/** One row of the manifest (a type alias, so it serves as the SQL row type too). */
-export type ManifestEntry = {
-  path: string;
-  type: EntryType;
-  blob: string | null;
-  target: string | null;
-  size: number;
-  version: number;
-};
+export type { ManifestEntry } from './manifest-entry.ts';
 
 /** What a change requires of the entry it replaces: a given version, or no entry at all. */
 export type Precondition = { version: number } | { absent: true };
