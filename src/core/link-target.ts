@@ -37,3 +37,18 @@ export function relativeLinkTarget(linkPath: string, target: string): string | u
   const relative = [...from.slice(common).map(() => '..'), ...to.slice(common)].join('/');
   return relative === '' ? '.' : relative;
 }
+
+/**
+ * A target read from a disk where the workspace is mounted at one of `roots`, in the manifest's
+ * terms: relative targets as they are; absolute ones into the workspace become workspace-absolute;
+ * any other absolute target becomes a relative one that climbs out of the root, so the guard refuses it.
+ */
+export function manifestLinkTarget(linkPath: string, target: string, roots: readonly string[]): string {
+  if (!target.startsWith('/')) return target;
+  for (const base of roots) {
+    if (target === base) return '/';
+    if (target.startsWith(`${base}/`)) return target.slice(base.length);
+  }
+  const depth = linkPath.split('/').length;
+  return `${'../'.repeat(depth)}${target.replace(/^\/+/, '')}`;
+}

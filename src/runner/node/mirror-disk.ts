@@ -13,7 +13,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { copyFile, readdir } from 'node:fs/promises';
-import { relativeLinkTarget } from '../../core/link-target.ts';
+import { manifestLinkTarget, relativeLinkTarget } from '../../core/link-target.ts';
 import { letEventLoopRun } from './blob-files.ts';
 import type { ConfinedTree } from './confined-tree.ts';
 
@@ -149,17 +149,7 @@ export function toDiskTarget(linkPath: string, target: string): string | undefin
   return relativeLinkTarget(linkPath, target);
 }
 
-/**
- * A target read from disk in the manifest's terms: relative targets as they are; absolute ones into
- * the workspace (the sandbox mount or the mirror's own directory) become workspace-absolute; any
- * other absolute target becomes a relative one that climbs out of the root, so the guard refuses it.
- */
+/** A target read from disk in the manifest's terms (see manifestLinkTarget): the sandbox mount and the mirror's own directory are the workspace. */
 export function fromDiskTarget(linkPath: string, target: string, root: string): string {
-  if (!target.startsWith('/')) return target;
-  for (const base of [SANDBOX_WORKSPACE, root]) {
-    if (target === base) return '/';
-    if (target.startsWith(`${base}/`)) return target.slice(base.length);
-  }
-  const depth = linkPath.split('/').length;
-  return `${'../'.repeat(depth)}${target.replace(/^\/+/, '')}`;
+  return manifestLinkTarget(linkPath, target, [SANDBOX_WORKSPACE, root]);
 }
