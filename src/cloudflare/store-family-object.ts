@@ -117,9 +117,11 @@ export class StoreFamilyObject {
     try {
       const result = await this.sweeper.sweep(store, this.readers());
       for (const uid of result.gone) await this.leave(store, uid);
-      // Stopped by a fork: again an interval later. Else when the next content's grace ends, if one waits.
+      // Stopped by a fork: again an interval later. Stopped for good (a reader without a name): when
+      // a reader next tells of a change. Else when the next content's grace ends, if one waits.
       const due = this.sweeper.nextDue();
-      if (result.stopped === undefined) next = due === undefined ? Infinity : Math.max(next, due);
+      if (result.stopped === 'readers without names' || result.stopped === 'no readers') next = Infinity;
+      else if (result.stopped === undefined) next = due === undefined ? Infinity : Math.max(next, due);
     } catch (error) {
       consoleLog('could not sweep a shared store; the next sweep tries again', error);
     }
