@@ -7,6 +7,10 @@ export default defineConfig({
     // These run inside workerd, under vitest.workers.config.ts.
     exclude: [...configDefaults.exclude, 'test/workers/**'],
     pool: 'forks',
+    // Two files at a time, not vitest's default of one fewer than the cores (one on a 2-core CI
+    // machine): most of a file's time is spent waiting on the servers and runners it starts, and
+    // tests share nothing but the host (processes they look for carry names unique to the run).
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
