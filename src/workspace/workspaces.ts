@@ -9,14 +9,15 @@ import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { ContentHasher } from '../core/content-hash.ts';
 import { CommitGroup } from './commit-group.ts';
 import { BlobStore } from './blob-store.ts';
-import { BlobSweeper, type StoreState, type SweepResult } from './blob-sweeper.ts';
+import type { SweepResult } from './blob-sweeper.ts';
 import { EntryCache } from './entry-cache.ts';
 import { forkEntries, ForkReceiver, type ForkedEntry, type ForkedWorkspace } from './fork-transfer.ts';
 import { KeyedLock } from '../core/keyed-lock.ts';
 import { Manifest, type ManifestEntry } from './manifest.ts';
 import { applyWorkspaceSchema } from './schema.ts';
 import { DoomedBlobs } from './doomed-blobs.ts';
-import { SharedStoreReader } from './shared-store-reader.ts';
+import type { SharedStoreReader } from './shared-store-reader.ts';
+import { StoreSweeps } from './store-sweeps.ts';
 import type { StoreFamilies, StoreReader } from './store-families.ts';
 import { Workspace, type ReadOnlyMount } from './workspace.ts';
 
@@ -73,14 +74,10 @@ export class Workspaces {
   private readonly deleteListeners: ((uid: string) => void)[] = [];
   private readonly forkListeners: ((fromUid: string, toUid: string) => void)[] = [];
   private readonly forks: ForkReceiver;
-  private readonly sweeper: BlobSweeper;
-  private readonly referenceListeners: ((uids: readonly string[]) => Iterable<string>)[] = [];
+  private readonly sweeps: StoreSweeps;
 
   private readonly readOnlyRoots: readonly ReadOnlyRoot[];
   private readonly families: StoreFamilies | undefined;
-  /** This database's part in the family sweeps of the stores it shares with others. */
-  readonly sharedStores: SharedStoreReader;
-
   constructor(
     private readonly db: SqlDatabase,
     objects: ObjectStore,
@@ -98,16 +95,14 @@ export class Workspaces {
     });
     this.readOnlyRoots = options.readOnlyRoots ?? [];
     this.families = options.families;
-    this.sweeper = new BlobSweeper(db, objects, this.blobs, (store) => this.storeState(store));
-    this.sharedStores = new SharedStoreReader({
+    this.sweeps = new StoreSweeps({
       db,
+      objects,
       blobs: this.blobs,
       doomed,
+      entryCache: this.entryCache,
+      forks: this.forks,
       families: this.families,
-      state: (store) => this.storeState(store),
-      isShared: (store) => this.forks.isShared(store),
-      receivingFor: (uid) => this.forks.pendingFor(uid),
-      abandon: (uid) => this.forks.abandon(uid),
     });
     for (const root of this.readOnlyRoots) parseVirtualPath(root.path);
   }
@@ -320,7 +315,7 @@ export class Workspaces {
     });
     if (!shared) {
       await this.blobs.deleteAll(store);
-      this.sweeper.forgetStore(store);
+      this.sweeps.forgetStore(store);
     } else if (this.forks.isShared(store) && !this.storeInUse(store)) {
       // The last workspace of this database that read a store shared with others: it leaves the
       // family (whose last reader deletes the store). Should the call fail, the store stays: left over, never lost.
@@ -341,11 +336,11 @@ export class Workspaces {
   }
 
   /**
-   * Runs `listener` with the uids of a store's workspaces when the blob sweeper asks what they
-   * refer to besides their entries (history: the contents its checkpoints restore from).
+   * Runs `listener` with the uids of a store's workspaces when a sweep asks what they refer to
+   * besides their entries (history: the contents its checkpoints restore from).
    */
   onReferences(listener: (uids: readonly string[]) => Iterable<string>): void {
-    this.referenceListeners.push(listener);
+    this.sweeps.onReferences(listener);
   }
 
   /**
@@ -353,47 +348,18 @@ export class Workspaces {
    * fork in another database reads is swept by its family instead (family-sweep.ts): this one
    * cannot see that fork's references, so it only tells the family what changed here.
    */
-  async sweepBlobs(graceMs: number): Promise<SweepResult> {
-    // A store shared meanwhile (a fork began) is no longer this sweeper's: checked before each delete.
-    const result = await this.sweeper.sweep(this.sweptStores(), graceMs, (store) => !this.forks.isShared(store));
-    await this.sharedStores.tellChanges();
-    return result;
+  sweepBlobs(graceMs: number): Promise<SweepResult> {
+    return this.sweeps.sweep(graceMs);
   }
 
   /** Whether sweepBlobs could delete anything now, or has a family to tell (a home that sweeps on demand asks first). */
   sweepDue(): boolean {
-    return this.sweeper.due(this.sweptStores()) || this.sharedStores.changed();
+    return this.sweeps.due();
   }
 
-  private sweptStores(): string[] {
-    return this.db
-      .query<{ store: string }>('SELECT DISTINCT coalesce(store, uid) AS store FROM workspaces')
-      .map((row) => row.store)
-      .filter((store) => !this.forks.isShared(store));
-  }
-
-  private storeState(store: string): StoreState {
-    const uids = this.db
-      .query<{ uid: string }>(
-        'SELECT uid FROM workspaces WHERE store = ? OR (store IS NULL AND uid = ?) ORDER BY uid',
-        store,
-        store,
-      )
-      .map((row) => row.uid);
-    return {
-      key: uids.map((uid) => `${uid}#${this.entryCache.generation(uid)}`).join(','),
-      live: () => {
-        const live = new Set<string>();
-        for (const uid of uids)
-          for (const row of this.db.query<{ blob: string }>(
-            'SELECT DISTINCT blob FROM entries WHERE workspace = ? AND blob IS NOT NULL',
-            uid,
-          ))
-            live.add(row.blob);
-        for (const listener of this.referenceListeners) for (const hash of listener(uids)) live.add(hash);
-        return live;
-      },
-    };
+  /** This database's part in the family sweeps of the stores it shares with others. */
+  get sharedStores(): SharedStoreReader {
+    return this.sweeps.shared;
   }
 
   /**
