@@ -107,6 +107,11 @@ async function family(options: { graceMs?: number; now?: () => number } = {}) {
     return (await objects.head(`ws/${store}/blobs/${hash.slice(0, 2)}/${hash}`)) !== undefined;
   };
   return {
+    /** Both sides write over 'f', so 'shared' is a content no reader needs. */
+    dropShared: async () => {
+      await write('ws', 'f', 'source moved on');
+      await write('copy', 'f', 'fork moved on');
+    },
     objects,
     store,
     readers,
@@ -141,8 +146,7 @@ describe('the family sweep of a shared store', () => {
   it('waits out the grace: a content is deleted only once it has stayed unneeded for graceMs', async () => {
     let now = 1_000_000;
     const f = await family({ graceMs: 5_000, now: () => now });
-    await f.write('ws', 'f', 'source moved on');
-    await f.write('copy', 'f', 'fork moved on');
+    await f.dropShared();
     await f.sweep();
     now += 4_999;
     expect(await f.sweep()).toMatchObject({ deleted: 0 });
@@ -154,8 +158,7 @@ describe('the family sweep of a shared store', () => {
 
   it('keeps a doomed content a reader writes again while the round asks the others', async () => {
     const f = await family();
-    await f.write('ws', 'f', 'source moved on');
-    await f.write('copy', 'f', 'fork moved on');
+    await f.dropShared();
     await f.sweep();
     // The next round dooms 'shared'; after the fork answers it does not need it, the source writes it again.
     f.afterCheck.set('copy', async () => {
@@ -168,8 +171,7 @@ describe('the family sweep of a shared store', () => {
 
   it('makes a reader writing a content whose delete is under way wait for it, then store it again', async () => {
     const f = await family();
-    await f.write('ws', 'f', 'source moved on');
-    await f.write('copy', 'f', 'fork moved on');
+    await f.dropShared();
     await f.sweep();
     let writing: Promise<unknown> | undefined;
     f.objects.beforeDelete = async () => {
@@ -185,8 +187,7 @@ describe('the family sweep of a shared store', () => {
 
   it('makes a runner naming a doomed content by its id (no upload) find it gone, never a stale copy in memory', async () => {
     const f = await family();
-    await f.write('ws', 'f', 'source moved on');
-    await f.write('copy', 'f', 'fork moved on');
+    await f.dropShared();
     await f.sweep();
     const hash = await sha256('shared');
     let size: Promise<number | undefined> | undefined;
@@ -219,8 +220,7 @@ describe('the family sweep of a shared store', () => {
 
   it('remembers doomed contents across a restart of the reader: a write after it still asks the family', async () => {
     const f = await family();
-    await f.write('ws', 'f', 'source moved on');
-    await f.write('copy', 'f', 'fork moved on');
+    await f.dropShared();
     await f.sweep();
     f.afterCheck.set('copy', async () => {
       // The source restarts (a new Workspaces on its database) after answering, then writes the content.
@@ -233,8 +233,7 @@ describe('the family sweep of a shared store', () => {
 
   it('deletes nothing in a round a fork joins during, or while a fork is arriving', async () => {
     const f = await family();
-    await f.write('ws', 'f', 'source moved on');
-    await f.write('copy', 'f', 'fork moved on');
+    await f.dropShared();
     await f.sweep();
     f.afterCheck.set('copy', () =>
       f.databases.get('ws')!.joinStoreFamily(f.store, [{ uid: crypto.randomUUID(), workspace: 'copy' }]),
@@ -248,8 +247,7 @@ describe('the family sweep of a shared store', () => {
   it('takes a reader its database does not know long after it joined as gone, and sweeps on', async () => {
     let now = 1_000_000;
     const f = await family({ now: () => now });
-    await f.write('ws', 'f', 'source moved on');
-    await f.write('copy', 'f', 'fork moved on');
+    await f.dropShared();
     await f.databases.get('ws')!.joinStoreFamily(f.store, [{ uid: 'never-began', workspace: 'copy' }]);
     expect(await f.sweep()).toMatchObject({ stopped: 'fork arriving' });
     now += 60_000;
@@ -281,8 +279,7 @@ describe('the family sweep of a shared store', () => {
 
   it('deletes nothing of a family with a reader recorded before names were kept', async () => {
     const f = await family();
-    await f.write('ws', 'f', 'source moved on');
-    await f.write('copy', 'f', 'fork moved on');
+    await f.dropShared();
     f.readers.push({ uid: 'old', workspace: null, joinedAt: 0 });
     expect(await f.sweep()).toMatchObject({ stopped: 'readers without names' });
     expect(await f.sweep()).toMatchObject({ stopped: 'readers without names' });
