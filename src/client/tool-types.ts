@@ -3,7 +3,6 @@ import type { z } from 'zod';
 import type { LogPage, ProcessSnapshot } from '../contract/process-snapshot.ts';
 import type {
   applyPatchResultSchema,
-  bashExecResultSchema,
   bashListResultSchema,
   bashStatusResultSchema,
   bashWriteResultSchema,
@@ -14,6 +13,9 @@ import type {
   searchPathsResultSchema,
   writeFileResultSchema,
 } from '../contract/tool-answers.ts';
+import type { BashExecResult } from '../contract/tool-answers.ts';
+
+export type { BashExecResult };
 import type {
   applyPatchInput,
   bashInput,
@@ -41,7 +43,6 @@ export type ReadFileResult = z.output<typeof readFileResultSchema>;
 export type WriteFileResult = z.output<typeof writeFileResultSchema>;
 export type PatchedFile = z.output<typeof patchedFileSchema>;
 export type ApplyPatchResult = z.output<typeof applyPatchResultSchema>;
-export type BashExecResult = z.output<typeof bashExecResultSchema>;
 /** bash `status`: the snapshot, with why it failed and what its sync-back left to the API's version. */
 export type BashStatusResult = z.output<typeof bashStatusResultSchema>;
 export type BashLogsResult = LogPage;

@@ -76,6 +76,7 @@ export interface Env {
   TOOLGATE_EGRESS_ALLOW_HOSTS?: string;
   /** `none` when the attached runners run commands unsandboxed on purpose: /healthz says so. */
   TOOLGATE_SANDBOX?: string;
+  TOOLGATE_EDGE_MEMORY_BYTES?: string;
 }
 
 /** The settings every object reads from the variables; a bad value stops the object with a clear message. */
@@ -85,6 +86,7 @@ export function readSettings(env: Env) {
     maxBodyBytes: read('TOOLGATE_MAX_BODY_BYTES'),
     maxFileBytes: read('TOOLGATE_MAX_FILE_BYTES'),
     defaultReadMaxChars: read('TOOLGATE_DEFAULT_READ_MAX_CHARS'),
+    edgeMemoryBytes: read('TOOLGATE_EDGE_MEMORY_BYTES'),
     leaseMs: read('TOOLGATE_LEASE_MS'),
     workspaceMaxProcesses: read('TOOLGATE_WORKSPACE_MAX_PROCESSES'),
     maxOutputChars: read('TOOLGATE_MAX_PROCESS_OUTPUT_CHARS'),

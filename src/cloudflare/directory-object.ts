@@ -92,6 +92,7 @@ export class DirectoryObject {
       maxBodyBytes: settings.maxBodyBytes,
       maxFileBytes: settings.maxFileBytes,
       defaultReadMaxChars: settings.defaultReadMaxChars,
+      edgeMemoryBytes: settings.edgeMemoryBytes,
     };
     const spanning = new SpanningViews(this.env, index, keys);
 

@@ -155,6 +155,7 @@ export class WorkspaceObject {
       maxBodyBytes: settings.maxBodyBytes,
       maxFileBytes: settings.maxFileBytes,
       defaultReadMaxChars: settings.defaultReadMaxChars,
+      edgeMemoryBytes: settings.edgeMemoryBytes,
     };
     const directory = new DirectoryClient(env);
     const meter = new UsageMeter(db, Date.now, log);

@@ -85,6 +85,16 @@ export const settings = {
     meaning: 'largest file a write (an append included), an import or a command may leave behind',
     homes: server,
   }),
+  TOOLGATE_EDGE_MEMORY_BYTES: integer({
+    name: 'TOOLGATE_EDGE_MEMORY_BYTES',
+    fallback: 256 * MiB,
+    fallbackNote: '256 MiB',
+    min: MiB,
+    max: 2 ** 31,
+    meaning:
+      'most file contents one command run by the edge engine (bash exec on engine "edge") may hold in memory: those it reads and those it writes',
+    homes: server,
+  }),
   TOOLGATE_DEFAULT_READ_MAX_CHARS: integer({
     name: 'TOOLGATE_DEFAULT_READ_MAX_CHARS',
     fallback: 20_000,

@@ -39,6 +39,9 @@ export const applyPatchResultSchema = z.looseObject({
   dryRun: z.boolean().describe('The patch was only checked: no file changed.'),
 });
 
+/** The most characters of each of stdout and stderr an exec's answer carries; past it `truncated` is true. */
+export const MAX_EXEC_STREAM_CHARS = 1_048_576;
+
 export const bashExecResultSchema = z.looseObject({
   exitCode: z.number().int().nullable(),
   stdout: z.string(),
@@ -46,11 +49,14 @@ export const bashExecResultSchema = z.looseObject({
   timedOut: z.boolean(),
   durationMs: count,
   truncated: z.boolean(),
+  engine: z.enum(['edge', 'runner']).describe('Where the command ran: in the request handler, or on a runner.'),
   /** Files the command changed that kept the version written through the API meanwhile. */
   conflicts: z.array(z.string()).optional(),
   /** Why some of the command's changes were not kept. */
   error: z.string().optional(),
 });
+
+export type BashExecResult = z.output<typeof bashExecResultSchema>;
 
 /** bash `status`: the snapshot, with why it failed and what its sync-back left to the API's version. */
 export const bashStatusResultSchema = processSnapshotSchema.extend({

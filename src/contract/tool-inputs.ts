@@ -40,6 +40,9 @@ export const applyPatchInput = z.strictObject({
 /** bash's actions: each call names one. */
 export const bashActions = ['exec', 'start', 'status', 'logs', 'write', 'stop', 'list'] as const;
 export type BashAction = (typeof bashActions)[number];
+/** Where an exec may run: `edge` in the request handler, `runner` on a sandboxed runner, `auto` the edge when it runs the command identically. */
+export const bashEngines = ['auto', 'edge', 'runner'] as const;
+export type BashEngine = (typeof bashEngines)[number];
 
 /** bash's arguments. */
 export const bashInput = z.strictObject({
@@ -61,6 +64,13 @@ export const bashInput = z.strictObject({
     .optional()
     .describe('exec: kill the command after this long (default 120,000).'),
   env: z.record(z.string(), z.string()).optional().describe('exec, start: extra environment variables.'),
+  engine: z
+    .enum(bashEngines)
+    .optional()
+    .describe(
+      'exec: where it runs. "edge": in the request handler, by a bash interpreter over the workspace (no runner; a command it lacks is refused); ' +
+        '"runner": on a sandboxed runner; "auto" (default): the edge when every command, option and shell feature is one it runs identically, else a runner.',
+    ),
   processId: z.string().min(1).max(200).optional().describe('status, logs, write, stop: the process.'),
   offset: z.number().int().min(0).optional().describe('logs: first character to return (default: the oldest kept).'),
   limit: z

@@ -14,6 +14,8 @@ export interface NodeConfig {
   maxBodyBytes: number;
   maxFileBytes: number;
   defaultReadMaxChars: number;
+  /** The most file contents one edge command may hold in memory (TOOLGATE_EDGE_MEMORY_BYTES). */
+  edgeMemoryBytes: number;
   readOnlyRoots: ReadOnlyRoot[];
   /** Run a runner inside the server process (TOOLGATE_RUNNER, default on; `off` to run runners separately). */
   inProcessRunner: boolean;
@@ -57,6 +59,7 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
     maxBodyBytes: read('TOOLGATE_MAX_BODY_BYTES'),
     maxFileBytes: read('TOOLGATE_MAX_FILE_BYTES'),
     defaultReadMaxChars: read('TOOLGATE_DEFAULT_READ_MAX_CHARS'),
+    edgeMemoryBytes: read('TOOLGATE_EDGE_MEMORY_BYTES'),
     readOnlyRoots: read('TOOLGATE_READ_ONLY_ROOTS'),
     inProcessRunner: read('TOOLGATE_RUNNER'),
     leaseMs: read('TOOLGATE_LEASE_MS'),

@@ -75,6 +75,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     maxBodyBytes: config.maxBodyBytes,
     maxFileBytes: config.maxFileBytes,
     defaultReadMaxChars: config.defaultReadMaxChars,
+    edgeMemoryBytes: config.edgeMemoryBytes,
   };
   // Imports and approval notices reach only hosts the egress rule allows, checked on the address connected to.
   const egress = nodeEgressFetch(config.egressAllowHosts);

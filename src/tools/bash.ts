@@ -1,16 +1,18 @@
 // bash: run commands on a runner (exec waits, start returns), then status, logs, stdin, stop and list.
 import type { z } from 'zod';
+import type { BashExecResult } from '../contract/tool-answers.ts';
 import { bashActions, bashInput, type BashAction as Action } from '../contract/tool-inputs.ts';
 import { ToolError } from '../core/errors.ts';
 import { snapshotOf } from '../processes/process-record.ts';
 import type { Workspace } from '../workspace/workspace.ts';
-import { defineTool, type ProcessLauncher, type ProcessUse } from './tool.ts';
+import { engineFor, runOnEdge } from './edge-bash/edge-run.ts';
+import { defineTool, type ProcessLauncher, type ProcessUse, type ToolLimits } from './tool.ts';
 
 type Input = z.output<typeof bashInput>;
 
 /** The arguments each action takes; any other is refused, so a misplaced argument reaches the agent. */
 const accepted: Record<Action, { required: (keyof Input)[]; optional: (keyof Input)[] }> = {
-  exec: { required: ['command'], optional: ['cwd', 'timeoutMs', 'env'] },
+  exec: { required: ['command'], optional: ['cwd', 'timeoutMs', 'env', 'engine'] },
   start: { required: ['command'], optional: ['cwd', 'env', 'tty', 'cols', 'rows'] },
   status: { required: ['processId'], optional: [] },
   logs: { required: ['processId'], optional: ['offset', 'limit'] },
@@ -43,8 +45,13 @@ export const bash = defineTool({
     processUse,
   },
   check: checkArguments,
-  async execute(args, { workspace, processes, recordEffect }) {
+  async execute(args, { workspace, processes, recordEffect, limits }) {
     checkArguments(args);
+    if (args.action === 'exec' && (await engineFor(args.command!, args.engine ?? 'auto')) === 'edge') {
+      // On auto, a command the interpreter cannot finish within its own limits goes on to a runner.
+      const answer = await execOnEdge(args, workspace, limits, recordEffect);
+      if (answer !== undefined) return answer;
+    }
     if (!processes)
       throw new ToolError('unavailable', 'bash is not available on this server; retry later or ask its operator.');
     switch (args.action) {
@@ -179,9 +186,47 @@ async function exec(
     timedOut: record.timedOut,
     durationMs,
     truncated: result.truncated,
+    engine: 'runner',
     ...(record.conflicts.length > 0 ? { conflicts: record.conflicts } : {}),
     ...(record.error ? { error: record.error } : {}),
-  };
+  } satisfies BashExecResult;
+}
+
+/** exec in the handler: the same answer as a runner's, its changes committed with the call's usage record. */
+async function execOnEdge(
+  args: Input,
+  workspace: Workspace,
+  limits: ToolLimits,
+  recordEffect: (() => void) | undefined,
+) {
+  const { cwd } = await newProcess(args, workspace, 'exec');
+  const started = performance.now();
+  const outcome = await runOnEdge(workspace, {
+    command: args.command!,
+    cwd,
+    env: args.env ?? {},
+    timeoutMs: args.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxFileBytes: limits.maxFileBytes,
+    maxWorkspaceBytes: limits.edgeMemoryBytes,
+    onCommit: recordEffect,
+    orRunner: args.engine !== 'edge',
+  });
+  if (outcome === undefined) return undefined;
+  const { conflicts, skipped } = outcome.sync;
+  return {
+    exitCode: outcome.exitCode,
+    stdout: outcome.stdout,
+    stderr: outcome.stderr,
+    timedOut: outcome.timedOut,
+    durationMs: Math.round(performance.now() - started),
+    truncated: outcome.truncated,
+    engine: 'edge',
+    ...(conflicts.length > 0 ? { conflicts } : {}),
+    // Worded as a runner words what it could not sync.
+    ...(skipped.length > 0
+      ? { error: `not synced: ${skipped.map((entry) => `${entry.path} (${entry.reason})`).join('; ')}` }
+      : {}),
+  } satisfies BashExecResult;
 }
 
 /** An exec's run time counts at once; a started process's when it ends. */

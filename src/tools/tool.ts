@@ -10,6 +10,8 @@ export interface ToolLimits {
   defaultReadMaxChars: number;
   /** The largest file a write may leave behind, in bytes. */
   maxFileBytes: number;
+  /** The most file contents one edge command may hold in memory, in bytes (TOOLGATE_EDGE_MEMORY_BYTES). */
+  edgeMemoryBytes: number;
 }
 
 /** What a tool may do with durable processes: run, watch, feed and stop them (not lease or report, the runner's part). */

@@ -36,7 +36,7 @@ function gate(options: { defaultRateLimitPerMinute?: number } = {}) {
     approvals,
     meter,
     rateLimiter: new RateLimiter(now),
-    limits: { maxFileBytes: 1024 * 1024, defaultReadMaxChars: 20_000 },
+    limits: { maxFileBytes: 1024 * 1024, defaultReadMaxChars: 20_000, edgeMemoryBytes: 256 * 1024 * 1024 },
     approvalTtlMs: TTL_MS,
     defaultRateLimitPerMinute: options.defaultRateLimitPerMinute ?? 0,
     now,

@@ -30,7 +30,12 @@ afterEach(() => {
 async function setUp(options: { history?: Checkpoints; now?: () => number } = {}) {
   const db = SqliteDatabase.memory();
   const workspaces = new Workspaces(db, new MemoryObjectStore());
-  const limits = { maxBodyBytes: 1024 * 1024, maxFileBytes: 1024 * 1024, defaultReadMaxChars: 20_000 };
+  const limits = {
+    maxBodyBytes: 1024 * 1024,
+    maxFileBytes: 1024 * 1024,
+    defaultReadMaxChars: 20_000,
+    edgeMemoryBytes: 256 * 1024 * 1024,
+  };
   const services = createCallServices({ db, tools: new ToolRegistry(builtinTools), workspaces, limits });
   await services.keys.ensureBootstrapAdmin('tg_hook_test_admin_key');
   open = { services, db };

@@ -61,6 +61,7 @@ describe('exec', () => {
       cwd: 'sub/dir',
       env: { GREETING: 'hello' },
     });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     const [pwd, greeting] = answer.body.result.stdout.split('\n');
     expect(pwd).toMatch(/sub\/dir$/);
     expect(greeting).toBe('hello');
@@ -274,6 +275,8 @@ describe('without a runner', () => {
       const exec = await lonely.call('POST', '/v1/workspaces/q/tools/bash', {
         action: 'exec',
         command: 'true',
+        // On a runner: auto would answer `true` in the handler, with no runner needed.
+        engine: 'runner',
         timeoutMs: 300,
       });
       expect({ status: exec.status, code: exec.body.error?.code }).toEqual({ status: 503, code: 'unavailable' });

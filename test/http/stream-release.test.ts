@@ -29,7 +29,12 @@ beforeAll(async () => {
   const db = SqliteDatabase.memory();
   const workspaces = new Workspaces(db, new MemoryObjectStore());
   const tools = new ToolRegistry(builtinTools);
-  const limits = { maxBodyBytes: 1024 * 1024, maxFileBytes: 1024 * 1024, defaultReadMaxChars: 20_000 };
+  const limits = {
+    maxBodyBytes: 1024 * 1024,
+    maxFileBytes: 1024 * 1024,
+    defaultReadMaxChars: 20_000,
+    edgeMemoryBytes: 256 * 1024 * 1024,
+  };
   processes = new ProcessStore(db);
   services = createCallServices({ db, tools, workspaces, limits, processes });
   await services.keys.ensureBootstrapAdmin(TEST_KEY);

@@ -14,7 +14,12 @@ export async function inProcessApp(readOnlyRoots: ReadOnlyRoot[] = []) {
   const objects = new MemoryObjectStore();
   const workspaces = new Workspaces(db, objects, { readOnlyRoots });
   const tools = new ToolRegistry(builtinTools);
-  const limits = { maxBodyBytes: 1024 * 1024, maxFileBytes: 1024 * 1024, defaultReadMaxChars: 20_000 };
+  const limits = {
+    maxBodyBytes: 1024 * 1024,
+    maxFileBytes: 1024 * 1024,
+    defaultReadMaxChars: 20_000,
+    edgeMemoryBytes: 256 * 1024 * 1024,
+  };
   const services = createCallServices({ db, tools, workspaces, limits });
   await services.keys.ensureBootstrapAdmin(TEST_KEY);
   const app = createApp({ workspaces, tools, limits, ...services });

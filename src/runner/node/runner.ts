@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { makePrivateDir } from './private-dir.ts';
 import { KeyedLock } from '../../core/keyed-lock.ts';
 import type { LeasedJob } from '../../contract/runner-protocol.ts';
+import { MAX_EXEC_STREAM_CHARS } from '../../contract/tool-answers.ts';
 import { KeyRefusedError, RunnerClient, StaleLeaseError, type RunnerTransport } from '../runner-client.ts';
 import { BlobFiles } from './blob-files.ts';
 import { removeTree } from './confined-tree.ts';
@@ -244,7 +245,7 @@ export class Runner {
   }
 
   private async runCommand(job: LeasedJob, mirror: WorkspaceMirror, overlay: OverlayMount | undefined): Promise<void> {
-    const output = new OutputPump(this.client, job, this.options.maxExecOutputChars ?? 1_048_576);
+    const output = new OutputPump(this.client, job, this.options.maxExecOutputChars ?? MAX_EXEC_STREAM_CHARS);
     let command: RunningCommand;
     try {
       command = startCommand({

@@ -1,0 +1,186 @@
+// Reads a command line's syntax tree to decide where it runs: what `auto` may run on the edge (every
+// command, option and shell feature on the proven allow-list) and what the edge cannot run at all.
+import type { ScriptNode, SimpleCommandNode, WordNode } from 'just-bash';
+import { EDGE_COMMANDS, EDGE_REDIRECTIONS, EDGE_SYNTAX, type EdgeCommandRule } from './edge-allow-list.ts';
+
+/** Builtins the interpreter implements, beside its commands (just-bash's getCommandNames). */
+const EDGE_BUILTINS = new Set([
+  ':', '.', '[', 'break', 'cd', 'command', 'continue', 'declare', 'dirs', 'echo', 'eval', 'exit', 'export',
+  'false', 'getopts', 'hash', 'let', 'local', 'mapfile', 'popd', 'printf', 'pushd', 'pwd', 'read', 'readarray',
+  'readonly', 'return', 'set', 'shift', 'shopt', 'source', 'test', 'trap', 'true', 'type', 'typeset', 'umask', 'unset',
+  'wait',
+]); // prettier-ignore
+
+/** Where a script was read as the edge cannot run it, or as `auto` would not. */
+export interface ScriptObjection {
+  /** What it is about, as the script names it: a command (`curl`), an option (`grep -P`), a feature. */
+  subject: string;
+  /** One sentence: why. */
+  reason: string;
+}
+
+/**
+ * Why `auto` sends `script` to a runner, or undefined when every command, option and shell feature
+ * in it is on the allow-list (edge-allow-list.ts).
+ */
+export function autoObjection(script: ScriptNode): ScriptObjection | undefined {
+  return walk(script, (node) => {
+    if (!EDGE_SYNTAX.has(node.type))
+      return {
+        subject: node.type,
+        reason: `its shell syntax (${node.type}) is not among what the edge runs identically`,
+      };
+    return (
+      common(node) ?? (node.type === 'SimpleCommand' ? provenCommand(node as unknown as SimpleCommandNode) : undefined)
+    );
+  });
+}
+
+/** The first thing in `script` the edge engine cannot run at all, or undefined. */
+export function edgeObjection(script: ScriptNode, commandNames: ReadonlySet<string>): ScriptObjection | undefined {
+  return walk(script, (node) => {
+    const found = common(node);
+    if (found || node.type !== 'SimpleCommand') return found;
+    const name = commandName(node as unknown as SimpleCommandNode);
+    if (name === undefined || name === null || EDGE_BUILTINS.has(name) || commandNames.has(name)) return undefined;
+    return { subject: name, reason: `the edge engine has no command ${name}` };
+  });
+}
+
+interface SyntaxNode {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** What neither engine choice runs on the edge: background jobs (the edge has no processes to leave running). */
+function common(node: SyntaxNode): ScriptObjection | undefined {
+  if (node.type === 'Statement' && node.background === true)
+    return { subject: '&', reason: 'a background job (&) needs a process that outlives the call' };
+  if (node.type === 'Pipeline' && node.timed === true)
+    return { subject: 'time', reason: 'time reports the host’s clock, which the edge does not have' };
+  return undefined;
+}
+
+/** Visits every node of the tree, depth first; the first objection found ends the walk. */
+function walk(root: ScriptNode, visit: (node: SyntaxNode) => ScriptObjection | undefined): ScriptObjection | undefined {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index -= 1) stack.push(value[index]);
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    const node = value as SyntaxNode;
+    if (typeof node.type === 'string') {
+      const found = visit(node);
+      if (found) return found;
+    }
+    for (const [key, child] of Object.entries(node)) if (key !== 'span') stack.push(child);
+  }
+  return undefined;
+}
+
+/** A command's name when the script spells it out; null for an assignment alone; undefined when an expansion names it. */
+function commandName(command: SimpleCommandNode): string | null | undefined {
+  return command.name === null ? null : staticText(command.name);
+}
+
+/** A word's text when it has no expansion in it, else undefined. */
+function staticText(word: WordNode): string | undefined {
+  let text = '';
+  for (const part of word.parts) {
+    if (part.type === 'Literal' || part.type === 'SingleQuoted') text += part.value;
+    else if (part.type === 'Escaped') text += part.value;
+    else if (part.type === 'DoubleQuoted') {
+      const inner = staticText({ type: 'Word', parts: part.parts });
+      if (inner === undefined) return undefined;
+      text += inner;
+    } else return undefined;
+  }
+  return text;
+}
+
+/** Whether a command, its redirections and each option it is given are on the allow-list. */
+function provenCommand(command: SimpleCommandNode): ScriptObjection | undefined {
+  for (const redirection of command.redirections) {
+    if (!EDGE_REDIRECTIONS.has(redirection.operator) || redirection.fdVariable !== undefined)
+      return {
+        subject: redirection.operator,
+        reason: `the redirection ${redirection.operator} is not among those the edge runs identically`,
+      };
+  }
+  const name = commandName(command);
+  if (name === null) return undefined;
+  if (name === undefined)
+    return { subject: '$command', reason: 'a command named by an expansion cannot be checked before it runs' };
+  return provenWords(name, command.args);
+}
+
+function provenWords(name: string, args: readonly WordNode[]): ScriptObjection | undefined {
+  const rule = Object.hasOwn(EDGE_COMMANDS, name) ? EDGE_COMMANDS[name] : undefined;
+  if (!rule) return { subject: name, reason: `${name} is not among the commands the edge runs identically` };
+  let operands = false;
+  for (let index = 0; index < args.length; index += 1) {
+    const text = staticText(args[index]!);
+    if (rule.runsCommand && !operands && (text === undefined || !text.startsWith('-'))) {
+      if (text === undefined)
+        return {
+          subject: name,
+          reason: `${name} runs a command named by an expansion, which cannot be checked before it runs`,
+        };
+      return provenWords(text, args.slice(index + 1));
+    }
+    // An option that arrives through an expansion is not read here: the edge refuses an option it
+    // does not know, so it fails on the edge rather than doing something else.
+    if (operands) continue;
+    if (text === undefined) {
+      if (rule.optionsFirst) operands = true;
+      continue;
+    }
+    if (rule.predicates) {
+      if (text.startsWith('-') && text.length > 1 && !(rule.long ?? []).includes(text))
+        return optionObjection(name, text);
+      continue;
+    }
+    if (text === '--') {
+      operands = true;
+      continue;
+    }
+    if (!text.startsWith('-') || text === '-') {
+      if (rule.optionsFirst) operands = true;
+      continue;
+    }
+    const skip = optionWords(rule, text);
+    if (skip === undefined) return optionObjection(name, text);
+    index += skip;
+  }
+  return undefined;
+}
+
+/** How many of the following words an option takes as its value (0 or 1), or undefined when it is not proven. */
+function optionWords(rule: EdgeCommandRule, text: string): number | undefined {
+  const long = rule.long ?? [];
+  if (text.startsWith('--')) {
+    const equals = text.indexOf('=');
+    const option = equals < 0 ? text : text.slice(0, equals);
+    if (long.includes(text)) return 0;
+    if (long.includes(`${option}=`)) return equals < 0 ? 1 : 0;
+    return undefined;
+  }
+  if (rule.numeric && /^-\d+$/.test(text)) return 0;
+  for (let at = 1; at < text.length; at += 1) {
+    const letter = text[at]!;
+    if ((rule.flags ?? '').includes(letter)) continue;
+    if ((rule.valued ?? '').includes(letter)) return at === text.length - 1 ? 1 : 0;
+    return undefined;
+  }
+  return 0;
+}
+
+function optionObjection(name: string, option: string): ScriptObjection {
+  return {
+    subject: `${name} ${option}`,
+    reason: `${name}'s option ${option} is not among those the edge runs identically`,
+  };
+}
