@@ -4,6 +4,7 @@
 import { worker } from '../src/cloudflare/worker-router.ts';
 
 export { DirectoryObject } from '../src/cloudflare/directory-object.ts';
+export { KeyObject } from '../src/cloudflare/key-object.ts';
 export { DispatcherObject } from '../src/cloudflare/dispatcher-object.ts';
 export { StoreFamilyObject } from '../src/cloudflare/store-family-object.ts';
 export { WorkspaceObject } from '../src/cloudflare/workspace-object.ts';

@@ -46,7 +46,9 @@ export type { JobMessage };
 export interface Env {
   /** One object per workspace: its manifest, processes, logs, approvals and usage records. */
   WORKSPACES: DurableObjectNamespace;
-  /** One object: keys, the quota ledger, rate limits and the index of workspace objects. */
+  /** One object per key, named by its id: its record, its rate limit and its quota ledger (key-object.ts). */
+  KEYS: DurableObjectNamespace;
+  /** One object: the key listing, webhooks, the index of workspace objects and the listings that span them. */
   DIRECTORY: DurableObjectNamespace;
   /** One object: job ids from the Queue, handed to runners that lease. */
   DISPATCHER: DurableObjectNamespace;
@@ -138,6 +140,11 @@ export function workspaceObject(env: Env, workspace: string): DurableObjectStub 
 
 export function storeFamilyObject(env: Env, store: string): DurableObjectStub {
   return env.STORE_FAMILIES.get(env.STORE_FAMILIES.idFromName(store));
+}
+
+/** The object of the key `id` (key-identity.ts finds the id from a secret). */
+export function keyObject(env: Env, id: string): DurableObjectStub {
+  return env.KEYS.get(env.KEYS.idFromName(id));
 }
 
 export function directoryObject(env: Env): DurableObjectStub {

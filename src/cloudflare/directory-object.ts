@@ -1,6 +1,6 @@
-// The Cloudflare home's directory: one Durable Object holding what spans workspaces (keys, the
-// quota ledger, rate limits, the index of workspace objects), and answering the routes that
-// span them (keys, usage, approval listings) by asking the workspace objects.
+// The Cloudflare home's directory: one Durable Object for what names no workspace and no tool call
+// needs (the key listing, webhooks, the index of workspace objects), answering the routes that span
+// workspaces (keys, usage, approval listings) by asking the objects that hold them.
 import { Hono } from 'hono';
 import { maySee } from '../approvals/approval-flow.ts';
 import type { Approval } from '../approvals/approval-store.ts';
@@ -15,9 +15,8 @@ import { assertRoutesGuarded } from '../http/route-access.ts';
 import { keyRoutes } from '../http/key-routes.ts';
 import { toolListRoutes } from '../http/tool-routes.ts';
 import { usageRoutes } from '../http/usage-routes.ts';
-import { canSeeWorkspace, KeyStore, type ApiKey } from '../keys/key-store.ts';
-import { RateLimiter } from '../metering/rate-limiter.ts';
-import { checkQuota, periodStart, type UsageQuery, type UsageRow } from '../metering/usage-meter.ts';
+import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
+import type { UsageQuery, UsageRow } from '../metering/usage-meter.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
@@ -40,6 +39,8 @@ import {
   type Env,
 } from './bindings.ts';
 import { WorkspaceHookForwarder } from './hook-forwarding.ts';
+import { KeyClient } from './key-client.ts';
+import { KeyListing } from './key-listing.ts';
 import { readSetting } from '../contract/settings.ts';
 
 /** Workspace objects asked at once when a listing spans them. */
@@ -80,13 +81,8 @@ export class DirectoryObject {
     }
     const settings = readSettings(this.env);
     const db = new DurableObjectSqlDatabase(this.state.storage);
-    const keys = new KeyStore(db);
-    await keys.ensureBootstrapAdmin(secret);
-    // The runner `npm run start:worker` attaches (or one of yours) may use this secret as its runner key.
-    await keys.ensureBootstrapRunner(readSetting(this.env, 'TOOLGATE_RUNNER_KEY', 'cloudflare'));
-    const ledger = new QuotaLedgerTable(db);
+    const keys = new KeyClient(this.env);
     const index = new WorkspaceIndex(db);
-    const limiter = new RateLimiter();
     const tools = new ToolRegistry(builtinTools);
     const limits = {
       maxBodyBytes: settings.maxBodyBytes,
@@ -97,7 +93,7 @@ export class DirectoryObject {
     const spanning = new SpanningViews(this.env, index, keys);
 
     const app = createBaseApp({ keys, tools, runnerProtocol: true, sandbox: settings.sandbox });
-    app.route('/v1', keyRoutes({ keys, tools, limits }));
+    app.route('/v1', keyRoutes({ keys: new KeyListing(this.env, db, keys), tools, limits }));
     app.route('/v1', toolListRoutes({ tools }));
     app.route('/v1', usageRoutes({ usage: spanning }));
     app.route('/v1', approvalRoutes({ approvals: spanning, limits, keepAliveMs: settings.streamKeepAliveMs }));
@@ -116,13 +112,6 @@ export class DirectoryObject {
     const internal = new Hono<AppEnv>();
     internal.use('*', internalOnly());
     const serve = callServer(internal, settings.maxBodyBytes);
-    serve(directoryCalls.authenticate, ({ secret }) => keys.authenticate(secret));
-    serve(directoryCalls.key, ({ id }) => keys.get(id));
-    serve(directoryCalls.notifySecret, ({ id }) => ({ secret: keys.notifySecret(id) ?? null }));
-    serve(directoryCalls.rateLimit, ({ keyId, perMinute }) => limiter.take(keyId, perMinute));
-    serve(directoryCalls.quotaAdmit, ({ key, usesProcessTime }) => ledger.admit(key, usesProcessTime));
-    serve(directoryCalls.quotaSpent, ({ key }) => ({ spent: ledger.processSecondsSpent(key) }));
-    serve(directoryCalls.quotaSeconds, ({ keyId, startedAt, seconds }) => ledger.addSeconds(keyId, startedAt, seconds));
     serve(directoryCalls.register, ({ workspace }) => index.add(workspace));
     serve(directoryCalls.approvalChanged, ({ approval }) => spanning.approvalChanged(approval));
     app.route(INTERNAL_PREFIX.slice(0, -1), internal);
@@ -149,66 +138,6 @@ class WorkspaceIndex {
   }
 }
 
-/**
- * The quota of keys whose calls are recorded in many workspace objects: calls are admitted here
- * one at a time (so a quota of N admits exactly N), and process seconds are added as the
- * workspace objects learn them.
- */
-class QuotaLedgerTable {
-  constructor(private readonly db: SqlDatabase) {
-    db.script(`
-      CREATE TABLE IF NOT EXISTS quota_calls (key_id TEXT NOT NULL, period_start INTEGER NOT NULL, calls INTEGER NOT NULL, PRIMARY KEY (key_id, period_start));
-      CREATE TABLE IF NOT EXISTS quota_seconds (key_id TEXT NOT NULL, started_at INTEGER NOT NULL, seconds REAL NOT NULL);
-      CREATE INDEX IF NOT EXISTS quota_seconds_key_time ON quota_seconds (key_id, started_at);
-    `);
-  }
-
-  admit(key: ApiKey, usesProcessTime: boolean): void {
-    if (!key.quota) return;
-    const now = Date.now();
-    const since = periodStart(key.quota.period, now);
-    this.db.transaction(() => {
-      const [calls] = this.db.query<{ calls: number }>(
-        'SELECT calls FROM quota_calls WHERE key_id = ? AND period_start = ?',
-        key.id,
-        since,
-      );
-      const [seconds] = this.db.query<{ seconds: number | null }>(
-        'SELECT SUM(seconds) AS seconds FROM quota_seconds WHERE key_id = ? AND started_at >= ?',
-        key.id,
-        since,
-      );
-      checkQuota(key.quota!, { calls: calls?.calls ?? 0, seconds: seconds?.seconds ?? 0 }, usesProcessTime, now);
-      this.db.query(
-        'INSERT INTO quota_calls (key_id, period_start, calls) VALUES (?, ?, 1) ON CONFLICT (key_id, period_start) DO UPDATE SET calls = calls + 1',
-        key.id,
-        since,
-      );
-    });
-  }
-
-  /** Whether the key's processSeconds quota is spent in its current period. */
-  processSecondsSpent(key: ApiKey): boolean {
-    if (key.quota?.processSeconds === undefined) return false;
-    const since = periodStart(key.quota.period, Date.now());
-    const [row] = this.db.query<{ seconds: number | null }>(
-      'SELECT SUM(seconds) AS seconds FROM quota_seconds WHERE key_id = ? AND started_at >= ?',
-      key.id,
-      since,
-    );
-    return (row?.seconds ?? 0) >= key.quota.processSeconds;
-  }
-
-  addSeconds(keyId: string, startedAt: number, seconds: number): void {
-    this.db.query(
-      'INSERT INTO quota_seconds (key_id, started_at, seconds) VALUES (?, ?, ?)',
-      keyId,
-      startedAt,
-      seconds,
-    );
-  }
-}
-
 /** Usage totals and approval listings over every workspace object, as one object would answer them. */
 class SpanningViews implements ApprovalDesk {
   /** The open approvals streams of this object: each hears of every approval its key may see. */
@@ -217,7 +146,7 @@ class SpanningViews implements ApprovalDesk {
   constructor(
     private readonly env: Env,
     private readonly index: WorkspaceIndex,
-    private readonly keys: KeyStore,
+    private readonly keys: KeyClient,
   ) {}
 
   async summary(query: UsageQuery): Promise<UsageRow[]> {
@@ -259,8 +188,8 @@ class SpanningViews implements ApprovalDesk {
     };
   }
 
-  keyLive(key: ApiKey): boolean {
-    return this.keys.get(key.id) !== undefined;
+  async keyLive(key: ApiKey): Promise<boolean> {
+    return (await this.keys.get(key.id)) !== undefined;
   }
 
   /** A workspace object's approval was created or changed: each stream whose key may see it is told. */

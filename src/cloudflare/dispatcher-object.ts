@@ -2,7 +2,7 @@
 // hands them to runners that lease. It only offers: the workspace object that holds a job
 // leases it (or answers that it no longer waits), so a job delivered twice runs once.
 import type { Hono } from 'hono';
-import { dispatcherCalls, directoryCalls, workspaceCalls } from '../contract/object-calls.ts';
+import { dispatcherCalls, workspaceCalls } from '../contract/object-calls.ts';
 import { parseInput } from '../contract/parse-input.ts';
 import { leaseRequestSchema } from '../contract/runner-protocol.ts';
 import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
@@ -19,7 +19,6 @@ import { ToolRegistry } from '../tools/registry.ts';
 import {
   answerCall,
   callObject,
-  directoryObject,
   INTERNAL_PREFIX,
   internalOnly,
   readCallBody,
@@ -29,6 +28,7 @@ import {
   type Env,
   type JobMessage,
 } from './bindings.ts';
+import { KeyClient } from './key-client.ts';
 
 /** How soon a lease looks again at offers another lease was asking about (which it may leave to others). */
 const CLAIM_RECHECK_MS = 50;
@@ -47,9 +47,7 @@ export class DispatcherObject {
   constructor(state: DurableObjectState, env: Env) {
     const settings = readSettings(env);
     this.offers = new JobOffers(new DurableObjectSqlDatabase(state.storage));
-    const keys = {
-      authenticate: async (secret: string) => callObject(directoryObject(env), directoryCalls.authenticate, { secret }),
-    };
+    const keys = new KeyClient(env);
     const app = createBaseApp({ keys, tools: new ToolRegistry(builtinTools), runnerProtocol: true });
     app.post('/v1/runner/lease', async (c) => {
       const key = c.get('key');

@@ -40,7 +40,7 @@ import { workerEgressFetch } from './egress-fetch.ts';
 import { HOOK_DELIVERY_PATH, receiveHookDelivery } from './hook-delivery-route.ts';
 import { storeFamilies } from './store-family-object.ts';
 import { forkAcrossObjects, serveForkCalls } from './workspace-fork.ts';
-import { DirectoryClient } from './directory-client.ts';
+import { KeyClient } from './key-client.ts';
 import { JobDispatch } from './job-dispatch.ts';
 import { consoleLog as log } from '../core/log.ts';
 
@@ -62,6 +62,7 @@ export class WorkspaceObject {
   private dispatch: JobDispatch | undefined;
   private workspaces: Workspaces | undefined;
   private registered = new Set<string>();
+  private keys: KeyClient | undefined;
   /** When this object next sweeps its store for unreferenced contents (see noteSweep). */
   private nextSweepAt: number | undefined;
   private blobGc = { graceMs: 0, intervalMs: 0 };
@@ -87,6 +88,9 @@ export class WorkspaceObject {
         { error: { code: 'unavailable', message: this.failure ?? 'toolgate is not configured.' } },
         { status: 503 },
       );
+    // The keys' objects tell this object, by its name, when a key it holds a copy of changes.
+    const name = request.headers.get(WORKSPACE_HEADER);
+    if (name !== null && this.keys) this.keys.watcher ??= name;
     const response = await this.app.fetch(request);
     await this.register(request.headers.get(WORKSPACE_HEADER)).catch((error: unknown) =>
       log('could not enter the workspace in the directory; the next request retries', error),
@@ -157,7 +161,7 @@ export class WorkspaceObject {
       defaultReadMaxChars: settings.defaultReadMaxChars,
       edgeMemoryBytes: settings.edgeMemoryBytes,
     };
-    const directory = new DirectoryClient(env);
+    const keys = new KeyClient(env);
     const meter = new UsageMeter(db, Date.now, log);
     // An approval's id names its workspace, so the Worker can send a decision straight to this object.
     const approvals = new ApprovalStore(
@@ -168,11 +172,11 @@ export class WorkspaceObject {
     const calls = new ToolCalls({
       tools,
       workspaces,
-      keys: directory,
+      keys,
       approvals,
       meter,
-      rateLimiter: directory,
-      quotaLedger: directory,
+      rateLimiter: keys,
+      quotaLedger: keys,
       limits,
       processes,
       approvalTtlMs: settings.approvalTtlMs,
@@ -185,7 +189,7 @@ export class WorkspaceObject {
     calls.start();
     this.relayApprovals(calls);
     const forkWorkspace = forkAcrossObjects(env, workspaces, history, settings.maxBodyBytes);
-    const deps = { workspaces, keys: directory, tools, calls, meter, limits, processes, forkWorkspace };
+    const deps = { workspaces, keys, tools, calls, meter, limits, processes, forkWorkspace };
 
     const app = createBaseApp(deps);
     app.route('/v1', workspaceRoutes(deps));
@@ -200,6 +204,7 @@ export class WorkspaceObject {
     const internal = new Hono<AppEnv>();
     internal.use('*', internalOnly());
     const serve = callServer(internal, settings.maxBodyBytes);
+    serve(workspaceCalls.keyChanged, ({ id }) => keys.forget(id));
     serve(workspaceCalls.usage, (query) => meter.summary(query));
     serve(workspaceCalls.approvals, ({ key, status, limit }) => calls.listApprovals(key, status, limit));
     serve(workspaceCalls.leaseJob, ({ jobId, runnerId, holder, wish }) => {
@@ -221,7 +226,7 @@ export class WorkspaceObject {
     // Webhook deliveries the directory verified: run here, as the hook's owner key, once per delivery id.
     const hookDeliveries = new HookDeliveries({
       calls,
-      keys: directory,
+      keys,
       records: new DeliveryRecords(db),
       workspaces,
       history,
@@ -235,6 +240,7 @@ export class WorkspaceObject {
     assertRoutesGuarded(app);
     this.app = app;
     this.workspaces = workspaces;
+    this.keys = keys;
     this.processes = processes;
     this.calls = calls;
     this.approvals = approvals;

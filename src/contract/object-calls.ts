@@ -9,6 +9,7 @@ import {
   approvalModeSchema,
   approvalRuleInput,
   approvalStatusSchema,
+  keyInput,
   keyRoleSchema,
   quotaInput,
   usageGroupSchema,
@@ -122,35 +123,61 @@ export const hookTargetSchema = z.object({
 });
 export type HookTarget = z.output<typeof hookTargetSchema>;
 
-// Calls to the directory: keys, rate limits, the quota ledger and the index of workspace objects.
+// Calls to a key's object (one per key, named by its id, which the key's secret determines):
+// its record, its rate limit and its quota ledger. Every call names the key it is about.
 
-export const directoryCalls = {
+const keyId = z.string().min(1).max(100);
+/** The workspace object asking, which keeps a short-lived copy of the key and is told when it changes. */
+const watcher = z.string().max(100).optional();
+
+export const keyCalls = {
   /** The key a secret belongs to; none (204) when it belongs to no live key. */
-  authenticate: objectCall('authenticate', z.strictObject({ secret: z.string() }), storedKeySchema),
+  authenticate: objectCall(
+    'key/authenticate',
+    z.strictObject({ id: keyId, secret: z.string().max(512), watcher }),
+    storedKeySchema,
+  ),
   /** A live key by id; none (204) when there is none. */
-  key: objectCall('key', z.strictObject({ id: z.string() }), storedKeySchema),
+  key: objectCall('key/get', z.strictObject({ id: keyId, watcher }), storedKeySchema),
   /** The secret a key's approval notices are signed with. */
   notifySecret: objectCall(
-    'notify-secret',
-    z.strictObject({ id: z.string() }),
+    'key/notify-secret',
+    z.strictObject({ id: keyId }),
     z.looseObject({ secret: z.string().nullable() }),
   ),
-  /** Takes one call from a key's allowance a minute; `rate_limited` when it is spent. */
-  rateLimit: objectCall('rate-limit', z.strictObject({ keyId: z.string(), perMinute: z.number().int().min(1) }), null),
+  /** Creates the key whose secret is `secret` (its id derived from it); `conflict` when the object already holds one. */
+  create: objectCall(
+    'key/create',
+    z.strictObject({ id: keyId, secret: z.string().min(1).max(512), input: keyInput }),
+    z.looseObject({ key: storedKeySchema, notifySecret: z.string().nullable() }),
+  ),
+  /** Revokes the key; answered once every workspace object holding a copy has dropped it. */
+  revoke: objectCall('key/revoke', z.strictObject({ id: keyId }), z.looseObject({ revoked: z.boolean() })),
+  /** Takes one call from the key's allowance a minute; `rate_limited` when it is spent. */
+  rateLimit: objectCall('key/rate-limit', z.strictObject({ id: keyId, perMinute: z.number().int().min(1) }), null),
   /** Admits one call against the key's quota; `quota_exceeded` when it is spent. */
-  quotaAdmit: objectCall('quota/admit', z.strictObject({ key: storedKeySchema, usesProcessTime: z.boolean() }), null),
+  quotaAdmit: objectCall(
+    'key/quota-admit',
+    z.strictObject({ key: storedKeySchema, usesProcessTime: z.boolean() }),
+    null,
+  ),
   /** Whether the key's processSeconds quota is spent in its current period. */
   quotaSpent: objectCall(
-    'quota/spent',
+    'key/quota-spent',
     z.strictObject({ key: storedKeySchema }),
     z.looseObject({ spent: z.boolean() }),
   ),
   /** Process seconds a key's call used, counted in the period the call started in. */
   quotaSeconds: objectCall(
-    'quota/seconds',
-    z.strictObject({ keyId: z.string(), startedAt: z.number(), seconds: z.number().min(0) }),
+    'key/quota-seconds',
+    z.strictObject({ id: keyId, startedAt: z.number(), seconds: z.number().min(0) }),
     null,
   ),
+} as const;
+
+// Calls to the directory: the index of workspace objects and the approvals streams it serves.
+
+export const directoryCalls = {
   /** Enters a workspace in the index the listings that span workspaces ask. */
   register: objectCall('register', z.strictObject({ workspace: z.string() }), null),
   /** An approval of a workspace object was created or changed: for the approvals streams the directory serves. */
@@ -237,6 +264,8 @@ const sharedStoreCalls = {
 } as const;
 
 export const workspaceCalls = {
+  /** A key this object may hold a copy of was revoked or changed: the copy is dropped before this answers. */
+  keyChanged: objectCall('key-changed', z.strictObject({ id: keyId }), null),
   /** The usage totals of the calls recorded in this object. */
   usage: objectCall('usage', usageQuerySchema, z.array(usageRowSchema)),
   /** The approvals of this object the key may see, newest first. */

@@ -5,13 +5,14 @@ import { keyInput } from '../contract/http-requests.ts';
 import { bashActions } from '../contract/tool-inputs.ts';
 import { ToolError } from '../core/errors.ts';
 import { scopeOutside } from '../core/workspace-scope.ts';
-import { mayManageKey, publicKey, type ApiKey, type KeyStore } from '../keys/key-store.ts';
+import type { KeyAdmin } from '../keys/key-admin.ts';
+import { mayManageKey, publicKey, type ApiKey } from '../keys/key-store.ts';
 import { parseInput } from '../contract/parse-input.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
 import { readJsonBody } from './json-body.ts';
 import { assertRole } from './route-access.ts';
 
-export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyStore }): Hono<AppEnv> {
+export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyAdmin }): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
   routes.post('/keys', async (c) => {
@@ -27,22 +28,22 @@ export function keyRoutes(deps: Pick<AppDeps, 'limits' | 'tools'> & { keys: KeyS
     return c.json({ ...publicKey(key), secret, ...(notifySecret === undefined ? {} : { notifySecret }) }, 201);
   });
 
-  routes.get('/keys', (c) => {
+  routes.get('/keys', async (c) => {
     const key = c.get('key');
     // Everyone sees their own key; an admin also the keys whose scope lies within its own.
     return c.json({
-      keys: (key.role === 'admin' ? deps.keys.list().filter((other) => mayManageKey(key, other)) : [key]).map(
+      keys: (key.role === 'admin' ? (await deps.keys.list()).filter((other) => mayManageKey(key, other)) : [key]).map(
         publicKey,
       ),
     });
   });
 
-  routes.delete('/keys/:id', (c) => {
+  routes.delete('/keys/:id', async (c) => {
     const admin = c.get('key');
     assertRole(admin, ['admin'], 'Revoking keys');
     const id = c.req.param('id');
-    const target = deps.keys.get(id);
-    if (!target || !mayManageKey(admin, target) || !deps.keys.revoke(id)) {
+    const target = await deps.keys.get(id);
+    if (!target || !mayManageKey(admin, target) || !(await deps.keys.revoke(id))) {
       throw new ToolError('not_found', `Key ${id} does not exist or is already revoked.`, { keyId: id });
     }
     return c.body(null, 204);

@@ -124,10 +124,14 @@ export class KeyStore {
    * Creates a key; its secret (and the signing secret of its notices, when it has a notify URL)
    * exist only in this answer: the store keeps the secret's hash.
    */
-  async create(input: NewKey): Promise<{ key: ApiKey; secret: string; notifySecret: string | undefined }> {
-    const secret = generateSecret();
+  async create(
+    input: NewKey,
+    /** A secret and id chosen by the caller (a home that finds a key's storage from its secret); else new ones. */
+    given?: { id: string; secret: string },
+  ): Promise<{ key: ApiKey; secret: string; notifySecret: string | undefined }> {
+    const secret = given?.secret ?? generateSecret();
     const notifySecret = input.notifyUrl === undefined ? undefined : generateSecret('tgn_');
-    const id = `key_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`;
+    const id = given?.id ?? `key_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`;
     const approvalMode = input.approvalMode ?? (input.role === 'agent' ? 'safe' : 'auto');
     this.db.query(
       `INSERT INTO api_keys (id, name, role, secret_hash, workspaces, tools, approval_mode, rules, quota, rate_limit, notify_url, notify_secret, created_at)

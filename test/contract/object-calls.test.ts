@@ -8,6 +8,7 @@ import {
   directoryCalls,
   dispatcherCalls,
   forwardedDeliverySchema,
+  keyCalls,
   storeFamilyCalls,
   workspaceCalls,
   type ObjectCall,
@@ -63,22 +64,42 @@ const wire = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as u
 /** Each call: a body its caller sends, and malformed ones with the field the refusal names. */
 const bodies: { call: ObjectCall; good: unknown[]; bad: { body: unknown; field: string }[] }[] = [
   {
-    call: directoryCalls.authenticate,
-    good: [{ secret: 'tg_secret' }],
+    call: keyCalls.authenticate,
+    good: [
+      { id: 'key_1', secret: 'tg_secret', watcher: 'alpha' },
+      { id: 'key_1', secret: 'tg_secret' },
+    ],
     bad: [
-      { body: {}, field: 'secret' },
-      { body: { secret: 1 }, field: 'secret' },
+      { body: { id: 'key_1' }, field: 'secret' },
+      { body: { id: 'key_1', secret: 1 }, field: 'secret' },
+      { body: { secret: 'tg_secret' }, field: 'id' },
+      { body: { id: 'key_1', secret: 'x'.repeat(513) }, field: 'secret' },
     ],
   },
-  { call: directoryCalls.key, good: [{ id: 'key_1' }], bad: [{ body: { id: null }, field: 'id' }] },
-  { call: directoryCalls.notifySecret, good: [{ id: 'key_1' }], bad: [{ body: { id: 'key_1', x: 1 }, field: '' }] },
+  { call: keyCalls.key, good: [{ id: 'key_1', watcher: 'alpha' }], bad: [{ body: { id: null }, field: 'id' }] },
+  { call: keyCalls.notifySecret, good: [{ id: 'key_1' }], bad: [{ body: { id: 'key_1', x: 1 }, field: '' }] },
   {
-    call: directoryCalls.rateLimit,
-    good: [{ keyId: 'key_1', perMinute: 60 }],
-    bad: [{ body: { keyId: 'key_1', perMinute: '60' }, field: 'perMinute' }],
+    call: keyCalls.create,
+    good: [{ id: 'key_1', secret: 'tg_secret', input: { name: 'agent', role: 'agent', workspaces: ['alpha'] } }],
+    bad: [
+      {
+        body: { id: 'key_1', secret: 'tg_secret', input: { name: 'agent', role: 'root', workspaces: ['alpha'] } },
+        field: 'input.role',
+      },
+      {
+        body: { id: 'key_1', secret: '', input: { name: 'agent', role: 'agent', workspaces: ['alpha'] } },
+        field: 'secret',
+      },
+    ],
+  },
+  { call: keyCalls.revoke, good: [{ id: 'key_1' }], bad: [{ body: { id: '' }, field: 'id' }] },
+  {
+    call: keyCalls.rateLimit,
+    good: [{ id: 'key_1', perMinute: 60 }],
+    bad: [{ body: { id: 'key_1', perMinute: '60' }, field: 'perMinute' }],
   },
   {
-    call: directoryCalls.quotaAdmit,
+    call: keyCalls.quotaAdmit,
     good: [
       { key, usesProcessTime: false },
       { key: limitedKey, usesProcessTime: true },
@@ -89,15 +110,16 @@ const bodies: { call: ObjectCall; good: unknown[]; bad: { body: unknown; field: 
     ],
   },
   {
-    call: directoryCalls.quotaSpent,
+    call: keyCalls.quotaSpent,
     good: [{ key: limitedKey }],
     bad: [{ body: { key: { ...limitedKey, quota: { calls: 1, period: 'week' } } }, field: 'key.quota.period' }],
   },
   {
-    call: directoryCalls.quotaSeconds,
-    good: [{ keyId: 'key_1', startedAt: 1_767_225_600_000, seconds: 1.5 }],
-    bad: [{ body: { keyId: 'key_1', startedAt: 1_767_225_600_000, seconds: -1 }, field: 'seconds' }],
+    call: keyCalls.quotaSeconds,
+    good: [{ id: 'key_1', startedAt: 1_767_225_600_000, seconds: 1.5 }],
+    bad: [{ body: { id: 'key_1', startedAt: 1_767_225_600_000, seconds: -1 }, field: 'seconds' }],
   },
+  { call: workspaceCalls.keyChanged, good: [{ id: 'key_1' }], bad: [{ body: {}, field: 'id' }] },
   {
     call: directoryCalls.register,
     good: [{ workspace: 'alpha' }],
@@ -277,20 +299,23 @@ function refusal(schema: z.ZodType, value: unknown): ToolError {
 
 describe('the calls between objects', () => {
   it('names every call by a path of its own', () => {
-    const paths = [directoryCalls, workspaceCalls, dispatcherCalls, storeFamilyCalls].flatMap((table) =>
+    const paths = [keyCalls, directoryCalls, workspaceCalls, dispatcherCalls, storeFamilyCalls].flatMap((table) =>
       Object.values(table).map((call: ObjectCall) => call.path),
     );
     expect(new Set(paths).size).toBe(paths.length);
     expect(paths).toEqual([
-      'authenticate',
-      'key',
-      'notify-secret',
-      'rate-limit',
-      'quota/admit',
-      'quota/spent',
-      'quota/seconds',
+      'key/authenticate',
+      'key/get',
+      'key/notify-secret',
+      'key/create',
+      'key/revoke',
+      'key/rate-limit',
+      'key/quota-admit',
+      'key/quota-spent',
+      'key/quota-seconds',
       'register',
       'approval-changed',
+      'key-changed',
       'usage',
       'approvals',
       'lease-job',
@@ -328,19 +353,21 @@ describe('the calls between objects', () => {
 
   it('reads a key back with the fields JSON left out, as the store gives it', () => {
     for (const each of [key, limitedKey]) {
-      const answer = directoryCalls.authenticate.answer.parse(wire(each));
+      const answer = keyCalls.authenticate.answer.parse(wire(each));
       expect(answer).toStrictEqual(each);
       // The order of the fields is kept, so a key sent on again is the same JSON.
       expect(JSON.stringify(answer)).toBe(JSON.stringify(each));
     }
-    expect(directoryCalls.key.answer.safeParse({ ...(wire(key) as object), workspaces: 'alpha' }).success).toBe(false);
+    expect(keyCalls.key.answer.safeParse({ ...(wire(key) as object), workspaces: 'alpha' }).success).toBe(false);
   });
 
   it('reads the other answers back', () => {
-    expect(directoryCalls.notifySecret.answer.parse({ secret: null })).toEqual({ secret: null });
-    expect(directoryCalls.notifySecret.answer.safeParse({}).success).toBe(false);
-    expect(directoryCalls.quotaSpent.answer.parse({ spent: true })).toEqual({ spent: true });
-    expect(directoryCalls.quotaSpent.answer.safeParse({ spent: 'no' }).success).toBe(false);
+    expect(keyCalls.notifySecret.answer.parse({ secret: null })).toEqual({ secret: null });
+    expect(keyCalls.notifySecret.answer.safeParse({}).success).toBe(false);
+    expect(keyCalls.quotaSpent.answer.parse({ spent: true })).toEqual({ spent: true });
+    expect(keyCalls.quotaSpent.answer.safeParse({ spent: 'no' }).success).toBe(false);
+    expect(keyCalls.revoke.answer.parse({ revoked: true })).toEqual({ revoked: true });
+    expect(keyCalls.create.answer.parse(wire({ key, notifySecret: null }))).toStrictEqual({ key, notifySecret: null });
     const row = { group: 'read_file', calls: 2, errors: 0, bytesIn: 10, bytesOut: 20, processSeconds: 0 };
     expect(workspaceCalls.usage.answer.parse([row])).toEqual([row]);
     expect(workspaceCalls.usage.answer.safeParse([{ ...row, calls: -1 }]).success).toBe(false);

@@ -22,6 +22,7 @@ declare module 'cloudflare:workers' {
     BUCKET: import('../../src/storage/r2-object-store.ts').R2BucketBinding;
     SQL_OBJECT: DurableObjectNamespace;
     DIRECTORY: DurableObjectNamespace;
+    KEYS: DurableObjectNamespace;
     WORKSPACES: DurableObjectNamespace;
     STORE_FAMILIES: DurableObjectNamespace;
     BLOBS: {

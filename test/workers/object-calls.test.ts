@@ -12,11 +12,12 @@ import {
   dispatcherObject,
   INTERNAL_HEADER,
   INTERNAL_PREFIX,
+  keyObject,
   workspaceObject,
   type DurableObjectStub,
 } from '../../src/cloudflare/bindings.ts';
 import { HOOK_DELIVERY_HEADER, HOOK_DELIVERY_PATH } from '../../src/cloudflare/hook-delivery-route.ts';
-import { directoryCalls } from '../../src/contract/object-calls.ts';
+import { directoryCalls, keyCalls } from '../../src/contract/object-calls.ts';
 import { ToolError } from '../../src/core/errors.ts';
 
 const bindings = env as never;
@@ -46,7 +47,12 @@ function expectRefusal(answer: { status: number; body: any }, field: string): vo
 }
 
 /** Rows of a table in an object's storage that match a condition. */
-function count(namespace: 'DIRECTORY' | 'DISPATCHER', name: string, sql: string, ...params: string[]): Promise<number> {
+function count(
+  namespace: 'DIRECTORY' | 'DISPATCHER' | 'KEYS',
+  name: string,
+  sql: string,
+  ...params: string[]
+): Promise<number> {
   const binding = (env as unknown as Record<string, typeof env.DIRECTORY>)[namespace]!;
   return runInDurableObject(binding.get(binding.idFromName(name)), (_instance, state) =>
     Number(
@@ -69,16 +75,25 @@ describe('calls between objects', () => {
     const indexed = "SELECT COUNT(*) AS n FROM workspace_objects WHERE name LIKE 'malformed%'";
     expect(await count('DIRECTORY', 'directory', indexed)).toBe(0);
 
-    const seconds = { keyId: 'key_malformed', startedAt: Date.now(), seconds: 3 };
+    const seconds = { id: 'key_malformed', startedAt: Date.now(), seconds: 3 };
+    const keyStub = keyObject(bindings, 'key_malformed');
     expectRefusal(
-      await internalCall(directory, 'quota/seconds', JSON.stringify({ ...seconds, startedAt: 'now' })),
+      await internalCall(keyStub, 'key/quota-seconds', JSON.stringify({ ...seconds, startedAt: 'now' })),
       'startedAt',
     );
-    const counted = 'SELECT COUNT(*) AS n FROM quota_seconds WHERE key_id = ?';
-    expect(await count('DIRECTORY', 'directory', counted, 'key_malformed')).toBe(0);
     // The same call, well formed, is counted.
-    expect(await callObject(directory, directoryCalls.quotaSeconds, seconds)).toBeUndefined();
-    expect(await count('DIRECTORY', 'directory', counted, 'key_malformed')).toBe(1);
+    expect(await callObject(keyStub, keyCalls.quotaSeconds, seconds)).toBeUndefined();
+    const counted = 'SELECT COUNT(*) AS n FROM quota_seconds WHERE key_id = ?';
+    expect(await count('KEYS', 'key_malformed', counted, 'key_malformed')).toBe(1);
+    // A key created with a secret that is not its own is refused, and the object holds no key.
+    const creation = {
+      id: 'key_malformed',
+      secret: 'tg_other',
+      input: { name: 'x', role: 'agent', workspaces: ['*'] },
+    };
+    const wrongSecret = await callObject(keyStub, keyCalls.create, creation as never).catch((error: unknown) => error);
+    expect((wrongSecret as ToolError).code).toBe('invalid_argument');
+    expect(await callObject(keyStub, keyCalls.key, { id: 'key_malformed' })).toBeUndefined();
 
     expectRefusal(
       await internalCall(dispatcherObject(bindings), 'offer', JSON.stringify({ workspace: 'malformed' })),
@@ -117,15 +132,16 @@ describe('calls between objects', () => {
   });
 
   it('reads each answer with its declaration: one that does not fit is unavailable', async () => {
-    const directory = directoryObject(bindings);
-    const admin = await callObject(directory, directoryCalls.key, { id: 'key_bootstrap_admin' });
+    const admin = await callObject(keyObject(bindings, 'key_bootstrap_admin'), keyCalls.key, {
+      id: 'key_bootstrap_admin',
+    });
     expect(admin).toMatchObject({ id: 'key_bootstrap_admin', role: 'admin' });
-    expect(await callObject(directory, directoryCalls.key, { id: 'key_none' })).toBeUndefined();
+    expect(await callObject(keyObject(bindings, 'key_none'), keyCalls.key, { id: 'key_none' })).toBeUndefined();
     // A caller that expects another answer from the same path, as a version apart would.
-    const drifted = { ...directoryCalls.key, answer: z.looseObject({ keyId: z.string() }) };
-    const failure = await callObject(directory, drifted, { id: 'key_bootstrap_admin' }).catch(
-      (error: unknown) => error,
-    );
+    const drifted = { ...keyCalls.key, answer: z.looseObject({ keyId: z.string() }) };
+    const failure = await callObject(keyObject(bindings, 'key_bootstrap_admin'), drifted, {
+      id: 'key_bootstrap_admin',
+    }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ToolError);
     expect((failure as ToolError).code).toBe('unavailable');
     expect((failure as ToolError).message).toContain('keyId');

@@ -5,6 +5,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { worker } from '../../src/cloudflare/worker-router.ts';
 
 export { DirectoryObject } from '../../src/cloudflare/directory-object.ts';
+export { KeyObject } from '../../src/cloudflare/key-object.ts';
 export { DispatcherObject } from '../../src/cloudflare/dispatcher-object.ts';
 export { StoreFamilyObject } from '../../src/cloudflare/store-family-object.ts';
 export { WorkspaceObject } from '../../src/cloudflare/workspace-object.ts';

@@ -1,0 +1,168 @@
+// The Cloudflare home's key object: one Durable Object per key, named by the key's id (which its
+// secret determines), holding its record, its rate limit and its quota ledger. A key's traffic
+// reaches its own object and no other, so keys never share one object's throughput.
+import { Hono } from 'hono';
+import { keyCalls, workspaceCalls } from '../contract/object-calls.ts';
+import { readSetting } from '../contract/settings.ts';
+import { sha256Hex } from '../core/content-hash.ts';
+import { ToolError } from '../core/errors.ts';
+import { consoleLog as log } from '../core/log.ts';
+import type { AppEnv } from '../http/app-deps.ts';
+import { errorResponse } from '../http/error-response.ts';
+import { BOOTSTRAP_KEY_ID, BOOTSTRAP_RUNNER_KEY_ID, KeyStore } from '../keys/key-store.ts';
+import { RateLimiter } from '../metering/rate-limiter.ts';
+import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
+import type { SqlDatabase } from '../storage/sql-database.ts';
+import {
+  callObject,
+  callServer,
+  INTERNAL_PREFIX,
+  internalOnly,
+  readSettings,
+  workspaceObject,
+  type DurableObjectState,
+  type Env,
+} from './bindings.ts';
+import { keyIdOfHash } from './key-identity.ts';
+import { QuotaLedgerTable } from './quota-ledger-table.ts';
+
+/** Workspace objects told of a revocation at once. */
+const FAN_OUT = 16;
+
+export class KeyObject {
+  private readonly app: Hono<AppEnv>;
+  private readonly db: SqlDatabase;
+  private held: { keys: KeyStore; ledger: QuotaLedgerTable; watchers: KeyWatchers } | undefined;
+  /** Whether the configured key this object may hold was set from the configuration in this instance. */
+  private configured = false;
+
+  constructor(
+    state: DurableObjectState,
+    private readonly env: Env,
+  ) {
+    this.db = new DurableObjectSqlDatabase(state.storage);
+    const limiter = new RateLimiter();
+    const internal = new Hono<AppEnv>();
+    internal.use('*', internalOnly());
+    const serve = callServer(internal, readSettings(env).maxBodyBytes);
+    serve(keyCalls.authenticate, async ({ id, secret, watcher }) => {
+      const held = await this.holding(id);
+      const key = await held?.keys.authenticate(secret);
+      if (!held || key?.id !== id) return undefined;
+      if (watcher !== undefined) held.watchers.add(watcher);
+      return key;
+    });
+    serve(keyCalls.key, async ({ id, watcher }) => {
+      const held = await this.holding(id);
+      const key = held?.keys.get(id);
+      if (key && watcher !== undefined) held!.watchers.add(watcher);
+      return key;
+    });
+    serve(keyCalls.notifySecret, async ({ id }) => ({
+      secret: (await this.holding(id))?.keys.notifySecret(id) ?? null,
+    }));
+    serve(keyCalls.create, async ({ id, secret, input }) => {
+      if ((await keyIdOfHash(await sha256Hex(new TextEncoder().encode(secret)))) !== id)
+        throw new ToolError('invalid_argument', `The secret does not belong to key ${id}; derive the id from it.`);
+      const held = this.open();
+      if (held.keys.list().length > 0 || held.keys.notifySecret(id) !== undefined)
+        throw new ToolError('conflict', `Key ${id} exists already; create the key again for a new secret.`);
+      const created = await held.keys.create(input, { id, secret });
+      return { key: created.key, notifySecret: created.notifySecret ?? null };
+    });
+    serve(keyCalls.revoke, async ({ id }) => {
+      const held = await this.holding(id);
+      if (!held) return { revoked: false };
+      const revoked = held.keys.revoke(id);
+      // Also after a revocation whose telling failed in part: those copies are dropped now.
+      await held.watchers.tellChanged(this.env, id);
+      return { revoked };
+    });
+    serve(keyCalls.rateLimit, ({ id, perMinute }) => limiter.take(id, perMinute));
+    serve(keyCalls.quotaAdmit, ({ key, usesProcessTime }) => this.open().ledger.admit(key, usesProcessTime));
+    serve(keyCalls.quotaSpent, ({ key }) => ({ spent: this.open().ledger.processSecondsSpent(key) }));
+    serve(keyCalls.quotaSeconds, ({ id, startedAt, seconds }) => this.open().ledger.addSeconds(id, startedAt, seconds));
+    const app = new Hono<AppEnv>();
+    app.route(INTERNAL_PREFIX.slice(0, -1), internal);
+    app.onError((error) => errorResponse(error, (failure) => log('a key object call failed', failure)));
+    this.app = app;
+  }
+
+  fetch(request: Request): Promise<Response> {
+    return Promise.resolve(this.app.fetch(request));
+  }
+
+  /**
+   * What this object holds, when it holds a key: an object asked about an unknown secret's id
+   * stores nothing, so guessed secrets leave no objects behind. The two configured keys are set
+   * from the configuration on first use (and revoked here when it no longer names them).
+   */
+  private async holding(id: string): Promise<KeyObject['held']> {
+    if (!this.configured && (id === BOOTSTRAP_KEY_ID || id === BOOTSTRAP_RUNNER_KEY_ID)) {
+      const held = this.open();
+      const admin = readSetting(this.env, 'TOOLGATE_API_KEY', 'cloudflare');
+      if (id === BOOTSTRAP_KEY_ID && admin) await held.keys.ensureBootstrapAdmin(admin);
+      if (id === BOOTSTRAP_RUNNER_KEY_ID)
+        await held.keys.ensureBootstrapRunner(readSetting(this.env, 'TOOLGATE_RUNNER_KEY', 'cloudflare'));
+      this.configured = true;
+    }
+    if (this.held) return this.held;
+    const [table] = this.db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'api_keys'");
+    return table === undefined ? undefined : this.open();
+  }
+
+  private open(): NonNullable<KeyObject['held']> {
+    this.held ??= {
+      keys: new KeyStore(this.db),
+      ledger: new QuotaLedgerTable(this.db),
+      watchers: new KeyWatchers(this.db),
+    };
+    return this.held;
+  }
+}
+
+/**
+ * The workspace objects that hold a copy of this key: each is told when the key changes, before
+ * the change is answered, so a revoked key is refused from the next request on.
+ */
+class KeyWatchers {
+  private readonly known = new Set<string>();
+
+  constructor(private readonly db: SqlDatabase) {
+    db.script('CREATE TABLE IF NOT EXISTS key_watchers (workspace TEXT PRIMARY KEY)');
+  }
+
+  add(workspace: string): void {
+    if (this.known.has(workspace)) return;
+    this.db.query('INSERT INTO key_watchers (workspace) VALUES (?) ON CONFLICT (workspace) DO NOTHING', workspace);
+    this.known.add(workspace);
+  }
+
+  /** Tells every watcher; one that could not be told stays, and is told again by the next change or revocation. */
+  async tellChanged(env: Env, id: string): Promise<void> {
+    const names = this.db
+      .query<{ workspace: string }>('SELECT workspace FROM key_watchers')
+      .map((row) => row.workspace);
+    const failures: unknown[] = [];
+    for (let start = 0; start < names.length; start += FAN_OUT) {
+      await Promise.all(
+        names.slice(start, start + FAN_OUT).map(async (workspace) => {
+          try {
+            await callObject(workspaceObject(env, workspace), workspaceCalls.keyChanged, { id });
+            this.db.query('DELETE FROM key_watchers WHERE workspace = ?', workspace);
+            this.known.delete(workspace);
+          } catch (error) {
+            failures.push(error);
+          }
+        }),
+      );
+    }
+    if (failures.length > 0) {
+      log(`could not tell ${failures.length} workspace objects that key ${id} changed`, failures[0]);
+      throw new ToolError(
+        'unavailable',
+        `Key ${id} is revoked, but not every copy of it was dropped yet; retry the call.`,
+      );
+    }
+  }
+}
