@@ -19,6 +19,8 @@ export interface CallServicesOptions {
   processes?: ProcessStore;
   /** See ToolCallsOptions.searchThreads. */
   searchThreads?: ToolCallsOptions['searchThreads'];
+  /** See ToolCallsOptions.edgeEngine. */
+  edgeEngine?: ToolCallsOptions['edgeEngine'];
   approvalTtlMs?: number;
   /** See ToolCallsOptions.processAccrualMs. */
   processAccrualMs?: number;
@@ -52,6 +54,7 @@ export function createCallServices(options: CallServicesOptions): CallServices {
     limits: options.limits,
     processes: options.processes,
     searchThreads: options.searchThreads,
+    edgeEngine: options.edgeEngine,
     approvalTtlMs: options.approvalTtlMs ?? 3_600_000,
     processAccrualMs: options.processAccrualMs,
     defaultRateLimitPerMinute: options.rateLimitPerMinute ?? 0,

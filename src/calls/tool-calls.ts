@@ -14,6 +14,7 @@ import type { CallLimiter } from '../metering/rate-limiter.ts';
 import type { CallIdentity, CallOutcome, UsageMeter } from '../metering/usage-meter.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
+import type { EdgeEngine } from '../tools/edge-bash/edge-interpreter.ts';
 import type { SearchThreads } from '../tools/search/text-search.ts';
 import type { ToolDefinition, ToolLimits } from '../tools/tool.ts';
 import type { Workspace } from '../workspace/workspace.ts';
@@ -35,6 +36,8 @@ export interface ToolCallsOptions {
   processes?: ProcessStore;
   /** Where grep searches files with very long lines off the event loop (the Node home); see ToolContext. */
   searchThreads?: SearchThreads;
+  /** Where bash's edge engine runs commands off the event loop (the Node home); see ToolContext. */
+  edgeEngine?: EdgeEngine;
   /** How long an approval may stay pending before it is rejected as `expired`. */
   approvalTtlMs: number;
   /** Tool calls a minute for keys without their own limit; 0 means unlimited. */
@@ -328,7 +331,7 @@ export class ToolCalls {
     usageId: number | undefined,
   ): Promise<Executed> {
     const started = this.now();
-    const { meter, limits, processes, searchThreads } = this.options;
+    const { meter, limits, processes, searchThreads, edgeEngine } = this.options;
     // Without a record ahead, the effect's transaction writes one, found again by this key.
     const effectKey = usageId === undefined ? crypto.randomUUID() : undefined;
     let effected = false;
@@ -338,7 +341,14 @@ export class ToolCalls {
       else meter.markEffect(usageId);
     };
     try {
-      const result = await tool.execute(args, { workspace, limits, processes, searchThreads, recordEffect });
+      const result = await tool.execute(args, {
+        workspace,
+        limits,
+        processes,
+        searchThreads,
+        edgeEngine,
+        recordEffect,
+      });
       await this.options
         .afterCall?.({ tool: identity.tool, args, workspace, result })
         .catch((error: unknown) => this.log(`after ${identity.tool} in ${workspace.id}`, error));

@@ -95,6 +95,15 @@ export const settings = {
       'most file contents one command run by the edge engine (bash exec on engine "edge") may hold in memory: those it reads and those it writes',
     homes: server,
   }),
+  TOOLGATE_EDGE_THREADS: integer({
+    name: 'TOOLGATE_EDGE_THREADS',
+    fallback: 2,
+    min: 1,
+    max: 64,
+    meaning:
+      "worker threads bash's edge engine runs commands on (each takes several at once), so no script holds the event loop; started on first use",
+    homes: ['node'],
+  }),
   TOOLGATE_DEFAULT_READ_MAX_CHARS: integer({
     name: 'TOOLGATE_DEFAULT_READ_MAX_CHARS',
     fallback: 20_000,

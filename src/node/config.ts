@@ -16,6 +16,8 @@ export interface NodeConfig {
   defaultReadMaxChars: number;
   /** The most file contents one edge command may hold in memory (TOOLGATE_EDGE_MEMORY_BYTES). */
   edgeMemoryBytes: number;
+  /** Worker threads bash's edge engine runs commands on (TOOLGATE_EDGE_THREADS). */
+  edgeThreads: number;
   readOnlyRoots: ReadOnlyRoot[];
   /** Run a runner inside the server process (TOOLGATE_RUNNER, default on; `off` to run runners separately). */
   inProcessRunner: boolean;
@@ -60,6 +62,7 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
     maxFileBytes: read('TOOLGATE_MAX_FILE_BYTES'),
     defaultReadMaxChars: read('TOOLGATE_DEFAULT_READ_MAX_CHARS'),
     edgeMemoryBytes: read('TOOLGATE_EDGE_MEMORY_BYTES'),
+    edgeThreads: read('TOOLGATE_EDGE_THREADS'),
     readOnlyRoots: read('TOOLGATE_READ_ONLY_ROOTS'),
     inProcessRunner: read('TOOLGATE_RUNNER'),
     leaseMs: read('TOOLGATE_LEASE_MS'),

@@ -28,6 +28,7 @@ import { Workspaces } from '../workspace/workspaces.ts';
 import { generateSecret } from '../keys/key-store.ts';
 import { loadAdminSecret, type AdminSecret } from './admin-key.ts';
 import type { NodeConfig } from './config.ts';
+import { EdgeThreadPool } from './edge-threads.ts';
 import { SearchThreadPool } from './search-threads.ts';
 import { consoleLog } from '../core/log.ts';
 import { startBlobSweeps } from './blob-sweep-timer.ts';
@@ -86,6 +87,8 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   }).attach(workspaces);
   // grep searches a file with a very long line on a thread, off the event loop all tenants share.
   const searchThreads = new SearchThreadPool({ log });
+  // bash's edge engine runs scripts on threads too: a script is JavaScript work of any length.
+  const edgeEngine = new EdgeThreadPool({ size: config.edgeThreads, log });
   const services = createCallServices({
     db,
     tools,
@@ -93,6 +96,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     limits,
     processes,
     searchThreads,
+    edgeEngine,
     approvalTtlMs: config.approvalTtlMs,
     processAccrualMs: config.processAccrualMs,
     rateLimitPerMinute: config.rateLimitPerMinute,
@@ -142,6 +146,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
       clearInterval(sweeper);
       blobSweeps.stop();
       void searchThreads.close();
+      void edgeEngine.close();
       services.calls.stop();
       db.close();
     },

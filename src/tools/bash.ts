@@ -5,7 +5,8 @@ import { bashActions, bashInput, type BashAction as Action } from '../contract/t
 import { ToolError } from '../core/errors.ts';
 import { snapshotOf } from '../processes/process-record.ts';
 import type { Workspace } from '../workspace/workspace.ts';
-import { engineFor, runOnEdge } from './edge-bash/edge-run.ts';
+import { handlerEdgeEngine, type EdgeEngine } from './edge-bash/edge-interpreter.ts';
+import { runOnEdge } from './edge-bash/edge-run.ts';
 import { defineTool, type ProcessLauncher, type ProcessUse, type ToolLimits } from './tool.ts';
 
 type Input = z.output<typeof bashInput>;
@@ -45,11 +46,11 @@ export const bash = defineTool({
     processUse,
   },
   check: checkArguments,
-  async execute(args, { workspace, processes, recordEffect, limits }) {
+  async execute(args, { workspace, processes, recordEffect, limits, edgeEngine = handlerEdgeEngine }) {
     checkArguments(args);
-    if (args.action === 'exec' && (await engineFor(args.command!, args.engine ?? 'auto')) === 'edge') {
+    if (args.action === 'exec' && (await edgeEngine.engineFor(args.command!, args.engine ?? 'auto')) === 'edge') {
       // On auto, a command the interpreter cannot finish within its own limits goes on to a runner.
-      const answer = await execOnEdge(args, workspace, limits, recordEffect);
+      const answer = await execOnEdge(args, workspace, limits, recordEffect, edgeEngine);
       if (answer !== undefined) return answer;
     }
     if (!processes)
@@ -198,19 +199,24 @@ async function execOnEdge(
   workspace: Workspace,
   limits: ToolLimits,
   recordEffect: (() => void) | undefined,
+  engine: EdgeEngine,
 ) {
   const { cwd } = await newProcess(args, workspace, 'exec');
   const started = performance.now();
-  const outcome = await runOnEdge(workspace, {
-    command: args.command!,
-    cwd,
-    env: args.env ?? {},
-    timeoutMs: args.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    maxFileBytes: limits.maxFileBytes,
-    maxWorkspaceBytes: limits.edgeMemoryBytes,
-    onCommit: recordEffect,
-    orRunner: args.engine !== 'edge',
-  });
+  const outcome = await runOnEdge(
+    workspace,
+    {
+      command: args.command!,
+      cwd,
+      env: args.env ?? {},
+      timeoutMs: args.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxFileBytes: limits.maxFileBytes,
+      maxWorkspaceBytes: limits.edgeMemoryBytes,
+      onCommit: recordEffect,
+      orRunner: args.engine !== 'edge',
+    },
+    engine,
+  );
   if (outcome === undefined) return undefined;
   const { conflicts, skipped } = outcome.sync;
   return {

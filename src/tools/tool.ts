@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import type { ToolAnnotations } from '../contract/tool-answers.ts';
 import type { ProcessStore } from '../processes/process-store.ts';
+import type { EdgeEngine } from './edge-bash/edge-interpreter.ts';
 import type { SearchThreads } from './search/text-search.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 
@@ -30,7 +31,13 @@ export interface ToolContext {
    * threads); without them it searches in the handler (the Cloudflare home: the workspace's own object).
    */
   searchThreads?: SearchThreads;
+  /**
+   * Where bash's edge engine reads and runs commands off the event loop (the Node home's worker
+   * threads); without it, in the handler (the Cloudflare home: the workspace's own object).
+   */
+  edgeEngine?: EdgeEngine;
   /** Runs inside the transaction that commits the call's effect (a workspace commit, a new process). */
+
   recordEffect?: () => void;
 }
 

@@ -104,6 +104,19 @@ describe('bash exec on the edge engine', () => {
     expect(loud.body.result.stdout.startsWith('1\n2\n3\n')).toBe(true);
   });
 
+  it('answers other calls while an edge command computes (on the Node home it runs on a thread)', async () => {
+    let settled = false;
+    const heavy = bash({ action: 'exec', engine: 'edge', command: "seq 1 99999 | sed -n '$p'" }).then((answer) => {
+      settled = true;
+      return answer;
+    });
+    // Another tenant's call is answered while the interpreter is still at work.
+    const other = await read('secret.txt', 'fenced');
+    expect(other.body.result.content).toBe('FENCED-SECRET\n');
+    expect(settled).toBe(false);
+    expect((await heavy).body.result).toMatchObject({ exitCode: 0, stdout: '99999\n', engine: 'edge' });
+  });
+
   it('reaches nothing outside the workspace, and writes nothing the guard refuses', async () => {
     const files = await listing();
     const peek = await bash({

@@ -7,7 +7,12 @@ import type { RunnerChange } from '../../contract/runner-protocol.ts';
 import { sha256Hex } from '../../core/content-hash.ts';
 import { manifestLinkTarget, relativeLinkTarget } from '../../core/link-target.ts';
 import type { ManifestEntry } from '../../workspace/manifest.ts';
-import type { Workspace } from '../../workspace/workspace.ts';
+
+/** A workspace as the copy is made of it: its entries, and a file's bytes when a command first reads them. */
+export interface EdgeSource {
+  entries: readonly ManifestEntry[];
+  read(path: string, entry: ManifestEntry): Promise<Uint8Array>;
+}
 
 /** Where the workspace is, for the command: where a runner's sandbox binds it too. */
 export const EDGE_WORKSPACE = '/workspace';
@@ -45,16 +50,16 @@ export class EdgeCopy {
   }
 
   /** Copies the workspace's entries into `memory` (a new InMemoryFs), contents on first read. */
-  static async of(workspace: Workspace, memory: InMemoryFs): Promise<EdgeCopy> {
+  static async of(source: EdgeSource, memory: InMemoryFs): Promise<EdgeCopy> {
     const copy = new EdgeCopy(memory);
     memory.mkdirSync(EDGE_WORKSPACE, { recursive: true });
     const links: ManifestEntry[] = [];
-    for (const entry of workspace.manifestEntries()) {
+    for (const entry of source.entries) {
       copy.known.set(entry.path, entry);
       const at = `${EDGE_WORKSPACE}/${entry.path}`;
       if (entry.type === 'dir') memory.mkdirSync(at, { recursive: true });
       else if (entry.type === 'symlink') links.push(entry);
-      else memory.writeFileLazy(at, () => workspace.readBytes(entry.path, entry), { mode: 0o644 });
+      else memory.writeFileLazy(at, () => source.read(entry.path, entry), { mode: 0o644 });
     }
     for (const link of links) {
       const target = relativeLinkTarget(link.path, link.target ?? '');

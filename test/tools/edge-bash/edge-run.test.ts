@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../src/storage/memory-object-store.ts';
 import { SqliteDatabase } from '../../../src/storage/node/sqlite-database.ts';
 import { EDGE_WORKSPACE, EdgeCopy } from '../../../src/tools/edge-bash/edge-copy.ts';
-import { runOnEdge } from '../../../src/tools/edge-bash/edge-run.ts';
+import { edgeSource, runOnEdge } from '../../../src/tools/edge-bash/edge-run.ts';
 import { syncChanges } from '../../../src/workspace/sync-changes.ts';
 import { Workspaces } from '../../../src/workspace/workspaces.ts';
 
@@ -85,7 +85,7 @@ describe('the edge engine', () => {
 
   it('leaves a file the API changed meanwhile as the API wrote it, and names it a conflict', async () => {
     const ws = await workspaceWith({ 'f.txt': 'base\n', 'g.txt': 'g\n' });
-    const copy = await EdgeCopy.of(ws.open(), new InMemoryFs());
+    const copy = await EdgeCopy.of(edgeSource(ws.open()), new InMemoryFs());
     const bash = new Bash({ fs: copy.fs, cwd: EDGE_WORKSPACE });
     expect((await bash.exec('echo edge > f.txt && echo edge > g.txt')).exitCode).toBe(0);
     await ws.open().commit([{ op: 'write', path: 'f.txt', content: bytes('api\n') }]);

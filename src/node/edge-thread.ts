@@ -1,0 +1,82 @@
+// An edge thread of the Node home: reads and runs bash command lines with the edge engine's
+// interpreter off the server's event loop (see edge-threads.ts). File contents come from the server
+// thread when a command first reads them.
+import { parentPort } from 'node:worker_threads';
+import type { BashEngine } from '../contract/tool-inputs.ts';
+import { isToolError, type ErrorCode, type ErrorDetails } from '../core/errors.ts';
+import { engineFor, interpret, type EdgeInterpretation, type EdgeRun } from '../tools/edge-bash/edge-interpreter.ts';
+import type { ManifestEntry } from '../workspace/manifest-entry.ts';
+
+/** What the server thread asks of an edge thread. */
+export type EdgeThreadRequest =
+  | { kind: 'engine'; id: number; command: string; requested: BashEngine }
+  | { kind: 'interpret'; id: number; entries: readonly ManifestEntry[]; run: EdgeRun }
+  | { kind: 'read'; readId: number; bytes?: Uint8Array; failure?: string };
+
+/** What an edge thread answers, or asks of the server thread (a file's bytes). */
+export type EdgeThreadMessage =
+  | { kind: 'engine'; id: number; engine: 'edge' | 'runner' }
+  | { kind: 'interpreted'; id: number; interpretation: EdgeInterpretation }
+  | { kind: 'error'; id: number; error: { code: ErrorCode; message: string; details: ErrorDetails | undefined } }
+  | { kind: 'failure'; id: number; failure: string }
+  | { kind: 'read'; id: number; readId: number; path: string; entry: ManifestEntry };
+
+const port = parentPort;
+if (port === null) throw new Error('edge-thread.ts runs as a worker thread, started by EdgeThreadPool');
+const send = (message: EdgeThreadMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+
+/** Reads waiting for the server thread's answer, by id. */
+const reading = new Map<number, { resolve: (bytes: Uint8Array) => void; reject: (error: Error) => void }>();
+let nextReadId = 0;
+
+/** A file's bytes, for the command `id`, from the server thread. */
+function read(id: number, path: string, entry: ManifestEntry): Promise<Uint8Array> {
+  const readId = nextReadId++;
+  return new Promise((resolve, reject) => {
+    reading.set(readId, { resolve, reject });
+    send({ kind: 'read', id, readId, path, entry });
+  });
+}
+
+async function answer(request: Exclude<EdgeThreadRequest, { kind: 'read' }>): Promise<void> {
+  try {
+    if (request.kind === 'engine') {
+      send({ kind: 'engine', id: request.id, engine: await engineFor(request.command, request.requested) });
+      return;
+    }
+    const source = {
+      entries: request.entries,
+      read: (path: string, entry: ManifestEntry) => read(request.id, path, entry),
+    };
+    const interpretation = await interpret(source, request.run);
+    // The written contents move to the server thread rather than being copied (each buffer once).
+    const contents = new Set<ArrayBuffer>();
+    for (const change of interpretation.changes)
+      if (change.op === 'write' && change.content.buffer instanceof ArrayBuffer) contents.add(change.content.buffer);
+    send({ kind: 'interpreted', id: request.id, interpretation }, [...contents]);
+  } catch (error) {
+    if (isToolError(error))
+      send({
+        kind: 'error',
+        id: request.id,
+        error: { code: error.code, message: error.message, details: error.details },
+      });
+    else
+      send({
+        kind: 'failure',
+        id: request.id,
+        failure: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      });
+  }
+}
+
+port.on('message', (request: EdgeThreadRequest) => {
+  if (request.kind !== 'read') {
+    void answer(request);
+    return;
+  }
+  const waiting = reading.get(request.readId);
+  reading.delete(request.readId);
+  if (request.bytes !== undefined) waiting?.resolve(request.bytes);
+  else waiting?.reject(new Error(request.failure ?? 'the file could not be read'));
+});

@@ -1,0 +1,117 @@
+// The edge engine's interpreter side: where a command line may run (engineFor) and running it with
+// just-bash over a copy of the workspace (interpret), with nothing of the server but the copy's
+// source. It runs in the request handler (the Cloudflare home) or on a worker thread (the Node
+// home, node/edge-threads.ts), so the event loop every tenant shares never runs a script.
+import type { RunnerChange } from '../../contract/runner-protocol.ts';
+import { MAX_EXEC_STREAM_CHARS } from '../../contract/tool-answers.ts';
+import type { BashEngine } from '../../contract/tool-inputs.ts';
+import { ToolError } from '../../core/errors.ts';
+import { cutAtChars } from '../../core/text-lines.ts';
+import { EDGE_WORKSPACE, EdgeCopy, type EdgeSource } from './edge-copy.ts';
+import { autoObjection, edgeObjection } from './edge-script.ts';
+
+/** A command line for the interpreter, as the bash tool was given it (cwd resolved by the guard). */
+export interface EdgeRun {
+  command: string;
+  /** The working directory: a resolved virtual path, `''` for the root. */
+  cwd: string;
+  /** The caller's variables, over the environment a runner gives a command. */
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** The most the command's copy may hold in memory (its files and what it writes), in bytes. */
+  maxWorkspaceBytes?: number;
+}
+
+/** What the interpreter made of a command: its output and what it changed in its copy. */
+export interface EdgeInterpretation {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  /** The command ran out of time and was stopped. */
+  timedOut: boolean;
+  /** stdout or stderr was longer than an answer keeps (MAX_EXEC_STREAM_CHARS each). */
+  truncated: boolean;
+  /** The interpreter stopped the command at one of its own limits (commands, loop iterations, ...), which bash does not have. */
+  stoppedAtLimit: boolean;
+  /** What the command changed, as a runner's copy reports it. */
+  changes: RunnerChange[];
+  /** What the copy held that no disk could, with why. */
+  skipped: { path: string; reason: string }[];
+}
+
+/** Where the edge engine's commands are read and run: in the handler, or on a home's threads. */
+export interface EdgeEngine {
+  /**
+   * Where an exec runs: `runner` as asked; `edge` as asked, unless the edge cannot run the command
+   * at all (invalid_argument naming it); `auto` on the edge only when every command, option and
+   * shell feature in it is on the allow-list the differential test proves.
+   */
+  engineFor(command: string, requested: BashEngine): Promise<'edge' | 'runner'>;
+  interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation>;
+}
+
+/** The environment a runner gives a command (runner/node/command-environment.ts), so scripts see the same. */
+const BASE_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp', LANG: 'C.UTF-8', TERM: 'dumb' };
+/** The exit code of a command stopped at its timeout, as a runner reports one killed by SIGKILL. */
+const TIMED_OUT_EXIT_CODE = 137;
+/** What the interpreter answers when it stops a command at one of its own limits (as bash answers a command it cannot execute). */
+const INTERPRETER_LIMIT_EXIT_CODE = 126;
+/** Output the interpreter may produce before it stops the command: room beyond what the answer keeps, so cutting is ours. */
+const OUTPUT_STOP_FACTOR = 4;
+
+let interpreter: Promise<typeof import('just-bash')> | undefined;
+const loadInterpreter = () => (interpreter ??= import('just-bash'));
+
+/** The edge engine in the calling thread: the Cloudflare home's, whose object serves one workspace. */
+export const handlerEdgeEngine: EdgeEngine = { engineFor, interpret };
+
+export async function engineFor(command: string, requested: BashEngine): Promise<'edge' | 'runner'> {
+  if (requested === 'runner') return 'runner';
+  const { parse, getCommandNames } = await loadInterpreter();
+  let script: ReturnType<typeof parse> | undefined;
+  try {
+    script = parse(command);
+  } catch {
+    // Bash itself reports the syntax error: a runner's message is the one scripts expect.
+    if (requested === 'auto') return 'runner';
+  }
+  if (requested === 'auto') return script && !autoObjection(script) ? 'edge' : 'runner';
+  const objection = script && edgeObjection(script, new Set(getCommandNames()));
+  if (objection)
+    throw new ToolError(
+      'invalid_argument',
+      `engine "edge" cannot run this command: ${objection.reason} (${objection.subject}); run it with engine "runner" or "auto".`,
+      { command: objection.subject },
+    );
+  return 'edge';
+}
+
+export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation> {
+  const { Bash, InMemoryFs } = await loadInterpreter();
+  const copy = await EdgeCopy.of(source, new InMemoryFs(undefined, { maxTotalBytes: run.maxWorkspaceBytes }));
+  const cwd = run.cwd === '' ? EDGE_WORKSPACE : `${EDGE_WORKSPACE}/${run.cwd}`;
+  const bash = new Bash({
+    fs: copy.fs,
+    cwd,
+    env: { ...BASE_ENV, PWD: cwd, ...run.env },
+    executionLimits: {
+      maxExecutionTimeMs: run.timeoutMs,
+      maxOutputSize: MAX_EXEC_STREAM_CHARS * OUTPUT_STOP_FACTOR,
+    },
+  });
+  const timeout = AbortSignal.timeout(run.timeoutMs);
+  const result = await bash.exec(run.command, { signal: timeout, rawScript: true });
+  const { changes, skipped } = await copy.changes();
+  const stdout = cutAtChars(result.stdout, MAX_EXEC_STREAM_CHARS);
+  const stderr = cutAtChars(result.stderr, MAX_EXEC_STREAM_CHARS);
+  return {
+    stdout,
+    stderr,
+    truncated: stdout.length < result.stdout.length || stderr.length < result.stderr.length,
+    exitCode: timeout.aborted ? TIMED_OUT_EXIT_CODE : result.exitCode,
+    timedOut: timeout.aborted,
+    stoppedAtLimit: !timeout.aborted && result.exitCode === INTERPRETER_LIMIT_EXIT_CODE,
+    changes,
+    skipped,
+  };
+}
