@@ -50,7 +50,7 @@ export interface Env {
   KEYS: DurableObjectNamespace;
   /** One object: the key listing, webhooks, the index of workspace objects and the listings that span them. */
   DIRECTORY: DurableObjectNamespace;
-  /** One object: job ids from the Queue, handed to runners that lease. */
+  /** Dispatcher shards (DISPATCHER_SHARDS): job ids from the Queue, handed to runners that lease. */
   DISPATCHER: DurableObjectNamespace;
   /** One object per store that forks in several objects share: who reads it (store-family-object.ts). */
   STORE_FAMILIES: DurableObjectNamespace;
@@ -151,8 +151,26 @@ export function directoryObject(env: Env): DurableObjectStub {
   return env.DIRECTORY.get(env.DIRECTORY.idFromName('directory'));
 }
 
-export function dispatcherObject(env: Env): DurableObjectStub {
-  return env.DISPATCHER.get(env.DISPATCHER.idFromName('dispatcher'));
+/**
+ * Dispatcher shards: a runner leases from the shard its id names, and a job is offered from its
+ * workspace's shard onwards until a runner waiting there takes it (worker-router.ts). Changing the
+ * number strands offers held by shards no longer asked; the workspace objects' next sends repair it.
+ */
+export const DISPATCHER_SHARDS = 16;
+
+/** Dispatcher shard `shard` (0 keeps the name the one dispatcher had, so offers it holds are still served). */
+export function dispatcherObject(env: Env, shard: number): DurableObjectStub {
+  return env.DISPATCHER.get(env.DISPATCHER.idFromName(shard === 0 ? 'dispatcher' : `dispatcher-${shard}`));
+}
+
+/** The shard a name (a runner id, a workspace) falls in: FNV-1a, so every Worker computes the same. */
+export function dispatcherShard(name: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < name.length; index += 1) {
+    hash ^= name.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % DISPATCHER_SHARDS;
 }
 
 /**

@@ -1,11 +1,12 @@
-// The Cloudflare home's dispatcher: one Durable Object that takes job ids from the Queue and
-// hands them to runners that lease. It only offers: the workspace object that holds a job
-// leases it (or answers that it no longer waits), so a job delivered twice runs once.
+// The Cloudflare home's dispatcher shards: Durable Objects that take job ids from the Queue and
+// hand them to the runners that lease from them. A shard only offers: the workspace object that
+// holds a job leases it (or answers that it no longer waits), so a job delivered twice, or
+// offered by several shards, runs once.
 import type { Hono } from 'hono';
 import { dispatcherCalls, workspaceCalls } from '../contract/object-calls.ts';
 import { parseInput } from '../contract/parse-input.ts';
 import { leaseRequestSchema } from '../contract/runner-protocol.ts';
-import { scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
+import { scopeCovers, scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
 import type { AppEnv } from '../http/app-deps.ts';
 import { createBaseApp } from '../http/app.ts';
 import { readJsonBody } from '../http/json-body.ts';
@@ -32,14 +33,18 @@ import { KeyClient } from './key-client.ts';
 
 /** How soon a lease looks again at offers another lease was asking about (which it may leave to others). */
 const CLAIM_RECHECK_MS = 50;
+/** How long an offer waits for a runner waiting here to take it before the next shard is offered it too. */
+const OFFER_CLAIM_MS = 1_000;
 
 export class DispatcherObject {
   private readonly app: Hono<AppEnv>;
   private readonly offers: JobOffers;
   /** Offers a lease is asking about right now: two runners are never sent to the same job at once. */
   private readonly claimed = new Set<string>();
-  /** Lease requests waiting for an offer, with whether each takes exec jobs only. */
-  private readonly waiting = new Map<() => void, boolean>();
+  /** Lease requests waiting for an offer, with whether each takes exec jobs only and whose runner key it is. */
+  private readonly waiting = new Map<() => void, { execOnly: boolean; scope: WorkspaceScope }>();
+  /** Offers waiting to hear that a runner waiting here dealt with them, by job id. */
+  private readonly claims = new Map<string, () => void>();
   /** When each workspace's job was last handed out (a rising turn number): runners take workspaces in turn. */
   private readonly served = new Map<string, number>();
   private turn = 0;
@@ -68,9 +73,9 @@ export class DispatcherObject {
       return job ? c.json({ job }) : c.body(null, 204);
     });
     app.post(`${INTERNAL_PREFIX}${dispatcherCalls.offer.path}`, internalOnly(), async (c) => {
-      this.offers.add(await readCallBody(dispatcherCalls.offer, c.req.raw, settings.maxBodyBytes));
-      for (const wake of [...this.waiting.keys()]) wake();
-      return answerCall(dispatcherCalls.offer, undefined);
+      const offer = await readCallBody(dispatcherCalls.offer, c.req.raw, settings.maxBodyBytes);
+      this.offers.add(offer);
+      return answerCall(dispatcherCalls.offer, { claimed: await this.claim(offer) });
     });
     assertRoutesGuarded(app);
     this.app = app;
@@ -78,6 +83,30 @@ export class DispatcherObject {
 
   fetch(request: Request): Promise<Response> {
     return Promise.resolve(this.app.fetch(request));
+  }
+
+  /**
+   * Wakes the leases waiting here and answers whether one of them dealt with the offer: false at
+   * once when none waits here whose runner key reaches the workspace, and false when none took it
+   * within OFFER_CLAIM_MS (busy runners), so the Worker offers it to the next shard as well. The
+   * offer stays here either way; a copy another shard's runner took is dropped when its workspace
+   * object answers that it no longer waits.
+   */
+  private async claim(offer: JobMessage): Promise<boolean> {
+    const waiters = [...this.waiting].filter(([, waiter]) => scopeCovers(waiter.scope, offer.workspace));
+    if (waiters.length === 0) return false;
+    const claimed = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => settle(false), OFFER_CLAIM_MS);
+      const settle = (value: boolean) => {
+        clearTimeout(timer);
+        if (this.claims.get(offer.jobId) === done) this.claims.delete(offer.jobId);
+        resolve(value);
+      };
+      const done = () => settle(true);
+      this.claims.set(offer.jobId, done);
+    });
+    for (const [wake] of waiters) wake();
+    return claimed;
   }
 
   /**
@@ -101,6 +130,8 @@ export class DispatcherObject {
         .heads(this.claimed, holder.workspaces)
         .sort((a, b) => (this.served.get(a.workspace) ?? 0) - (this.served.get(b.workspace) ?? 0) || a.seq - b.seq);
       let skipped = false;
+      // An offer dropped (leased elsewhere, or no longer waiting) may hide a newer one of its workspace.
+      let dropped = false;
       for (const offer of heads) {
         // Another lease may be asking about it (and may leave it): looked at again shortly.
         if (this.claimed.has(offer.jobId)) {
@@ -116,11 +147,18 @@ export class DispatcherObject {
             wish,
           });
           if (answer?.later) {
-            // Held back from an exec-only request, the job may suit a request that takes any: those re-check.
-            if (wish.execOnly) for (const [wake, execOnly] of [...this.waiting]) if (!execOnly) wake();
+            if (wish.execOnly) {
+              // Held back from an exec-only request, the job may suit a request that takes any: those re-check.
+              for (const [wake, waiter] of [...this.waiting]) if (!waiter.execOnly) wake();
+            } else {
+              // Held back by its workspace (it runs its most processes): it waits for a slot, as on any shard.
+              this.claims.get(offer.jobId)?.();
+            }
             continue;
           }
           this.offers.remove(offer.jobId);
+          this.claims.get(offer.jobId)?.();
+          dropped = true;
           if (answer?.job) {
             this.served.set(offer.workspace, ++this.turn);
             return answer.job;
@@ -129,6 +167,7 @@ export class DispatcherObject {
           this.claimed.delete(offer.jobId);
         }
       }
+      if (dropped) continue;
       const left = Math.min(deadline - Date.now(), skipped || this.claimed.size > 0 ? CLAIM_RECHECK_MS : Infinity);
       if (deadline - Date.now() <= 0 || signal.aborted) return undefined;
       await new Promise<void>((resolve) => {
@@ -138,7 +177,7 @@ export class DispatcherObject {
           resolve();
         };
         const timer = setTimeout(wake, left);
-        this.waiting.set(wake, wish.execOnly ?? false);
+        this.waiting.set(wake, { execOnly: wish.execOnly ?? false, scope: holder.workspaces });
       });
     }
   }

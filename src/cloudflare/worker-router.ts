@@ -1,6 +1,6 @@
 // The Cloudflare Worker: sends each request to the object that holds what it is about (a
-// workspace's object, the dispatcher for leases, the directory for the rest), and feeds the
-// dispatcher from the job Queue.
+// workspace's object, a dispatcher shard for leases, the directory for the rest), and feeds the
+// dispatcher shards from the job Queue.
 import { dispatcherCalls } from '../contract/object-calls.ts';
 import { errorResponse } from '../http/error-response.ts';
 import { readBodyBytes } from '../http/json-body.ts';
@@ -10,6 +10,8 @@ import {
   callObject,
   directoryObject,
   dispatcherObject,
+  dispatcherShard,
+  DISPATCHER_SHARDS,
   INTERNAL_HEADER,
   INTERNAL_PREFIX,
   readSettings,
@@ -57,33 +59,60 @@ export const worker = {
         return errorResponse(error, logFailure);
       }
     }
-    const { stub, workspace } = route(url.pathname, env);
+    const { stub, workspace } = route(url.pathname, env, body);
     if (workspace !== undefined) headers.set(WORKSPACE_HEADER, workspace);
     return stub.fetch(new Request(request.url, { method: request.method, headers, body, signal: request.signal }));
   },
 
-  /** Job ids from the Queue go to the dispatcher; a message is acknowledged once it holds the offer. */
+  /** Job ids from the Queue go to the dispatcher shards; a message is acknowledged once they hold the offer. */
   async queue(batch: { messages: readonly QueueMessage<JobMessage>[] }, env: Env): Promise<void> {
-    for (const message of batch.messages) {
-      try {
-        await callObject(dispatcherObject(env), dispatcherCalls.offer, message.body);
-        message.ack();
-      } catch (error) {
-        log(`could not offer job ${message.body.jobId}; the Queue delivers it again`, error);
-        message.retry();
-      }
-    }
+    await Promise.all(
+      batch.messages.map(async (message) => {
+        try {
+          await offerJob(env, message.body);
+          message.ack();
+        } catch (error) {
+          log(`could not offer job ${message.body.jobId}; the Queue delivers it again`, error);
+          message.retry();
+        }
+      }),
+    );
   },
 };
 
+/**
+ * Offers a job to its workspace's dispatcher shard, and when no runner waiting there takes it, to
+ * every other shard at once: the first runner waiting anywhere takes it, and when none does (every
+ * runner busy, or none connected) every shard holds it, so the next runner to lease anywhere finds
+ * it. A job offered by several shards is leased once: its workspace object decides, and the other
+ * shards drop their copies when it answers that the job no longer waits.
+ */
+async function offerJob(env: Env, job: JobMessage): Promise<void> {
+  const home = dispatcherShard(job.workspace);
+  if ((await callObject(dispatcherObject(env, home), dispatcherCalls.offer, job))?.claimed) return;
+  const others = Array.from({ length: DISPATCHER_SHARDS - 1 }, (_, step) => (home + 1 + step) % DISPATCHER_SHARDS);
+  await Promise.all(others.map((shard) => callObject(dispatcherObject(env, shard), dispatcherCalls.offer, job)));
+}
+
+/** The dispatcher shard a runner leases from: the one its runner id names, so its lease requests wait where its offers come. */
+function leaseShard(body: Uint8Array | undefined): number {
+  try {
+    const runnerId = (JSON.parse(new TextDecoder().decode(body)) as { runnerId?: unknown }).runnerId;
+    return typeof runnerId === 'string' ? dispatcherShard(runnerId) : 0;
+  } catch {
+    // Not JSON: the shard refuses it with the contract's error.
+    return 0;
+  }
+}
+
 /** The object a request is for, and the workspace it is about when that object is a workspace's. */
-function route(path: string, env: Env): { stub: DurableObjectStub; workspace?: string } {
+function route(path: string, env: Env, body: Uint8Array | undefined): { stub: DurableObjectStub; workspace?: string } {
   const workspace = /^\/v1\/(?:runner\/)?workspaces\/([^/]+)(?:\/|$)/.exec(path)?.[1];
   if (workspace !== undefined) return workspaceRoute(safeDecode(workspace), env);
   // Approval ids end in `.<workspace>`: the decision goes straight to the object holding the approval.
   const approval = /^\/v1\/approvals\/[^/]*\.([a-z0-9][a-z0-9_-]{0,62})(?:\/|$)/.exec(path)?.[1];
   if (approval !== undefined) return workspaceRoute(approval, env);
-  if (path === '/v1/runner/lease') return { stub: dispatcherObject(env) };
+  if (path === '/v1/runner/lease') return { stub: dispatcherObject(env, leaseShard(body)) };
   return { stub: directoryObject(env) };
 }
 

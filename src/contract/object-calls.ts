@@ -326,6 +326,10 @@ export const jobMessageSchema = z.strictObject({ workspace: z.string(), jobId: z
 export type JobMessage = z.output<typeof jobMessageSchema>;
 
 export const dispatcherCalls = {
-  /** Offers a job to the runners that lease (a job offered twice is held once). */
-  offer: objectCall('offer', jobMessageSchema, null),
+  /**
+   * Offers a job to the runners that lease from this shard (a job offered twice is held once):
+   * `claimed` once a runner waiting here took it (or found it gone, or to wait for a slot), false
+   * when none waits here or none took it soon, so the next shard is offered it too.
+   */
+  offer: objectCall('offer', jobMessageSchema, z.looseObject({ claimed: z.boolean() })),
 } as const;

@@ -367,6 +367,8 @@ describe('the calls between objects', () => {
     expect(keyCalls.quotaSpent.answer.parse({ spent: true })).toEqual({ spent: true });
     expect(keyCalls.quotaSpent.answer.safeParse({ spent: 'no' }).success).toBe(false);
     expect(keyCalls.revoke.answer.parse({ revoked: true })).toEqual({ revoked: true });
+    expect(dispatcherCalls.offer.answer.parse({ claimed: false })).toEqual({ claimed: false });
+    expect(dispatcherCalls.offer.answer.safeParse({}).success).toBe(false);
     expect(keyCalls.create.answer.parse(wire({ key, notifySecret: null }))).toStrictEqual({ key, notifySecret: null });
     const row = { group: 'read_file', calls: 2, errors: 0, bytesIn: 10, bytesOut: 20, processSeconds: 0 };
     expect(workspaceCalls.usage.answer.parse([row])).toEqual([row]);

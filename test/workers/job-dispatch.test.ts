@@ -4,6 +4,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult, SELF } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { dispatcherShard } from '../../src/cloudflare/bindings.ts';
 import { worker } from '../../src/cloudflare/worker-router.ts';
 import { api, KEY } from './worker-api.ts';
 
@@ -97,5 +98,55 @@ describe('job hand-off through the Queue', () => {
       expect([401, 404], path).toContain(forged.status);
       expect(JSON.stringify(await forged.json()), path).not.toContain('key_bootstrap_admin');
     }
+  });
+});
+
+describe('job hand-off across dispatcher shards', () => {
+  it('leases each job exactly once to runners spread over the shards, however often it is delivered', async () => {
+    const workspaces = Array.from({ length: 6 }, (_, i) => `sharded-${i}`);
+    const jobs: string[] = [];
+    for (const ws of workspaces) {
+      expect((await api('PUT', `/v1/workspaces/${ws}`)).status).toBe(201);
+      for (let n = 0; n < 3; n += 1) {
+        const started = await api('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' });
+        expect(started.status).toBe(200);
+        jobs.push(started.body.result.processId as string);
+      }
+    }
+    // Redelivered while no runner waits: every shard then holds each job.
+    for (const [index, processId] of jobs.entries()) await deliver(workspaces[Math.floor(index / 3)]!, processId, 2);
+    const runners = Array.from({ length: 12 }, (_, i) => `spread-${i}`);
+    expect(new Set(runners.map((id) => dispatcherShard(id))).size).toBeGreaterThan(4);
+    const leased: string[] = [];
+    await Promise.all(
+      runners.map(async (runnerId) => {
+        for (;;) {
+          const lease = await api('POST', '/v1/runner/lease', { runnerId, waitMs: 0 });
+          if (lease.status === 204) return;
+          expect(lease.status).toBe(200);
+          leased.push(lease.body.job.processId as string);
+        }
+      }),
+    );
+    expect([...leased].sort()).toEqual([...jobs].sort());
+  });
+
+  it('hands a job to a runner waiting on another shard than its workspace, once, also when delivered again', async () => {
+    expect((await api('PUT', '/v1/workspaces/waited-for')).status).toBe(201);
+    const home = dispatcherShard('waited-for');
+    const runnerId = Array.from({ length: 64 }, (_, i) => `waiting-${i}`).find((id) => dispatcherShard(id) !== home)!;
+    const waiting = api('POST', '/v1/runner/lease', { runnerId, waitMs: 20_000 });
+    // The lease is waiting on its shard before the job exists (its object sends the job at once).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = await api('POST', '/v1/workspaces/waited-for/tools/bash', { action: 'start', command: 'true' });
+    const { processId } = started.body.result;
+    const lease = await waiting;
+    expect(lease.status).toBe(200);
+    expect(lease.body.job.processId).toBe(processId);
+    await deliver('waited-for', processId, 3);
+    const others = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => api('POST', '/v1/runner/lease', { runnerId: `late-${i}`, waitMs: 0 })),
+    );
+    expect(others.map((other) => other.status)).toEqual(Array(8).fill(204));
   });
 });

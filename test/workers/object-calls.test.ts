@@ -96,7 +96,7 @@ describe('calls between objects', () => {
     expect(await callObject(keyStub, keyCalls.key, { id: 'key_malformed' })).toBeUndefined();
 
     expectRefusal(
-      await internalCall(dispatcherObject(bindings), 'offer', JSON.stringify({ workspace: 'malformed' })),
+      await internalCall(dispatcherObject(bindings, 0), 'offer', JSON.stringify({ workspace: 'malformed' })),
       'jobId',
     );
     const offered = "SELECT COUNT(*) AS n FROM job_offers WHERE workspace = 'malformed'";
