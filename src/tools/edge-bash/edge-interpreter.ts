@@ -2,6 +2,7 @@
 // just-bash over a copy of the workspace (interpret), with nothing of the server but the copy's
 // source. It runs in the request handler (the Cloudflare home) or on a worker thread (the Node
 // home, node/edge-threads.ts), so the event loop every tenant shares never runs a script.
+import type { ScriptNode } from 'just-bash';
 import type { RunnerChange } from '../../contract/runner-protocol.ts';
 import { MAX_EXEC_STREAM_CHARS } from '../../contract/tool-answers.ts';
 import type { BashEngine } from '../../contract/tool-inputs.ts';
@@ -56,10 +57,17 @@ const BASE_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp', LANG: 'C.
 const TIMED_OUT_EXIT_CODE = 137;
 /** What the interpreter answers when it stops a command at one of its own limits (as bash answers a command it cannot execute). */
 const INTERPRETER_LIMIT_EXIT_CODE = 126;
+/** How long past the timeout the interpreter's own clock stops a command the abort did not reach. */
+const EXECUTION_TIME_BACKSTOP_MS = 1_000;
 /** Output the interpreter may produce before it stops the command: room beyond what the answer keeps, so cutting is ours. */
 const OUTPUT_STOP_FACTOR = 4;
 
+/** The interpreter's commands that run another language, which the edge leaves to a runner. */
+const OTHER_LANGUAGES = ['python', 'python3', 'js-exec', 'node'];
+
 let interpreter: Promise<typeof import('just-bash')> | undefined;
+/** An interpreter kept to read command lines with; it runs none. */
+let parser: import('just-bash').Bash | undefined;
 const loadInterpreter = () => (interpreter ??= import('just-bash'));
 
 /** The edge engine in the calling thread: the Cloudflare home's, whose object serves one workspace. */
@@ -67,16 +75,20 @@ export const handlerEdgeEngine: EdgeEngine = { engineFor, interpret };
 
 export async function engineFor(command: string, requested: BashEngine): Promise<'edge' | 'runner'> {
   if (requested === 'runner') return 'runner';
-  const { parse, getCommandNames } = await loadInterpreter();
-  let script: ReturnType<typeof parse> | undefined;
+  const { Bash, getCommandNames, getNetworkCommandNames } = await loadInterpreter();
+  let script: ScriptNode | undefined;
   try {
-    script = parse(command);
+    // The syntax tree as the interpreter reads it (its `parse` is not in the build workerd loads).
+    script = (parser ??= new Bash()).transform(command).ast;
   } catch {
     // Bash itself reports the syntax error: a runner's message is the one scripts expect.
     if (requested === 'auto') return 'runner';
   }
   if (requested === 'auto') return script && !autoObjection(script) ? 'edge' : 'runner';
-  const objection = script && edgeObjection(script, new Set(getCommandNames()));
+  // The edge has no network, and runs no other language: those commands are a runner's.
+  const foreign = new Set<string>([...getNetworkCommandNames(), ...OTHER_LANGUAGES]);
+  const commands = new Set(getCommandNames().filter((name) => !foreign.has(name)));
+  const objection = script && edgeObjection(script, commands);
   if (objection)
     throw new ToolError(
       'invalid_argument',
@@ -95,7 +107,8 @@ export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeI
     cwd,
     env: { ...BASE_ENV, PWD: cwd, ...run.env },
     executionLimits: {
-      maxExecutionTimeMs: run.timeoutMs,
+      // A backstop: the abort at timeoutMs is what stops a command, so that it reads as a timeout.
+      maxExecutionTimeMs: run.timeoutMs + EXECUTION_TIME_BACKSTOP_MS,
       maxOutputSize: MAX_EXEC_STREAM_CHARS * OUTPUT_STOP_FACTOR,
     },
   });
