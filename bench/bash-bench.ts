@@ -45,7 +45,8 @@ async function settleDisk(): Promise<void> {
 
 async function timeExec(url: string, key: string, ws: string, command: string): Promise<number> {
   const started = performance.now();
-  const result = await call(url, key, ws, { action: 'exec', command });
+  // On a runner: this section measures the runner's round trip (auto would answer these in the handler).
+  const result = await call(url, key, ws, { action: 'exec', command, engine: 'runner' });
   if (result.exitCode !== 0) throw new Error(`${command} exited ${result.exitCode}: ${result.stderr}`);
   return performance.now() - started;
 }

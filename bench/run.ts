@@ -9,12 +9,14 @@ import { locateBubblewrap } from '../src/runner/node/bubblewrap.ts';
 import { benchApplyPatch } from './apply-patch-bench.ts';
 import { benchArchive } from './archive-bench.ts';
 import { benchBash } from './bash-bench.ts';
+import { benchEdge } from './edge-bench.ts';
 import { benchFork } from './fork-bench.ts';
 import { describe, interleaved, load, percentile, perSecond, printRows, row, verdict } from './common.ts';
 import { benchLiveControl } from './live-control-bench.ts';
 import { benchLogStreams } from './log-stream-bench.ts';
 import type { LoadResult } from './load-client.ts';
 import { benchSequentialRead } from './mcp-bench.ts';
+import { benchScale } from './scale-bench.ts';
 import { benchSearch } from './search-bench.ts';
 import { benchWorkerHome } from './worker-bench.ts';
 import { benchWrite } from './write-bench.ts';
@@ -24,8 +26,20 @@ const FOUR_KB = 'x'.repeat(4095) + '\n';
 /** The file every read_file row reads, in the workspace `small`. */
 const READ_PATH = 'src/f3.txt';
 
-/** The sections to run: all, or those named as arguments (`npm run bench -- bash`; `bash` includes `live`: P9, P15). */
-const SECTIONS = ['read', 'write', 'worker', 'patch', 'bash', 'live', 'search', 'fork', 'archive'] as const;
+/** The sections to run: all, or those named as arguments (`npm run bench -- bash`; `bash` includes `live`: P9, P15, and `edge`: P15-edge, P8-edge). */
+const SECTIONS = [
+  'read',
+  'write',
+  'worker',
+  'scale',
+  'patch',
+  'bash',
+  'edge',
+  'live',
+  'search',
+  'fork',
+  'archive',
+] as const;
 /** `--files-scale` adds P12 (grep over 100,000 files) to the search section; `--no-worker` leaves out the P15w rows (live on the Cloudflare home). */
 const FLAGS = ['--files-scale', '--no-worker'] as const;
 const flags = process.argv.slice(2).filter((argument) => argument.startsWith('--'));
@@ -95,6 +109,7 @@ async function main(): Promise<void> {
     }
     if (runs('write')) await benchWrite(server.url, KEY, home.workspaces, bare16.get);
     if (runs('worker')) await benchWorkerHome(server.url, KEY, load, describe, durationMs);
+    if (runs('scale')) await benchScale(KEY, durationMs);
     if (runs('patch')) await benchApplyPatch(server.url, KEY, home.workspaces);
     if (runs('search'))
       await benchSearch(server.url, KEY, home.workspaces, {
@@ -104,6 +119,7 @@ async function main(): Promise<void> {
     if (runs('fork')) await benchFork(server.url, KEY, home.workspaces);
     if (runs('archive')) await benchArchive(server.url, KEY, home.workspaces);
     if (runs('bash')) await benchBash(server.url, KEY, home.workspaces, home.processes);
+    if ((runs('bash') || runs('edge')) && locateBubblewrap()) await benchEdge(server.url, KEY, home.workspaces);
     const bwrap = locateBubblewrap();
     if ((runs('bash') || runs('live')) && bwrap)
       await benchLiveControl(server.url, KEY, home.workspaces, home.processes, bwrap);

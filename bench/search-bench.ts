@@ -116,7 +116,7 @@ async function timeRunnerGrep(url: string, key: string, ws: string, runs: number
     const response = await fetch(`${url}/v1/workspaces/${ws}/tools/bash`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ action: 'exec', command: `grep -rn ${NEEDLE} . | wc -l` }),
+      body: JSON.stringify({ action: 'exec', command: `grep -rn ${NEEDLE} . | wc -l`, engine: 'runner' }),
     });
     const body = (await response.json()) as { result?: { exitCode: number; stderr: string } };
     if (body.result?.exitCode !== 0) throw new Error(`bash exec answered ${JSON.stringify(body).slice(0, 300)}`);
