@@ -29,18 +29,24 @@ export class KeyedLock {
     const current = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const turns = [...new Set(keys)].map((key) => {
-      const previous = this.tails.get(key) ?? Promise.resolve();
-      const tail = previous.then(() => current);
+    // A key no one holds takes `current` as its tail: thousands of keys (an archive's blobs) then
+    // cost no promise each, and work starts without waiting a turn.
+    const turns = new Map<string, Promise<void>>();
+    const earlier: Promise<void>[] = [];
+    for (const key of keys) {
+      if (turns.has(key)) continue;
+      const previous = this.tails.get(key);
+      const tail = previous === undefined ? current : previous.then(() => current);
+      if (previous !== undefined) earlier.push(previous);
       this.tails.set(key, tail);
-      return { key, previous, tail };
-    });
-    await Promise.all(turns.map((turn) => turn.previous));
+      turns.set(key, tail);
+    }
+    if (earlier.length > 0) await Promise.all(earlier);
     try {
       return await work();
     } finally {
       release();
-      for (const { key, tail } of turns) if (this.tails.get(key) === tail) this.tails.delete(key);
+      for (const [key, tail] of turns) if (this.tails.get(key) === tail) this.tails.delete(key);
     }
   }
 }

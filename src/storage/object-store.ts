@@ -20,6 +20,14 @@ export interface PutOptions {
   sha256?: string;
 }
 
+/** One object of a `putMany`: written unconditionally, as `put` without preconditions writes it. */
+export interface PutManyItem {
+  key: string;
+  body: Uint8Array;
+  /** The body's SHA-256 in hex, when the caller has it (see PutOptions). */
+  sha256?: string;
+}
+
 /** Keys one `deleteMany` takes at most (S3's and R2's batch limit). */
 export const MAX_DELETE_BATCH = 1000;
 
@@ -58,11 +66,24 @@ export interface ObjectStore {
   get(key: string): Promise<StoredObject | undefined>;
   head(key: string): Promise<ObjectInfo | undefined>;
   put(key: string, body: Uint8Array, options?: PutOptions): Promise<ObjectInfo>;
+  /**
+   * Writes objects of distinct keys together, each as `put` would; resolves once all are stored,
+   * rejects with the first failure (the others may or may not be stored then). Optional: a driver
+   * that can write a set faster than one by one has it (the fs driver makes a set durable with one
+   * sync); callers use `putMany` below, which puts each in turn otherwise.
+   */
+  putMany?(items: readonly PutManyItem[]): Promise<void>;
   /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   /** Deletes up to MAX_DELETE_BATCH keys in one request where the store has one (S3, R2); missing keys are no error. */
   deleteMany(keys: readonly string[]): Promise<void>;
   list(prefix: string, options?: ListOptions): Promise<ObjectList>;
+}
+
+/** Writes the items (distinct keys) by the store's own `putMany`, or by one `put` each when it has none. */
+export async function putMany(store: ObjectStore, items: readonly PutManyItem[]): Promise<void> {
+  if (store.putMany) return store.putMany(items);
+  await Promise.all(items.map(({ key, body, sha256 }) => store.put(key, body, sha256 === undefined ? {} : { sha256 })));
 }
 
 /** Deletes every object under a prefix, page by page. */

@@ -38,6 +38,13 @@ export const MAX_ARCHIVE_ENTRIES = 100_000;
  */
 const STORES_IN_FLIGHT = 2048;
 const STORE_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
+/**
+ * Contents gathered into one set before it is stored (see ContentStores): each set of the Node
+ * store costs a sync and a thread's batch, so sets are large; one is written while the next is
+ * gathered.
+ */
+const SET_FILES = 2048;
+const SET_BYTES = 8 * 1024 * 1024;
 const DIRECTORY: ArchivedEntry = Object.freeze({ type: 'dir' });
 
 /**
@@ -120,7 +127,8 @@ async function readEntry(
       archive.entries.set(path, file);
       const content = data ?? new Uint8Array(0);
       if (content.byteLength !== header.size) throw malformed(new Error('an entry is cut short'));
-      await stores.store(file, content);
+      const full = stores.add(file, content);
+      if (full !== undefined) await full;
       return path;
     }
     case 'symlink': {
@@ -245,54 +253,73 @@ function malformed(error: unknown): unknown {
 }
 
 /**
- * Stores contents side by side, a bounded number and size at a time, filling in each file's blob
- * once stored. A caller waiting for room is woken by the store that ends (not by racing every
- * store in flight, which cost as much as the stores themselves with thousands in flight); the
- * first failure is thrown to every caller after it.
+ * Stores contents in sets: a set goes to the store as soon as it is full, so its files are written
+ * while the entries after it are read, and a set costs one write of the object store (the Node
+ * store makes it durable with one sync) where a store per file cost a promise chain each. At most
+ * STORES_IN_FLIGHT files and STORE_BYTES_IN_FLIGHT bytes are being stored at a time; each file's
+ * blob is filled in once its set is stored; the first failure is thrown to every caller after it.
  */
 class ContentStores {
-  private readonly pending = new Set<Promise<void>>();
+  private files: { blob: string }[] = [];
+  private contents: Uint8Array[] = [];
   private bytes = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** Sets being stored, oldest first; each removes itself once it ends. */
+  private readonly pending: Promise<void>[] = [];
+  private filesInFlight = 0;
+  private bytesInFlight = 0;
   private failure: { error: unknown } | undefined;
 
   constructor(private readonly workspace: Workspace) {}
 
-  async store(file: { blob: string }, content: Uint8Array): Promise<void> {
-    for (;;) {
-      if (this.failure) throw this.failure.error;
-      const full =
-        this.pending.size >= STORES_IN_FLIGHT ||
-        (this.pending.size > 0 && this.bytes + content.byteLength > STORE_BYTES_IN_FLIGHT);
-      if (!full) break;
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    }
+  /** Adds a content to the set being gathered: a promise to wait for when the set went out (undefined otherwise). */
+  add(file: { blob: string }, content: Uint8Array): Promise<void> | undefined {
+    if (this.failure) throw this.failure.error;
+    this.files.push(file);
+    this.contents.push(content);
     this.bytes += content.byteLength;
-    const stored: Promise<void> = this.workspace.storeBlob(content).then(
-      (blob) => {
-        file.blob = blob;
-      },
-      (error: unknown) => {
-        this.failure ??= { error };
-      },
-    );
-    this.pending.add(stored);
-    void stored.then(() => {
-      this.pending.delete(stored);
-      this.bytes -= content.byteLength;
-      // A failure wakes every waiter (each throws it); otherwise the one waiting longest.
-      if (this.failure) for (const wake of this.waiting.splice(0)) wake();
-      else this.waiting.shift()?.();
-    });
+    return this.files.length >= SET_FILES || this.bytes >= SET_BYTES ? this.send() : undefined;
   }
 
-  /** Once every store has ended: throws the first failure. */
+  /** Once every content added is stored: throws the first failure. */
   async finished(): Promise<void> {
+    if (this.files.length > 0) await this.send();
     await this.settled();
     if (this.failure) throw this.failure.error;
   }
 
   async settled(): Promise<void> {
     await Promise.all(this.pending);
+  }
+
+  /** Stores the set gathered, once the sets in flight leave room for it. */
+  private async send(): Promise<void> {
+    const { files, contents, bytes } = this;
+    this.files = [];
+    this.contents = [];
+    this.bytes = 0;
+    while (
+      this.pending.length > 0 &&
+      (this.filesInFlight + files.length > STORES_IN_FLIGHT || this.bytesInFlight + bytes > STORE_BYTES_IN_FLIGHT)
+    )
+      await this.pending[0];
+    if (this.failure) throw this.failure.error;
+    this.filesInFlight += files.length;
+    this.bytesInFlight += bytes;
+    const stored: Promise<void> = this.workspace
+      .storeBlobs(contents)
+      .then(
+        (blobs) => {
+          for (const [index, file] of files.entries()) file.blob = blobs[index]!;
+        },
+        (error: unknown) => {
+          this.failure ??= { error };
+        },
+      )
+      .then(() => {
+        this.pending.splice(this.pending.indexOf(stored), 1);
+        this.filesInFlight -= files.length;
+        this.bytesInFlight -= bytes;
+      });
+    this.pending.push(stored);
   }
 }

@@ -17,21 +17,33 @@ export class BlobPins {
 
   /** Keeps `key` until the returned function is called (once). */
   hold(key: string): () => void {
-    this.held.set(key, (this.held.get(key) ?? 0) + 1);
+    return this.holdMany([key]);
+  }
+
+  /** Keeps every key (once for each time it is given) until the returned function is called (once). */
+  holdMany(keys: readonly string[]): () => void {
+    for (const key of keys) this.held.set(key, (this.held.get(key) ?? 0) + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const left = (this.held.get(key) ?? 1) - 1;
-      if (left > 0) this.held.set(key, left);
-      else this.held.delete(key);
+      for (const key of keys) {
+        const left = (this.held.get(key) ?? 1) - 1;
+        if (left > 0) this.held.set(key, left);
+        else this.held.delete(key);
+      }
     };
   }
 
   /** Keeps `key` for keepMs from now. */
   keep(key: string): void {
+    this.keepMany([key]);
+  }
+
+  /** Keeps every key for keepMs from now. */
+  keepMany(keys: readonly string[]): void {
     const now = this.now();
-    this.until.set(key, now + this.keepMs);
+    for (const key of keys) this.until.set(key, now + this.keepMs);
     // Expired keeps are dropped now and then, so the map holds only the last keepMs of keys.
     if (now - this.lastPrune > this.keepMs) {
       this.lastPrune = now;

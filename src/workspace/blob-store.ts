@@ -1,7 +1,7 @@
 // Content-addressed, immutable file contents of one workspace incarnation in the object store.
 import { ToolError } from '../core/errors.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { deletePrefix } from '../storage/object-store.ts';
+import { deletePrefix, putMany } from '../storage/object-store.ts';
 import { KeyedLock } from '../core/keyed-lock.ts';
 import { BlobCache } from './blob-cache.ts';
 import { BlobPins } from './blob-pins.ts';
@@ -68,6 +68,48 @@ export class BlobStore {
     }
     this.cache.set(key, bytes);
     return { hash, release };
+  }
+
+  /**
+   * Stores many contents as `put` stores each, answering their SHA-256s in order; equal contents
+   * are stored once. One pin, one turn of the write lock and one write of the object store serve
+   * the set: a promise chain per blob cost more than writing an archive's thousands of small files.
+   */
+  async putMany(store: string, contents: readonly Uint8Array[]): Promise<string[]> {
+    const { hashes, keys, release } = await this.putManyForCommit(store, contents);
+    this.pins.keepMany(keys);
+    release();
+    return hashes;
+  }
+
+  /** As putForCommit, for many contents: every blob is kept from the sweeper until `release`. */
+  private async putManyForCommit(
+    store: string,
+    contents: readonly Uint8Array[],
+  ): Promise<{ hashes: string[]; keys: string[]; release: () => void }> {
+    const hashed = contents.map((bytes) => this.hashContent(bytes));
+    const hashes = hashed.every((hash) => typeof hash === 'string') ? hashed : await Promise.all(hashed);
+    // One write for each distinct content: the object store's set takes distinct keys.
+    const unique = new Map<string, number>();
+    for (const [index, hash] of hashes.entries()) unique.set(this.key(store, hash), index);
+    const keys = [...unique.keys()];
+    const release = this.pins.holdMany(keys);
+    try {
+      // Pinned first, then claimed: a sweep that dooms one after this point finds it pinned.
+      const claims: Promise<void>[] = [];
+      for (const index of unique.values()) {
+        const claimed = this.claim(store, hashes[index]!);
+        if (claimed !== undefined) claims.push(claimed);
+      }
+      if (claims.length > 0) await Promise.all(claims);
+      const items = [...unique].map(([key, index]) => ({ key, body: contents[index]!, sha256: hashes[index]! }));
+      await this.writes.runMany(keys, () => putMany(this.objects, items));
+    } catch (error) {
+      release();
+      throw error;
+    }
+    for (const [key, index] of unique) this.cache.set(key, contents[index]!);
+    return { hashes, keys, release };
   }
 
   /**

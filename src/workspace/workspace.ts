@@ -193,6 +193,11 @@ export class Workspace {
     return this.parts.blobs.put(this.parts.manifest.store, content);
   }
 
+  /** Stores many contents at once ahead of a commit that names them: their ids, in order (see storeBlob). */
+  storeBlobs(contents: readonly Uint8Array[]): Promise<string[]> {
+    return this.parts.blobs.putMany(this.parts.manifest.store, contents);
+  }
+
   /**
    * Uploads new contents, then commits every change in one manifest transaction; `inTransaction`
    * runs inside it, so what it records lands exactly when the changes do.

@@ -1,7 +1,7 @@
 // The threads that write the fs object store's files: many at once, each durable and whole, a
 // failure of one file never failing the others of its batch, and nothing left half written.
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -103,6 +103,40 @@ describe('DurableFiles', () => {
     const names = (await readFile(`${calls}.env`, 'utf8')).split('\n').map((line) => line.split('=')[0]);
     expect(names).not.toContain('TOOLGATE_DURABLE_TEST_SECRET');
     expect(names).toContain('PATH');
+  });
+
+  it('writes a set given at once as one batch with one sync, and fails the set with the first file that fails', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    const calls = join(parent, 'calls');
+    const command = join(parent, 'noting-sync');
+    await writeFile(command, `#!/bin/sh\necho "$*" >> ${calls}\nexec sync "$@"\n`);
+    await chmod(command, 0o700);
+    const durable = writer({ syncCommand: command, syncFileSystemsFrom: 100 });
+    const set = (name: string) =>
+      Array.from({ length: 300 }, (_, index) => {
+        const dir = join(parent!, name, `d${index % 3}`);
+        return {
+          dir,
+          temp: join(dir, `.tmp-${index}`),
+          file: join(dir, `f${index}`),
+          bytes: new Uint8Array([index % 256]),
+        };
+      });
+    const files = set('first');
+    await durable.writeMany(files);
+    for (const [index, file] of files.entries()) expect([...(await readFile(file.file))]).toEqual([index % 256]);
+    // Two threads, but the set is one batch: one sync.
+    expect((await readFile(calls, 'utf8')).trim().split('\n')).toHaveLength(1);
+
+    // A temp path taken by a link planted there: that file fails with its code, the link is not followed, the rest are written.
+    const failing = set('second');
+    await writeFile(join(parent, 'outside'), 'untouched');
+    await mkdir(failing[5]!.dir, { recursive: true });
+    await symlink(join(parent, 'outside'), failing[5]!.temp);
+    await expect(durable.writeMany(failing)).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(await readFile(join(parent, 'outside'), 'utf8')).toBe('untouched');
+    expect([...(await readFile(failing[6]!.file))]).toEqual([6]);
+    await expect(readFile(failing[5]!.file)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('leaves batches of a few files to fdatasync, calling no command', async () => {

@@ -1,7 +1,7 @@
 // The ObjectStore contract: every driver (memory, fs, s3, r2) runs this suite and must pass it.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deletePrefix, PreconditionFailedError, type ObjectStore } from '../../src/storage/object-store.ts';
+import { deletePrefix, PreconditionFailedError, putMany, type ObjectStore } from '../../src/storage/object-store.ts';
 
 export interface ObjectStoreFixture {
   store: ObjectStore;
@@ -193,6 +193,29 @@ export function describeObjectStoreContract(
       const bodies = await Promise.all(keys.map(async (key) => new TextDecoder().decode((await store.get(key))?.body)));
       expect(bodies).toEqual(keys.map((key) => `value ${key}`));
       expect((await listAll(store, 'parallel/')).length).toBe(40);
+    });
+
+    it('puts many objects in one call: new ones, an overwrite and an empty one, each readable as put', async () => {
+      await store.put('many/0', text('old value'));
+      // More than the fs driver's threads take file by file, so its one-sync path is the one tested.
+      const keys = Array.from({ length: 300 }, (_, index) => `many/${index}`);
+      const bodies = keys.map((key, index) => (index === 7 ? new Uint8Array() : text(`value of ${key}`)));
+      await putMany(
+        store,
+        keys.map((key, index) => ({ key, body: bodies[index]! })),
+      );
+      // The caller's buffers are its own again once the call has ended.
+      bodies[1]!.fill(0);
+      expect(await listAll(store, 'many/')).toEqual([...keys].sort());
+      const read = await Promise.all(keys.map((key) => store.get(key)));
+      expect(read.map((object) => new TextDecoder().decode(object?.body))).toEqual(
+        keys.map((key, index) => (index === 7 ? '' : `value of ${key}`)),
+      );
+      for (const [index, key] of keys.entries()) {
+        const head = await store.head(key);
+        expect(head).toMatchObject({ key, size: read[index]!.size, etag: read[index]!.etag });
+      }
+      await putMany(store, []);
     });
 
     it.skipIf(!conditionalWrites)('ifNoneMatch "*" creates a missing object and refuses an existing one', async () => {

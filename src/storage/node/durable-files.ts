@@ -25,7 +25,8 @@ interface Batch {
   /** The command run as `<command> --file-system -- <dir>...` to sync a batch of at least `syncFileSystemsFrom` files. */
   syncCommand: string;
   syncFileSystemsFrom: number;
-  files: { dir: string; temp: string; file: string; bytes: Uint8Array }[];
+  /** Only the fields of DurableFile: the message carries whatever the objects hold. */
+  files: readonly DurableFile[];
 }
 
 export interface DurableFilesOptions {
@@ -178,6 +179,23 @@ export class DurableFiles {
     });
   }
 
+  /**
+   * Resolves once every file holds its bytes durably; rejects with the first file's error (the
+   * others may be written then). A set of at least `syncFileSystemsFrom` files goes to one thread
+   * at once as one batch with one sync, not at the next turn: its caller may go on preparing the
+   * next set while this one is written. A smaller set is written as that many `write`s.
+   */
+  async writeMany(files: readonly DurableFile[]): Promise<void> {
+    if (files.length < this.syncFileSystemsFrom) {
+      await Promise.all(files.map((file) => this.write(file)));
+      return;
+    }
+    if (this.broken) throw this.broken;
+    const outcomes = await new Promise<Outcome[]>((settle, fail) => this.post(files, { settle, fail }));
+    const failed = outcomes.find((outcome) => outcome !== null && outcome !== undefined);
+    if (failed) throw Object.assign(new Error(failed.message), { code: failed.code });
+  }
+
   async close(): Promise<void> {
     const workers = this.workers ?? [];
     this.workers = undefined;
@@ -201,29 +219,42 @@ export class DurableFiles {
     const share = Math.ceil(queued.length / batches);
     for (let start = 0; start < queued.length; start += share) {
       const part = queued.slice(start, start + share);
-      const id = ++this.lastId;
-      this.waiting.set(id, {
-        settle: (outcomes) =>
-          part.forEach((item, index) => {
-            const outcome = outcomes[index];
-            if (outcome === null || outcome === undefined) item.resolve();
-            else item.reject(Object.assign(new Error(outcome.message), { code: outcome.code }));
-          }),
-        fail: (error) => part.forEach((item) => item.reject(error)),
-      });
-      const batch: Batch = {
-        id,
-        dirMode: this.modes.dir,
-        fileMode: this.modes.file,
-        syncCommand: this.syncCommand,
-        syncFileSystemsFrom: this.syncFileSystemsFrom,
-        files: part.map(({ file }) => ({ dir: file.dir, temp: file.temp, file: file.file, bytes: file.bytes })),
-      };
-      // The bytes are copied to the thread: the caller's buffers may be views of shared memory.
-      const worker = workers[this.next++ % workers.length]!;
-      this.busy(worker, +1);
-      worker.postMessage(batch);
+      this.post(
+        part.map(({ file }) => file),
+        {
+          settle: (outcomes) =>
+            part.forEach((item, index) => {
+              const outcome = outcomes[index];
+              if (outcome === null || outcome === undefined) item.resolve();
+              else item.reject(Object.assign(new Error(outcome.message), { code: outcome.code }));
+            }),
+          fail: (error) => part.forEach((item) => item.reject(error)),
+        },
+        workers,
+      );
     }
+  }
+
+  /** Sends one batch to the next thread; `waiter` hears of its outcomes, file by file, or of the thread's failure. */
+  private post(
+    files: readonly DurableFile[],
+    waiter: { settle: (outcomes: Outcome[]) => void; fail: (error: Error) => void },
+    workers = this.start(),
+  ): void {
+    const id = ++this.lastId;
+    this.waiting.set(id, waiter);
+    const batch: Batch = {
+      id,
+      dirMode: this.modes.dir,
+      fileMode: this.modes.file,
+      syncCommand: this.syncCommand,
+      syncFileSystemsFrom: this.syncFileSystemsFrom,
+      files,
+    };
+    // The bytes are copied to the thread: the caller's buffers may be views of shared memory.
+    const worker = workers[this.next++ % workers.length]!;
+    this.busy(worker, +1);
+    worker.postMessage(batch);
   }
 
   /** Batches each thread has in hand: a thread holding any keeps the process alive until it answers. */
