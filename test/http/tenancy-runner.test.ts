@@ -130,12 +130,18 @@ describe('a runner key scoped to one tenant', () => {
     try {
       runner = await startRunner(server.url, runnerA.secret, dataDir);
       const served = await ok(
-        server.call('POST', `/v1/workspaces/${A}/tools/bash`, { action: 'exec', command: 'cat a.txt' }),
+        // On a runner: auto would answer these in the handler, with no runner needed.
+        server.call('POST', `/v1/workspaces/${A}/tools/bash`, {
+          action: 'exec',
+          command: 'cat a.txt',
+          engine: 'runner',
+        }),
       );
-      expect(served.result).toMatchObject({ exitCode: 0, stdout: 'a' });
+      expect(served.result).toMatchObject({ exitCode: 0, stdout: 'a', engine: 'runner' });
       const waiting = await server.call('POST', `/v1/workspaces/${B}/tools/bash`, {
         action: 'exec',
         command: 'echo never',
+        engine: 'runner',
         timeoutMs: 2000,
       });
       expect({ status: waiting.status, code: waiting.body.error?.code }).toEqual({ status: 503, code: 'unavailable' });

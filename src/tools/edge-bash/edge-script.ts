@@ -110,11 +110,49 @@ function provenCommand(command: SimpleCommandNode): ScriptObjection | undefined 
         reason: `the redirection ${redirection.operator} is not among those the edge runs identically`,
       };
   }
+  const words = [...command.args, ...command.redirections.map((redirection) => redirection.target)];
+  for (const word of words) {
+    const path = word.type === 'Word' ? leadingText(word) : '';
+    if (path.startsWith('/') && !SHARED_PATHS.test(path))
+      return {
+        subject: path,
+        reason: `${path} is outside the workspace: the host's on a runner, the interpreter's own on the edge`,
+      };
+  }
   const name = commandName(command);
   if (name === null) return undefined;
   if (name === undefined)
     return { subject: '$command', reason: 'a command named by an expansion cannot be checked before it runs' };
+  if (BYTE_WRITERS.has(name)) {
+    const escape = command.args.map((word) => staticText(word) ?? '').find((text) => BYTE_ESCAPE.test(text));
+    if (escape !== undefined)
+      return {
+        subject: `${name} ${escape}`,
+        reason: `${name} writes the byte an escape names on a runner, its character in UTF-8 on the edge`,
+      };
+  }
   return provenWords(name, command.args);
+}
+
+/** Commands that turn escapes (`\377`, `\xff`) into bytes, which the interpreter writes as characters. */
+const BYTE_WRITERS = new Set(['printf', 'echo']);
+const BYTE_ESCAPE = /\\(?:[0-7]|x[0-9a-fA-F]|u|U)/;
+
+/** Absolute paths both engines hold alike: the workspace itself, and /dev/null. */
+const SHARED_PATHS = /^(?:\/workspace(?:\/|$)|\/dev\/null$)/;
+
+/** The text a word begins with before its first expansion (all of it when it has none). */
+function leadingText(word: WordNode): string {
+  let text = '';
+  for (const part of word.parts) {
+    if (part.type === 'Literal' || part.type === 'SingleQuoted' || part.type === 'Escaped') text += part.value;
+    else if (part.type === 'DoubleQuoted') {
+      const inner = leadingText({ type: 'Word', parts: part.parts });
+      text += inner;
+      if (staticText({ type: 'Word', parts: part.parts }) === undefined) return text;
+    } else return text;
+  }
+  return text;
 }
 
 function provenWords(name: string, args: readonly WordNode[]): ScriptObjection | undefined {
