@@ -184,14 +184,18 @@ export class DurableFiles {
    * others may be written then). A set of at least `syncFileSystemsFrom` files goes to one thread
    * at once as one batch with one sync, not at the next turn: its caller may go on preparing the
    * next set while this one is written. A smaller set is written as that many `write`s.
+   * `moved`, when given, is the one buffer every file's bytes lie in, which the caller gives up:
+   * it is moved to the thread rather than copied (it is unusable here afterwards).
    */
-  async writeMany(files: readonly DurableFile[]): Promise<void> {
+  async writeMany(files: readonly DurableFile[], moved?: ArrayBuffer): Promise<void> {
     if (files.length < this.syncFileSystemsFrom) {
       await Promise.all(files.map((file) => this.write(file)));
       return;
     }
     if (this.broken) throw this.broken;
-    const outcomes = await new Promise<Outcome[]>((settle, fail) => this.post(files, { settle, fail }));
+    const outcomes = await new Promise<Outcome[]>((settle, fail) =>
+      this.post(files, { settle, fail }, this.start(), moved),
+    );
     const failed = outcomes.find((outcome) => outcome !== null && outcome !== undefined);
     if (failed) throw Object.assign(new Error(failed.message), { code: failed.code });
   }
@@ -239,7 +243,8 @@ export class DurableFiles {
   private post(
     files: readonly DurableFile[],
     waiter: { settle: (outcomes: Outcome[]) => void; fail: (error: Error) => void },
-    workers = this.start(),
+    workers: Worker[],
+    moved?: ArrayBuffer,
   ): void {
     const id = ++this.lastId;
     this.waiting.set(id, waiter);
@@ -251,10 +256,10 @@ export class DurableFiles {
       syncFileSystemsFrom: this.syncFileSystemsFrom,
       files,
     };
-    // The bytes are copied to the thread: the caller's buffers may be views of shared memory.
+    // The bytes are copied to the thread (the caller's buffers may be views of shared memory) but for a buffer given up.
     const worker = workers[this.next++ % workers.length]!;
     this.busy(worker, +1);
-    worker.postMessage(batch);
+    worker.postMessage(batch, moved === undefined ? [] : [moved]);
   }
 
   /** Batches each thread has in hand: a thread holding any keeps the process alive until it answers. */

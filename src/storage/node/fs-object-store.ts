@@ -137,7 +137,7 @@ export class FsObjectStore implements ObjectStore {
       image.write(`${HEADER_PREFIX}${etag}\n`, 0, 'latin1');
       return { dir, name, image };
     });
-    await this.#withKeyLocks(keys, () => writeFilesAtomically(files));
+    await this.#withKeyLocks(keys, () => writeFilesAtomically(files, images.buffer));
   }
 
   async deleteMany(keys: readonly string[]): Promise<void> {
@@ -359,8 +359,14 @@ async function writeFileAtomically(dir: string, name: string, bytes: Uint8Array)
   }
 }
 
-/** Writes each image atomically and durably as writeFileAtomically does, the set together (see putMany). */
-async function writeFilesAtomically(files: readonly { dir: string; name: string; image: Uint8Array }[]): Promise<void> {
+/**
+ * Writes each image atomically and durably as writeFileAtomically does, the set together (see
+ * putMany); `images` is the buffer they all lie in, given up to the writing thread.
+ */
+async function writeFilesAtomically(
+  files: readonly { dir: string; name: string; image: Uint8Array }[],
+  images: ArrayBuffer,
+): Promise<void> {
   durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
   if (!durableFiles.usable) {
     await Promise.all(files.map(({ dir, name, image }) => writeFileAtomically(dir, name, image)));
@@ -373,6 +379,7 @@ async function writeFilesAtomically(files: readonly { dir: string; name: string;
       file: `${dir}/${name}`,
       bytes: image,
     })),
+    images,
   );
 }
 
