@@ -19,6 +19,18 @@ export interface EdgeCommandRule {
   runsCommand?: boolean;
   /** Options stop at the first operand, as in POSIX utilities (awk's and sed's scripts, jq's filter). */
   optionsFirst?: boolean;
+  /** Words (filters, scripts, options' values) using what the edge does differently, though the command is proven otherwise. */
+  unproven?: RegExp;
+  /** Words with characters beyond ASCII are not proven: the edge counts characters where GNU tools count bytes. */
+  asciiOnly?: boolean;
+  /**
+   * Its output lists files in an order that differs between engines (name order on the edge, the
+   * directory's order on a runner's disk): proven only when piped straight into wc. `true` always,
+   * else the flags that make it so (grep's `r`).
+   */
+  unordered?: true | string;
+  /** The most operands proven; a word with an expansion or a glob counts as many. */
+  maxOperands?: number;
 }
 
 /** The operators of `test` and `[`: the words given them that begin with `-`. */
@@ -42,7 +54,14 @@ const TEST_OPERATORS = [
   '-r',
 ];
 
-/** Commands and builtins `auto` runs on the edge, with the options proven identical for each. */
+/**
+ * Commands and builtins `auto` runs on the edge, with the options proven identical for each. Left
+ * off, with the corpus's reasons: sort (it orders by ICU collation, bash's C.UTF-8 by code point,
+ * so mixed case sorts differently), find and grep -r but into wc (they list in name order where
+ * the runner's disk lists in directory order), awk (the edge's is not the host's mawk), xargs
+ * (without input it runs nothing, GNU runs the command once), uniq -c and ls -l (column widths,
+ * dates and owners), cut -c (characters against bytes).
+ */
 export const EDGE_COMMANDS: Readonly<Record<string, EdgeCommandRule>> = {
   // Builtins.
   ':': {},
@@ -50,7 +69,7 @@ export const EDGE_COMMANDS: Readonly<Record<string, EdgeCommandRule>> = {
   false: {},
   cd: {},
   pwd: {},
-  echo: { flags: 'ne' },
+  echo: { flags: 'neE' },
   printf: { optionsFirst: true },
   test: { predicates: true, long: TEST_OPERATORS },
   '[': { predicates: true, long: TEST_OPERATORS },
@@ -58,52 +77,63 @@ export const EDGE_COMMANDS: Readonly<Record<string, EdgeCommandRule>> = {
   unset: {},
   exit: {},
   set: { flags: 'eux', valued: 'o' },
+  read: { flags: 'r', valued: 'a' },
+  sleep: {},
   // Reading and transforming text.
-  cat: { flags: 'n' },
-  head: { valued: 'nc', numeric: true, long: ['--lines=', '--bytes='] },
+  // With more than one operand the edge's ls puts a blank line between the names.
+  ls: { flags: '1aAFRr', maxOperands: 1 },
+  cat: { flags: 'nAsb' },
+  head: { flags: 'q', valued: 'nc', numeric: true, long: ['--lines=', '--bytes='] },
   tail: { valued: 'nc', numeric: true, long: ['--lines=', '--bytes='] },
-  wc: { flags: 'lwc', long: ['--lines', '--words', '--bytes'] },
+  wc: { flags: 'lwcm', long: ['--lines', '--words', '--bytes'] },
   grep: {
-    flags: 'rRnilvcwoEFxqHhsL',
-    valued: 'ABCme',
-    long: ['--include=', '--exclude=', '--exclude-dir=', '--color=never', '--count', '--recursive', '--line-number'],
-  },
-  sort: { flags: 'rnufbV', valued: 'kt' },
-  uniq: { flags: 'cdu' },
-  cut: { valued: 'dfc' },
-  tr: { flags: 'ds' },
-  sed: { flags: 'nE', valued: 'e', optionsFirst: true },
-  awk: { valued: 'Fv', optionsFirst: true },
-  jq: {
-    flags: 'rcjSen',
-    valued: '',
-    long: ['--arg=', '--raw-output', '--compact-output', '--sort-keys'],
-    optionsFirst: true,
+    flags: 'rnilvcwEFxqhL',
+    valued: 'ABCm',
+    long: ['--include=', '--exclude=', '--exclude-dir=', '--count', '--line-number'],
+    unordered: 'r',
   },
   find: {
     predicates: true,
-    long: ['-name', '-iname', '-type', '-path', '-maxdepth', '-mindepth', '-not', '-o', '-a', '-empty'],
+    long: ['-name', '-iname', '-type', '-path', '-maxdepth', '-mindepth', '-not', '-o', '-empty'],
+    unordered: true,
+    // -type l (and the other kinds but f and d) is refused on the edge; a word of one such letter is read as one.
+    unproven: /^[lpsbcD]$/,
   },
-  xargs: { flags: '0', valued: 'nI', runsCommand: true },
+  uniq: { flags: 'dui' },
+  cut: { flags: 's', valued: 'df', asciiOnly: true },
+  tr: { flags: 'ds', asciiOnly: true },
+  // -i edits in place; -i.bak (a backup) is not proven: the edge writes none.
+  sed: { flags: 'nEi', valued: 'e', optionsFirst: true },
+  jq: {
+    flags: 'rcjSens',
+    valued: '',
+    long: ['--arg=', '--argjson=', '--raw-output', '--compact-output', '--sort-keys', '--tab'],
+    optionsFirst: true,
+    // unique and group_by keep the input's order where jq sorts; @csv leaves strings unquoted; a
+    // number beyond a double is null where jq gives the largest double; walk orders keys differently.
+    unproven: /\b(unique|unique_by|group_by|walk)\b|@csv|\d[eE]\d{3}/,
+  },
   basename: {},
   dirname: {},
   rev: {},
   tac: {},
-  nl: {},
-  seq: {},
+  nl: { valued: 'b' },
+  seq: { flags: 'w', valued: 's' },
   paste: { flags: 's', valued: 'd' },
   comm: { flags: '123' },
   sha256sum: {},
   md5sum: {},
+  sha1sum: {},
+  base64: { flags: 'd' },
   // Changing files.
-  mkdir: { flags: 'p' },
-  rm: { flags: 'rf' },
+  mkdir: { flags: 'pv' },
+  rm: { flags: 'rfv' },
   rmdir: {},
-  cp: { flags: 'r' },
-  mv: {},
+  cp: { flags: 'rRpn' },
+  mv: { flags: 'fv' },
   touch: {},
   tee: { flags: 'a' },
-  ln: { flags: 's' },
+  ln: { flags: 'sf' },
 };
 
 /** Shell syntax `auto` runs on the edge: the interpreter's node types proven identical. */
@@ -114,6 +144,14 @@ export const EDGE_SYNTAX: ReadonlySet<string> = new Set([
   'SimpleCommand',
   'If',
   'For',
+  'CStyleFor',
+  'While',
+  'Until',
+  'ConditionalCommand',
+  'CondAnd',
+  'CondUnary',
+  'CondBinary',
+  'ArithmeticCommand',
   'Case',
   'CaseItem',
   'Subshell',
@@ -131,12 +169,18 @@ export const EDGE_SYNTAX: ReadonlySet<string> = new Set([
   'UseAlternative',
   'Length',
   'PatternRemoval',
+  'PatternReplacement',
+  'Substring',
+  'CaseModification',
+  'AssignDefault',
   'CommandSubstitution',
   'ArithmeticExpansion',
   'ArithmeticExpression',
   'ArithNumber',
   'ArithVariable',
   'ArithBinary',
+  'ArithUnary',
+  'ArithAssignment',
   'ArithGroup',
   'BraceExpansion',
   'Range',

@@ -24,16 +24,41 @@ export interface ScriptObjection {
  * in it is on the allow-list (edge-allow-list.ts).
  */
 export function autoObjection(script: ScriptNode): ScriptObjection | undefined {
+  /** Commands whose output goes straight into one that does not depend on the order of its lines. */
+  const orderBlind = new Set<unknown>();
   return walk(script, (node) => {
+    // A pipeline is visited before its commands.
+    if (node.type === 'Pipeline') markOrderBlind(node, orderBlind);
     if (!EDGE_SYNTAX.has(node.type))
       return {
         subject: node.type,
         reason: `its shell syntax (${node.type}) is not among what the edge runs identically`,
       };
+    // Bash without globstar reads ** as *; the edge descends into every directory.
+    if (node.type === 'Glob' && String(node.pattern).includes('**'))
+      return { subject: '**', reason: 'the glob ** matches at any depth on the edge, as one level in bash' };
     return (
-      common(node) ?? (node.type === 'SimpleCommand' ? provenCommand(node as unknown as SimpleCommandNode) : undefined)
+      common(node) ??
+      (node.type === 'SimpleCommand'
+        ? provenCommand(node as unknown as SimpleCommandNode, orderBlind.has(node))
+        : undefined)
     );
   });
+}
+
+/** Commands that count lines, words and bytes: the order of what they read changes nothing they print. */
+const ORDER_BLIND = new Set(['wc']);
+
+/** Notes each command of `pipeline` that writes nowhere but into an order-blind command (`grep -r x src | wc -l`). */
+function markOrderBlind(pipeline: SyntaxNode, orderBlind: Set<unknown>): void {
+  const commands = pipeline.commands as SyntaxNode[];
+  for (let index = 0; index + 1 < commands.length; index += 1) {
+    const [command, next] = [commands[index]!, commands[index + 1]!];
+    if (command.type !== 'SimpleCommand' || next.type !== 'SimpleCommand') continue;
+    if ((command as unknown as SimpleCommandNode).redirections.length > 0) continue;
+    const nextName = commandName(next as unknown as SimpleCommandNode);
+    if (nextName && ORDER_BLIND.has(nextName)) orderBlind.add(command);
+  }
 }
 
 /** The first thing in `script` the edge engine cannot run at all, or undefined. */
@@ -83,7 +108,11 @@ function walk(root: ScriptNode, visit: (node: SyntaxNode) => ScriptObjection | u
 
 /** A command's name when the script spells it out; null for an assignment alone; undefined when an expansion names it. */
 function commandName(command: SimpleCommandNode): string | null | undefined {
-  return command.name === null ? null : staticText(command.name);
+  if (command.name === null) return null;
+  // The parser reads the command `[` as a glob's bracket.
+  const [part, ...rest] = command.name.parts;
+  if (rest.length === 0 && part?.type === 'Glob' && part.pattern === '[') return '[';
+  return staticText(command.name);
 }
 
 /** A word's text when it has no expansion in it, else undefined. */
@@ -102,21 +131,16 @@ function staticText(word: WordNode): string | undefined {
 }
 
 /** Whether a command, its redirections and each option it is given are on the allow-list. */
-function provenCommand(command: SimpleCommandNode): ScriptObjection | undefined {
+function provenCommand(command: SimpleCommandNode, orderBlind: boolean): ScriptObjection | undefined {
   for (const redirection of command.redirections) {
-    if (!EDGE_REDIRECTIONS.has(redirection.operator) || redirection.fdVariable !== undefined)
+    if (
+      !EDGE_REDIRECTIONS.has(redirection.operator) ||
+      redirection.fdVariable !== undefined ||
+      (redirection.operator === '>&' && !/^[12]$/.test(staticText(redirection.target as WordNode) ?? ''))
+    )
       return {
         subject: redirection.operator,
         reason: `the redirection ${redirection.operator} is not among those the edge runs identically`,
-      };
-  }
-  const words = [...command.args, ...command.redirections.map((redirection) => redirection.target)];
-  for (const word of words) {
-    const path = word.type === 'Word' ? leadingText(word) : '';
-    if (path.startsWith('/') && !SHARED_PATHS.test(path))
-      return {
-        subject: path,
-        reason: `${path} is outside the workspace: the host's on a runner, the interpreter's own on the edge`,
       };
   }
   const name = commandName(command);
@@ -131,36 +155,46 @@ function provenCommand(command: SimpleCommandNode): ScriptObjection | undefined 
         reason: `${name} writes the byte an escape names on a runner, its character in UTF-8 on the edge`,
       };
   }
-  return provenWords(name, command.args);
+  return provenWords(name, command.args, orderBlind);
 }
 
 /** Commands that turn escapes (`\377`, `\xff`) into bytes, which the interpreter writes as characters. */
 const BYTE_WRITERS = new Set(['printf', 'echo']);
 const BYTE_ESCAPE = /\\(?:[0-7]|x[0-9a-fA-F]|u|U)/;
 
-/** Absolute paths both engines hold alike: the workspace itself, and /dev/null. */
-const SHARED_PATHS = /^(?:\/workspace(?:\/|$)|\/dev\/null$)/;
-
-/** The text a word begins with before its first expansion (all of it when it has none). */
-function leadingText(word: WordNode): string {
-  let text = '';
-  for (const part of word.parts) {
-    if (part.type === 'Literal' || part.type === 'SingleQuoted' || part.type === 'Escaped') text += part.value;
-    else if (part.type === 'DoubleQuoted') {
-      const inner = leadingText({ type: 'Word', parts: part.parts });
-      text += inner;
-      if (staticText({ type: 'Word', parts: part.parts }) === undefined) return text;
-    } else return text;
-  }
-  return text;
-}
-
-function provenWords(name: string, args: readonly WordNode[]): ScriptObjection | undefined {
+function provenWords(name: string, args: readonly WordNode[], orderBlind = false): ScriptObjection | undefined {
   const rule = Object.hasOwn(EDGE_COMMANDS, name) ? EDGE_COMMANDS[name] : undefined;
   if (!rule) return { subject: name, reason: `${name} is not among the commands the edge runs identically` };
+  const found = provenOptions(name, rule, args);
+  if (found || orderBlind || !rule.unordered) return found;
+  const flags = rule.unordered;
+  const unordered =
+    flags === true ||
+    args.some((word) => {
+      const text = staticText(word);
+      return text !== undefined && /^-[^-]/.test(text) && [...text.slice(1)].some((letter) => flags.includes(letter));
+    });
+  return unordered
+    ? {
+        subject: name,
+        reason: `${name} lists files in another order on the edge than on a runner's disk; proven only piped straight into wc`,
+      }
+    : undefined;
+}
+
+function provenOptions(name: string, rule: EdgeCommandRule, args: readonly WordNode[]): ScriptObjection | undefined {
   let operands = false;
+  let operandCount = 0;
+  const counted = (text: string | undefined, word: WordNode) => {
+    operandCount += text === undefined || word.parts.some((part) => part.type === 'Glob') ? 2 : 1;
+    return rule.maxOperands !== undefined && operandCount > rule.maxOperands
+      ? { subject: name, reason: `${name} with more than ${rule.maxOperands} operand(s) is not proven on the edge` }
+      : undefined;
+  };
   for (let index = 0; index < args.length; index += 1) {
     const text = staticText(args[index]!);
+    const unproven = text === undefined ? undefined : unprovenWord(name, rule, text);
+    if (unproven) return unproven;
     if (rule.runsCommand && !operands && (text === undefined || !text.startsWith('-'))) {
       if (text === undefined)
         return {
@@ -171,9 +205,10 @@ function provenWords(name: string, args: readonly WordNode[]): ScriptObjection |
     }
     // An option that arrives through an expansion is not read here: the edge refuses an option it
     // does not know, so it fails on the edge rather than doing something else.
-    if (operands) continue;
-    if (text === undefined) {
+    if (operands || text === undefined) {
       if (rule.optionsFirst) operands = true;
+      const tooMany = counted(text, args[index]!);
+      if (tooMany) return tooMany;
       continue;
     }
     if (rule.predicates) {
@@ -187,10 +222,15 @@ function provenWords(name: string, args: readonly WordNode[]): ScriptObjection |
     }
     if (!text.startsWith('-') || text === '-') {
       if (rule.optionsFirst) operands = true;
+      const tooMany = counted(text, args[index]!);
+      if (tooMany) return tooMany;
       continue;
     }
     const skip = optionWords(rule, text);
     if (skip === undefined) return optionObjection(name, text);
+    // A value that reads as an option (head -n -2) counts from the end in GNU tools, which the edge refuses.
+    const value = skip === 1 ? staticText(args[index + 1] ?? { type: 'Word', parts: [] }) : valueOf(rule, text);
+    if (value?.startsWith('-')) return optionObjection(name, `${text} ${skip === 1 ? value : ''}`.trim());
     index += skip;
   }
   return undefined;
@@ -214,6 +254,30 @@ function optionWords(rule: EdgeCommandRule, text: string): number | undefined {
     return undefined;
   }
   return 0;
+}
+
+/** The value attached to a short option (`-n-2` gives `-2`), or undefined. */
+function valueOf(rule: EdgeCommandRule, text: string): string | undefined {
+  if (text.startsWith('--')) return undefined;
+  for (let at = 1; at < text.length; at += 1)
+    if ((rule.valued ?? '').includes(text[at]!)) return at < text.length - 1 ? text.slice(at + 1) : undefined;
+  return undefined;
+}
+
+/** Whether a word given to a command uses what the edge does differently (edge-allow-list.ts `unproven`, `asciiOnly`). */
+function unprovenWord(name: string, rule: EdgeCommandRule, text: string): ScriptObjection | undefined {
+  if (rule.unproven?.test(text))
+    return {
+      subject: `${name} ${text}`,
+      reason: `${name} ${text} uses a feature whose result differs on the edge`,
+    };
+  // eslint-disable-next-line no-control-regex -- ASCII is exactly U+0000 to U+007F.
+  if (rule.asciiOnly && /[^\u0000-\u007f]/.test(text))
+    return {
+      subject: `${name} ${text}`,
+      reason: `${name} counts characters on the edge where GNU ${name} counts bytes`,
+    };
+  return undefined;
 }
 
 function optionObjection(name: string, option: string): ScriptObjection {

@@ -1,0 +1,113 @@
+// Where `auto` sends a command line, and why: the reading of commands, options and shell syntax
+// against the allow-list that the differential test (differential.test.ts) proves.
+import { parse } from 'just-bash';
+import { describe, expect, it } from 'vitest';
+import { autoObjection, edgeObjection } from '../../../src/tools/edge-bash/edge-script.ts';
+
+/** What auto objects to in `script` (its subject), or 'edge' when it runs it on the edge. */
+const auto = (script: string) => autoObjection(parse(script))?.subject ?? 'edge';
+
+describe('auto', () => {
+  it('runs everyday reading and writing on the edge', () => {
+    for (const script of [
+      'cat -n src/a.ts | head -20',
+      'grep -n TODO src/*.ts',
+      "sed -n '1,3p' README.md",
+      'jq -r .name package.json',
+      'mkdir -p out && echo done > out/log.txt',
+      'cut -d, -f2 data.csv | uniq -d',
+      'if [ -f README.md ]; then echo yes; fi',
+      '[[ -d src && -f x ]] && echo both',
+      'for ((i=0; i<3; i++)); do echo $i; done',
+      'while read -r line; do echo "$line"; done < list.txt',
+      'ls',
+      'ls -la',
+      "sed -i 's/a/b/' file.txt",
+    ])
+      expect(auto(script), script).toBe(script === 'ls -la' ? 'ls -la' : 'edge');
+  });
+
+  it('runs grep -r and find only piped straight into wc: they list files in another order', () => {
+    expect(auto('grep -rn TODO src | wc -l')).toBe('edge');
+    expect(auto('find . -name "*.ts" | wc -l')).toBe('edge');
+    expect(auto('grep -rn TODO src')).toBe('grep');
+    expect(auto('grep -rn TODO src | head -5')).toBe('grep');
+    expect(auto('find . -type f')).toBe('find');
+    // Its output goes into a file, not into wc.
+    expect(auto('grep -rn TODO src > hits.txt | wc -l')).toBe('grep');
+    // grep without -r lists in the order of its operands.
+    expect(auto('grep -n TODO a.ts b.ts')).toBe('edge');
+  });
+
+  it('sends to a runner the commands that order, count or format differently on the edge', () => {
+    expect(auto('sort data.txt')).toBe('sort');
+    expect(auto("awk '{print $1}' log.txt")).toBe('awk');
+    expect(auto('ls src | xargs echo')).toBe('xargs');
+    expect(auto('sort a | uniq -c')).toBe('sort');
+    expect(auto('uniq -c a.txt')).toBe('uniq -c');
+  });
+
+  it('reads each option against those proven, clustered or not, attached values included', () => {
+    expect(auto('grep -inw TODO a.txt')).toBe('edge');
+    expect(auto('grep -A 2 -B1 ERROR log.txt')).toBe('edge');
+    expect(auto('grep -P "\\d+" a.txt')).toBe('grep -P');
+    expect(auto('grep -o x a.txt')).toBe('grep -o');
+    // Several -e patterns: the edge keeps only the last.
+    expect(auto('grep -e a -e b a.txt')).toBe('grep -e');
+    expect(auto('head -n 3 a.txt')).toBe('edge');
+    expect(auto('head -3 a.txt')).toBe('edge');
+    // All but the last N lines: a value that reads as an option.
+    expect(auto('head -n -2 a.txt')).toBe('head -n -2');
+    expect(auto('head -n-2 a.txt')).toBe('head -n-2');
+    expect(auto("sed -i.bak 's/a/b/' f")).toBe('sed -i.bak');
+  });
+
+  it('stops reading options at the first operand of sed, jq and printf, and reads their scripts for what differs', () => {
+    expect(auto("sed -n 's/-x/-y/p' a.txt")).toBe('edge');
+    expect(auto('jq -r ".items[] | .id" a.json')).toBe('edge');
+    expect(auto('jq "[.[].tag] | unique" a.json')).toBe('jq [.[].tag] | unique');
+    expect(auto('jq -r ".[] | @csv" a.json')).toBe('jq .[] | @csv');
+    expect(auto('printf "%s-%d\\n" a 1')).toBe('edge');
+  });
+
+  it('reads find predicates whole, and a -type other than f or d as one the edge refuses', () => {
+    expect(auto('find src -name "*.ts" -type f | wc -l')).toBe('edge');
+    expect(auto('find . -type l | wc -l')).toBe('find l');
+    expect(auto('find . -newer a.txt | wc -l')).toBe('find -newer');
+    expect(auto('find . -name "*.ts" -exec wc -l {} \\; | wc -l')).toBe('find -exec');
+  });
+
+  it('keeps tr and cut to ASCII arguments: the edge counts characters where GNU counts bytes', () => {
+    expect(auto("tr 'a-z' 'A-Z' < a.txt")).toBe('edge');
+    expect(auto("tr 'é' 'e' < a.txt")).toBe('tr é');
+    expect(auto('cut -d, -f1 a.csv')).toBe('edge');
+    expect(auto('cut -c1-3 a.txt')).toBe('cut -c1-3');
+  });
+
+  it('runs ls with one operand at most: with more the edge puts blank lines between them', () => {
+    expect(auto('ls src')).toBe('edge');
+    expect(auto('ls -1 src docs')).toBe('ls');
+    expect(auto('ls src/*.ts')).toBe('ls');
+  });
+
+  it('reads shell syntax: the commands of [ and [[, globs, redirections', () => {
+    expect(auto('[ -f a ] && echo y')).toBe('edge');
+    expect(auto('echo **/*.ts')).toBe('**');
+    expect(auto('echo src/*.ts')).toBe('edge');
+    expect(auto('echo hi >&2')).toBe('edge');
+    expect(auto('cat a >&-')).toBe('>&');
+    expect(auto('cat <(echo a)')).toBe('ProcessSubstitution');
+    expect(auto('$cmd a')).toBe('$command');
+    expect(auto('eval "ls"')).toBe('eval');
+    expect(auto('sleep 1 &')).toBe('&');
+  });
+});
+
+describe('engine edge', () => {
+  const names = new Set(['cat', 'grep', 'awk']);
+  it('runs what the interpreter has, proven or not, and names what it has not', () => {
+    expect(edgeObjection(parse("awk '{print}' a | sort"), new Set([...names, 'sort']))).toBeUndefined();
+    expect(edgeObjection(parse('cat a | python3 x.py'), names)?.subject).toBe('python3');
+    expect(edgeObjection(parse('sleep 1 & echo x'), names)?.subject).toBe('&');
+  });
+});
