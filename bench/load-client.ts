@@ -15,6 +15,8 @@ export interface LoadSpec {
    * with `{i}` replaced by its index and `{i%N}` by its index modulo N. durationMs then only caps the run.
    */
   count?: number;
+  /** Paths and headers taken in turn, request after request, instead of the url's path and `headers` (P7b: many keys over many workspaces). */
+  targets?: { path: string; headers: Record<string, string> }[];
 }
 
 export interface LoadResult {
@@ -44,17 +46,19 @@ async function measure(spec: LoadSpec): Promise<LoadResult> {
   let next = 0;
   const started = performance.now();
   const deadline = started + spec.durationMs;
+  let sent = 0;
   const one = (body: string | undefined) =>
     new Promise<void>((resolve) => {
       const t0 = performance.now();
+      const target = spec.targets?.[sent++ % spec.targets.length];
       const req = request(
         {
           agent,
           host: url.hostname,
           port: url.port,
-          path: url.pathname + url.search,
+          path: target?.path ?? url.pathname + url.search,
           method: spec.method,
-          headers: spec.headers,
+          headers: target?.headers ?? spec.headers,
         },
         (res) => {
           res.resume();

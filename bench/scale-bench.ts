@@ -1,0 +1,86 @@
+// Benchmark P7b (issue 22): tool calls a second of the Cloudflare home under wrangler dev with 50 keys
+// over 50 workspaces against 1 key over 1 workspace, in the same run. Every key has a quota and a rate
+// limit, so each call asks its key's object twice; with one key and one workspace, one object of each
+// kind serves everything, and with 50 × 50 the calls spread over 50 workspace and 50 key objects.
+import { interleaved, describe as describeLoad, load, perSecond, row, verdict } from './common.ts';
+import type { LoadResult } from './load-client.ts';
+import { startWorkerHome } from './worker-bench.ts';
+
+const TENANTS = 50;
+
+export async function benchScale(key: string, durationMs: number): Promise<void> {
+  console.log(
+    '\n# P7b: read_file calls/s on the Cloudflare home (wrangler dev), 50 keys × 50 workspaces vs 1 key × 1 workspace',
+  );
+  const worker = await startWorkerHome(key);
+  try {
+    const admin = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const workspaces = Array.from({ length: TENANTS }, (_, i) => `scale-${i}`);
+    for (const ws of workspaces) {
+      await expectOk(fetch(`${worker.url}/v1/workspaces/${ws}`, { method: 'PUT', headers: admin }));
+      await expectOk(
+        fetch(`${worker.url}/v1/workspaces/${ws}/tools/write_file`, {
+          method: 'POST',
+          headers: admin,
+          body: JSON.stringify({ path: 'f.txt', content: 'x'.repeat(1023) + '\n' }),
+        }),
+      );
+    }
+    const secrets: string[] = [];
+    for (let i = 0; i < TENANTS; i += 1) {
+      const created = await expectOk(
+        fetch(`${worker.url}/v1/keys`, {
+          method: 'POST',
+          headers: admin,
+          body: JSON.stringify({
+            name: `tenant-${i}`,
+            role: 'agent',
+            workspaces,
+            approvalMode: 'auto',
+            quota: { calls: 1_000_000_000, period: 'day' },
+            rateLimitPerMinute: 1_000_000,
+          }),
+        }),
+      );
+      secrets.push(((await created.json()) as { secret: string }).secret);
+    }
+    const target = (secret: string, ws: string) => ({
+      path: `/v1/workspaces/${ws}/tools/read_file`,
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    });
+    // Every key with every workspace, in an order that changes both from one request to the next.
+    const spread = secrets.flatMap((secret, k) =>
+      workspaces.map((_, w) => target(secret, workspaces[(w + k) % TENANTS]!)),
+    );
+    const spec = (targets: ReturnType<typeof target>[]) => (ms: number) =>
+      load({
+        url: `${worker.url}/v1/workspaces/scale-0/tools/read_file`,
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ path: 'f.txt' }),
+        connections: 16,
+        durationMs: ms,
+        targets,
+      });
+    const measures = { one: spec([target(secrets[0]!, workspaces[0]!)]), spread: spec(spread) };
+    // Warm: every workspace object keeps its copy of every key before the measured rounds.
+    await measures.spread(3000);
+    await measures.one(1000);
+    const results: Record<'one' | 'spread', LoadResult> = await interleaved(measures, durationMs * 2);
+    console.log(`1 key × 1 workspace    : ${describeLoad(results.one, 'calls/s')}`);
+    console.log(`50 keys × 50 workspaces: ${describeLoad(results.spread, 'calls/s')}`);
+    const ratio = perSecond(results.spread) / perSecond(results.one);
+    row(
+      'P7b',
+      `read_file calls/s, 50 keys × 50 workspaces vs 1 key × 1 workspace (wrangler dev): ${perSecond(results.spread).toFixed(0)} vs ${perSecond(results.one).toFixed(0)}, ${verdict(ratio, '>= 0.8x', ratio >= 0.8)}`,
+    );
+  } finally {
+    await worker.stop();
+  }
+}
+
+async function expectOk(answer: Promise<Response>): Promise<Response> {
+  const response = await answer;
+  if (!response.ok) throw new Error(`setting up P7b: ${response.status} ${await response.text()}`);
+  return response;
+}
