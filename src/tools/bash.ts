@@ -32,8 +32,9 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const bash = defineTool({
   name: 'bash',
   description:
-    'Run bash commands in the workspace on a sandboxed runner. action "exec" runs a command and waits for it (stdout, stderr, ' +
-    'exitCode); "start" runs one in the background and returns its processId; "status", "logs" (offset paging), "write" (stdin), ' +
+    'Run bash commands in the workspace. action "exec" runs a command and waits for it (stdout, stderr, exitCode): ' +
+    'everyday commands (grep, sed, sort, jq, ...) are answered at once by the edge engine, the rest on a sandboxed runner ' +
+    '(engine "auto"; "edge" or "runner" to choose); "start" runs one in the background and returns its processId; "status", "logs" (offset paging), "write" (stdin), ' +
     '"stop" (SIGTERM, then SIGKILL after graceMs) and "list" manage background processes. Files the command changes are ' +
     'visible to read_file when it ends.',
   input: bashInput,
