@@ -32,7 +32,6 @@ interface Outcome {
 
 /** The base workspace's files, what a script that changed nothing leaves. */
 let baseFiles: string[] = [];
-let baseVersion = -1;
 
 interface Compared {
   entry: DifferentialScript;
@@ -69,35 +68,58 @@ async function filesOf(ws: string): Promise<string[]> {
     .sort();
 }
 
-/** The workspace's files after a command: the base's when its version did not move (no archive needed). */
-async function filesAfter(ws: string): Promise<string[]> {
-  const info = await checked(server.call('GET', `/v1/workspaces/${ws}`), 'info');
-  return info.version === baseVersion ? baseFiles : filesOf(ws);
+/**
+ * A worker's workspace for one engine: a fork of the base, kept for the next script while no
+ * script changed it (its version is the one it was forked at), so read-only scripts need no fork
+ * and the runner keeps its copy on disk.
+ */
+interface Fork {
+  name: string;
+  version: number;
 }
 
-async function runOn(ws: string, command: string, engine: 'edge' | 'runner'): Promise<Outcome> {
-  const answer = await server.call('POST', `/v1/workspaces/${ws}/tools/bash`, {
+let forksMade = 0;
+
+async function forkOf(current: Fork | undefined): Promise<Fork> {
+  if (current) return current;
+  const name = `d${forksMade++}`;
+  const info = await checked(server.call('POST', '/v1/workspaces/base/fork', { to: name }), 'fork');
+  return { name, version: info.version };
+}
+
+/** Runs `command` in `fork`; the fork comes back undefined when the command changed it. */
+async function runOn(
+  fork: Fork,
+  command: string,
+  engine: 'edge' | 'runner',
+): Promise<{ outcome: Outcome; unchanged?: Fork }> {
+  const answer = await server.call('POST', `/v1/workspaces/${fork.name}/tools/bash`, {
     action: 'exec',
     command,
     engine,
     timeoutMs: 20_000,
   });
   if (answer.status !== 200)
-    return { engine, stdout: '', stderr: JSON.stringify(answer.body), exitCode: -answer.status, files: [] };
+    return {
+      outcome: { engine, stdout: '', stderr: JSON.stringify(answer.body), exitCode: -answer.status, files: [] },
+      unchanged: fork,
+    };
   const { stdout, stderr, exitCode, engine: ran } = answer.body.result;
-  return { engine: ran, stdout, stderr, exitCode, files: await filesAfter(ws) };
+  const info = await checked(server.call('GET', `/v1/workspaces/${fork.name}`), 'info');
+  if (info.version === fork.version)
+    return { outcome: { engine: ran, stdout, stderr, exitCode, files: baseFiles }, unchanged: fork };
+  return { outcome: { engine: ran, stdout, stderr, exitCode, files: await filesOf(fork.name) } };
 }
 
-async function compare(entry: DifferentialScript, index: number): Promise<Compared> {
-  const [edgeWs, runnerWs] = [`d${index}-edge`, `d${index}-runner`];
-  await Promise.all([
-    checked(server.call('POST', '/v1/workspaces/base/fork', { to: edgeWs }), 'fork'),
-    checked(server.call('POST', '/v1/workspaces/base/fork', { to: runnerWs }), 'fork'),
+async function compare(entry: DifferentialScript, forks: { edge?: Fork; runner?: Fork }): Promise<Compared> {
+  const [edgeFork, runnerFork] = await Promise.all([forkOf(forks.edge), forkOf(forks.runner)]);
+  const [onEdge, onRunner] = await Promise.all([
+    runOn(edgeFork, entry.script, 'edge'),
+    runOn(runnerFork, entry.script, 'runner'),
   ]);
-  const [edge, runner] = await Promise.all([
-    runOn(edgeWs, entry.script, 'edge'),
-    runOn(runnerWs, entry.script, 'runner'),
-  ]);
+  forks.edge = onEdge.unchanged;
+  forks.runner = onRunner.unchanged;
+  const [edge, runner] = [onEdge.outcome, onRunner.outcome];
   const same =
     edge.stdout === runner.stdout &&
     edge.stderr === runner.stderr &&
@@ -126,12 +148,12 @@ beforeAll(async () => {
   );
   if (made.result.exitCode !== 0) throw new Error(`links: ${JSON.stringify(made.result)}`);
   baseFiles = await filesOf('base');
-  baseVersion = (await checked(server.call('GET', '/v1/workspaces/base'), 'info')).version;
   let next = 0;
   const worker = async () => {
+    const forks = {};
     while (next < DIFFERENTIAL_SCRIPTS.length) {
       const index = next++;
-      results[index] = await compare(DIFFERENTIAL_SCRIPTS[index]!, index);
+      results[index] = await compare(DIFFERENTIAL_SCRIPTS[index]!, forks);
     }
   };
   await Promise.all(Array.from({ length: CONCURRENT_SCRIPTS }, worker));
