@@ -15,8 +15,12 @@ export interface LoadSpec {
    * with `{i}` replaced by its index and `{i%N}` by its index modulo N. durationMs then only caps the run.
    */
   count?: number;
-  /** Paths and headers taken in turn, request after request, instead of the url's path and `headers` (P7b: many keys over many workspaces). */
-  targets?: { path: string; headers: Record<string, string> }[];
+  /**
+   * Paths and keys taken in turn instead of the url's path and `headers`' authorization (P7b: many
+   * keys over many workspaces): request n takes path n mod P and key (n + n div P) mod K, so every
+   * key meets every path.
+   */
+  grid?: { paths: string[]; secrets: string[] };
 }
 
 export interface LoadResult {
@@ -31,6 +35,17 @@ export function bodyFor(body: string | undefined, index: number): string | undef
   return body?.replace(/\{i(?:%(\d+))?\}/g, (_, modulo?: string) =>
     String(modulo === undefined ? index : index % Number(modulo)),
   );
+}
+
+/** Request n's path and headers in a grid of paths and keys (see LoadSpec.grid). */
+function gridTarget(
+  grid: { paths: string[]; secrets: string[] },
+  headers: Record<string, string>,
+  n: number,
+): { path: string; headers: Record<string, string> } {
+  const path = grid.paths[n % grid.paths.length]!;
+  const secret = grid.secrets[(n + Math.floor(n / grid.paths.length)) % grid.secrets.length]!;
+  return { path, headers: { ...headers, authorization: `Bearer ${secret}` } };
 }
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
@@ -50,7 +65,7 @@ async function measure(spec: LoadSpec): Promise<LoadResult> {
   const one = (body: string | undefined) =>
     new Promise<void>((resolve) => {
       const t0 = performance.now();
-      const target = spec.targets?.[sent++ % spec.targets.length];
+      const target = spec.grid && gridTarget(spec.grid, spec.headers, sent++);
       const req = request(
         {
           agent,

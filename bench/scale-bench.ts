@@ -44,27 +44,24 @@ export async function benchScale(key: string, durationMs: number): Promise<void>
       );
       secrets.push(((await created.json()) as { secret: string }).secret);
     }
-    const target = (secret: string, ws: string) => ({
-      path: `/v1/workspaces/${ws}/tools/read_file`,
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-    });
-    // Every key with every workspace, in an order that changes both from one request to the next.
-    const spread = secrets.flatMap((secret, k) =>
-      workspaces.map((_, w) => target(secret, workspaces[(w + k) % TENANTS]!)),
-    );
-    const spec = (targets: ReturnType<typeof target>[]) => (ms: number) =>
+    const paths = workspaces.map((ws) => `/v1/workspaces/${ws}/tools/read_file`);
+    const spec = (grid: { paths: string[]; secrets: string[] }, count?: number) => (ms: number) =>
       load({
-        url: `${worker.url}/v1/workspaces/scale-0/tools/read_file`,
+        count,
+        url: `${worker.url}${paths[0]}`,
         method: 'POST',
         headers: admin,
         body: JSON.stringify({ path: 'f.txt' }),
         connections: 16,
         durationMs: ms,
-        targets,
+        grid,
       });
-    const measures = { one: spec([target(secrets[0]!, workspaces[0]!)]), spread: spec(spread) };
-    // Warm: every workspace object keeps its copy of every key before the measured rounds.
-    await measures.spread(3000);
+    const measures = {
+      one: spec({ paths: [paths[0]!], secrets: [secrets[0]!] }),
+      spread: spec({ paths, secrets }),
+    };
+    // Warm: every workspace object holds a copy of every key (each pair once) before the measured rounds.
+    await spec({ paths, secrets }, TENANTS * TENANTS)(120_000);
     await measures.one(1000);
     const results: Record<'one' | 'spread', LoadResult> = await interleaved(measures, durationMs * 2);
     console.log(`1 key × 1 workspace    : ${describeLoad(results.one, 'calls/s')}`);

@@ -76,6 +76,8 @@ export interface Env {
   TOOLGATE_IMPORT_MAX_BYTES?: string;
   TOOLGATE_IMPORT_TIMEOUT_MS?: string;
   TOOLGATE_EGRESS_ALLOW_HOSTS?: string;
+  /** `on` to have each object count the requests it serves (docs/scale.md measures with it). */
+  TOOLGATE_COUNT_OBJECT_REQUESTS?: string;
   /** `none` when the attached runners run commands unsandboxed on purpose: /healthz says so. */
   TOOLGATE_SANDBOX?: string;
   TOOLGATE_EDGE_MEMORY_BYTES?: string;
@@ -162,6 +164,11 @@ export const DISPATCHER_SHARDS = 16;
 export function dispatcherObject(env: Env, shard: number): DurableObjectStub {
   return env.DISPATCHER.get(env.DISPATCHER.idFromName(shard === 0 ? 'dispatcher' : `dispatcher-${shard}`));
 }
+
+/** The header the Worker names a lease's dispatcher shard in, so the shard knows its number. */
+export const DISPATCHER_SHARD_HEADER = 'x-toolgate-dispatcher-shard';
+/** The watcher name (key-client.ts) a dispatcher shard keeps key copies under: no workspace id has a colon. */
+export const dispatcherWatcher = (shard: number): string => `dispatcher:${shard}`;
 
 /** The shard a name (a runner id, a workspace) falls in: FNV-1a, so every Worker computes the same. */
 export function dispatcherShard(name: string): number {

@@ -41,6 +41,7 @@ import {
 import { WorkspaceHookForwarder } from './hook-forwarding.ts';
 import { KeyClient } from './key-client.ts';
 import { KeyListing } from './key-listing.ts';
+import { objectRequestCounter } from './object-requests.ts';
 import { readSetting } from '../contract/settings.ts';
 
 /** Workspace objects asked at once when a listing spans them. */
@@ -50,11 +51,13 @@ export class DirectoryObject {
   private readonly ready: Promise<void>;
   private app: Hono<AppEnv> | undefined;
   private failure: string | undefined;
+  private readonly countRequest: () => void;
 
   constructor(
     private readonly state: DurableObjectState,
     private readonly env: Env,
   ) {
+    this.countRequest = objectRequestCounter(state.storage, env);
     this.ready = state.blockConcurrencyWhile(() =>
       this.build().catch((error: unknown) => {
         this.failure = `toolgate could not start: ${error instanceof Error ? error.message : String(error)}`;
@@ -63,6 +66,7 @@ export class DirectoryObject {
   }
 
   async fetch(request: Request): Promise<Response> {
+    this.countRequest();
     await this.ready;
     if (!this.app)
       return Response.json(

@@ -7,6 +7,7 @@ import { dispatcherCalls, workspaceCalls } from '../contract/object-calls.ts';
 import { parseInput } from '../contract/parse-input.ts';
 import { leaseRequestSchema } from '../contract/runner-protocol.ts';
 import { scopeCovers, scopeFilter, type WorkspaceScope } from '../core/workspace-scope.ts';
+import { consoleLog } from '../core/log.ts';
 import type { AppEnv } from '../http/app-deps.ts';
 import { createBaseApp } from '../http/app.ts';
 import { readJsonBody } from '../http/json-body.ts';
@@ -20,6 +21,8 @@ import { ToolRegistry } from '../tools/registry.ts';
 import {
   answerCall,
   callObject,
+  DISPATCHER_SHARD_HEADER,
+  dispatcherWatcher,
   INTERNAL_PREFIX,
   internalOnly,
   readCallBody,
@@ -30,11 +33,19 @@ import {
   type JobMessage,
 } from './bindings.ts';
 import { KeyClient } from './key-client.ts';
+import { objectRequestCounter } from './object-requests.ts';
 
 /** How soon a lease looks again at offers another lease was asking about (which it may leave to others). */
 const CLAIM_RECHECK_MS = 50;
 /** How long an offer waits for a runner waiting here to take it before the next shard is offered it too. */
 const OFFER_CLAIM_MS = 1_000;
+/**
+ * How often a shard asks whether the offers it has held since its last look still wait: a job
+ * offered to every shard and leased from one leaves copies in shards no runner leases from.
+ */
+const OFFER_CHECK_MS = 60_000;
+/** Offers looked at in one check; the rest wait for the next. */
+const OFFER_CHECK_BATCH = 500;
 
 export class DispatcherObject {
   private readonly app: Hono<AppEnv>;
@@ -48,11 +59,22 @@ export class DispatcherObject {
   /** When each workspace's job was last handed out (a rising turn number): runners take workspaces in turn. */
   private readonly served = new Map<string, number>();
   private turn = 0;
+  private readonly countRequest: () => void;
+  private readonly keys: KeyClient;
+  /** The newest offer when this shard last looked: offers up to it are asked about at the next look. */
+  private checkedUpTo = 0;
+  /** This shard's number, as the Worker names it on lease requests; unknown until one came. */
+  private shard: number | undefined;
 
-  constructor(state: DurableObjectState, env: Env) {
+  constructor(
+    private readonly state: DurableObjectState,
+    private readonly env: Env,
+  ) {
     const settings = readSettings(env);
+    this.countRequest = objectRequestCounter(state.storage, env);
     this.offers = new JobOffers(new DurableObjectSqlDatabase(state.storage));
     const keys = new KeyClient(env);
+    this.keys = keys;
     const app = createBaseApp({ keys, tools: new ToolRegistry(builtinTools), runnerProtocol: true });
     app.post('/v1/runner/lease', async (c) => {
       const key = c.get('key');
@@ -72,9 +94,14 @@ export class DispatcherObject {
       );
       return job ? c.json({ job }) : c.body(null, 204);
     });
+    app.post(`${INTERNAL_PREFIX}${dispatcherCalls.keyChanged.path}`, internalOnly(), async (c) => {
+      keys.forget((await readCallBody(dispatcherCalls.keyChanged, c.req.raw, settings.maxBodyBytes)).id);
+      return answerCall(dispatcherCalls.keyChanged, undefined);
+    });
     app.post(`${INTERNAL_PREFIX}${dispatcherCalls.offer.path}`, internalOnly(), async (c) => {
       const offer = await readCallBody(dispatcherCalls.offer, c.req.raw, settings.maxBodyBytes);
       this.offers.add(offer);
+      if ((await state.storage.getAlarm()) === null) await state.storage.setAlarm(Date.now() + OFFER_CHECK_MS);
       return answerCall(dispatcherCalls.offer, { claimed: await this.claim(offer) });
     });
     assertRoutesGuarded(app);
@@ -82,7 +109,35 @@ export class DispatcherObject {
   }
 
   fetch(request: Request): Promise<Response> {
+    this.countRequest();
+    // Runner keys' objects tell this shard, by its name, when a key it holds a copy of changes.
+    const shard = Number(request.headers.get(DISPATCHER_SHARD_HEADER) ?? Number.NaN);
+    if (this.shard === undefined && Number.isInteger(shard) && shard >= 0) {
+      this.shard = shard;
+      this.keys.watcher = dispatcherWatcher(shard);
+    }
     return Promise.resolve(this.app.fetch(request));
+  }
+
+  /**
+   * Drops the offers held since the last look whose jobs no longer wait (leased from another
+   * shard, stopped, their workspace deleted), and looks again while any offer is held.
+   */
+  async alarm(): Promise<void> {
+    const mark = this.checkedUpTo;
+    this.checkedUpTo = this.offers.newest();
+    for (const offer of this.offers.upTo(mark, OFFER_CHECK_BATCH)) {
+      if (this.claimed.has(offer.jobId)) continue;
+      try {
+        const answer = await callObject(workspaceObject(this.env, offer.workspace), workspaceCalls.jobWaits, {
+          jobId: offer.jobId,
+        });
+        if (!answer?.waits) this.offers.remove(offer.jobId);
+      } catch (error) {
+        consoleLog(`could not ask whether job ${offer.jobId} still waits; the next look asks again`, error);
+      }
+    }
+    if (this.offers.newest() > 0) await this.state.storage.setAlarm(Date.now() + OFFER_CHECK_MS);
   }
 
   /**
@@ -145,6 +200,7 @@ export class DispatcherObject {
             runnerId,
             holder,
             wish,
+            shard: this.shard,
           });
           if (answer?.later) {
             if (wish.execOnly) {
@@ -217,5 +273,21 @@ class JobOffers {
 
   remove(jobId: string): void {
     this.db.query('DELETE FROM job_offers WHERE job_id = ?', jobId);
+  }
+
+  /** The seq of the newest offer held, 0 with none. */
+  newest(): number {
+    return this.db.query<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM job_offers')[0]?.seq ?? 0;
+  }
+
+  /** Offers up to seq `mark`, oldest first, at most `limit`. */
+  upTo(mark: number, limit: number): JobMessage[] {
+    return this.db
+      .query<{ job_id: string; workspace: string }>(
+        'SELECT job_id, workspace FROM job_offers WHERE seq <= ? ORDER BY seq LIMIT ?',
+        mark,
+        limit,
+      )
+      .map((row) => ({ jobId: row.job_id, workspace: row.workspace }));
   }
 }

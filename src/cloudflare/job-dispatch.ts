@@ -15,6 +15,8 @@ export class JobDispatch {
   private again = false;
   /** Set when a lease was refused for now (the workspace ran its most processes): the next end of a process offers the jobs again. */
   heldBack = false;
+  /** The dispatcher shard that leased this workspace's last job (see jobMessageSchema). */
+  shard: number | undefined;
 
   constructor(
     private readonly db: SqlDatabase,
@@ -57,7 +59,7 @@ export class JobDispatch {
       const record = this.processes.record(job.id);
       if (!record) continue;
       try {
-        await this.env.JOBS.send({ workspace: record.workspace, jobId: job.id });
+        await this.env.JOBS.send({ workspace: record.workspace, jobId: job.id, shard: this.shard });
       } catch (error) {
         log(`could not queue job ${job.id}; retrying on the next request or alarm`, error);
         return;

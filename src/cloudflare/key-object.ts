@@ -2,7 +2,7 @@
 // secret determines), holding its record, its rate limit and its quota ledger. A key's traffic
 // reaches its own object and no other, so keys never share one object's throughput.
 import { Hono } from 'hono';
-import { keyCalls, workspaceCalls } from '../contract/object-calls.ts';
+import { dispatcherCalls, keyCalls, workspaceCalls } from '../contract/object-calls.ts';
 import { readSetting } from '../contract/settings.ts';
 import { sha256Hex } from '../core/content-hash.ts';
 import { ToolError } from '../core/errors.ts';
@@ -15,6 +15,7 @@ import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import {
   callObject,
+  dispatcherObject,
   callServer,
   INTERNAL_PREFIX,
   internalOnly,
@@ -25,6 +26,7 @@ import {
 } from './bindings.ts';
 import { keyIdOfHash } from './key-identity.ts';
 import { QuotaLedgerTable } from './quota-ledger-table.ts';
+import { objectRequestCounter } from './object-requests.ts';
 
 /** Workspace objects told of a revocation at once. */
 const FAN_OUT = 16;
@@ -35,12 +37,14 @@ export class KeyObject {
   private held: { keys: KeyStore; ledger: QuotaLedgerTable; watchers: KeyWatchers } | undefined;
   /** Whether the configured key this object may hold was set from the configuration in this instance. */
   private configured = false;
+  private readonly countRequest: () => void;
 
   constructor(
     state: DurableObjectState,
     private readonly env: Env,
   ) {
     this.db = new DurableObjectSqlDatabase(state.storage);
+    this.countRequest = objectRequestCounter(state.storage, env);
     const limiter = new RateLimiter();
     const internal = new Hono<AppEnv>();
     internal.use('*', internalOnly());
@@ -89,6 +93,7 @@ export class KeyObject {
   }
 
   fetch(request: Request): Promise<Response> {
+    this.countRequest();
     return Promise.resolve(this.app.fetch(request));
   }
 
@@ -148,7 +153,10 @@ class KeyWatchers {
       await Promise.all(
         names.slice(start, start + FAN_OUT).map(async (workspace) => {
           try {
-            await callObject(workspaceObject(env, workspace), workspaceCalls.keyChanged, { id });
+            const shard = /^dispatcher:(\d+)$/.exec(workspace)?.[1];
+            if (shard === undefined)
+              await callObject(workspaceObject(env, workspace), workspaceCalls.keyChanged, { id });
+            else await callObject(dispatcherObject(env, Number(shard)), dispatcherCalls.keyChanged, { id });
             this.db.query('DELETE FROM key_watchers WHERE workspace = ?', workspace);
             this.known.delete(workspace);
           } catch (error) {

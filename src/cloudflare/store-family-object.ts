@@ -28,6 +28,7 @@ import {
   type DurableObjectState,
   type Env,
 } from './bindings.ts';
+import { objectRequestCounter } from './object-requests.ts';
 
 /** A reader its object does not know this long after it joined is taken as gone (its fork never began, or its leave was lost). */
 const ABSENT_AFTER_MS = 10 * 60 * 1000;
@@ -46,11 +47,14 @@ export class StoreFamilyObject {
   private readonly sweeper: FamilySweep;
   private readonly intervalMs: number;
 
+  private readonly countRequest: () => void;
+
   constructor(
     private readonly state: DurableObjectState,
     env: Env,
   ) {
     const settings = readSettings(env);
+    this.countRequest = objectRequestCounter(state.storage, env);
     this.db = new DurableObjectSqlDatabase(state.storage);
     this.db.script(schema);
     try {
@@ -101,6 +105,7 @@ export class StoreFamilyObject {
   }
 
   fetch(request: Request): Promise<Response> | Response {
+    this.countRequest();
     return this.app.fetch(request);
   }
 

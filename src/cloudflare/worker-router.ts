@@ -12,6 +12,7 @@ import {
   dispatcherObject,
   dispatcherShard,
   DISPATCHER_SHARDS,
+  DISPATCHER_SHARD_HEADER,
   INTERNAL_HEADER,
   INTERNAL_PREFIX,
   readSettings,
@@ -49,6 +50,7 @@ export const worker = {
     const headers = new Headers(request.headers);
     headers.delete(WORKSPACE_HEADER);
     headers.delete(INTERNAL_HEADER);
+    headers.delete(DISPATCHER_SHARD_HEADER);
     let body: Uint8Array | undefined;
     if (request.body) {
       // Read here, within the limit, and handed on whole: a body still streaming to an object
@@ -59,8 +61,9 @@ export const worker = {
         return errorResponse(error, logFailure);
       }
     }
-    const { stub, workspace } = route(url.pathname, env, body);
+    const { stub, workspace, shard } = route(url.pathname, env, body);
     if (workspace !== undefined) headers.set(WORKSPACE_HEADER, workspace);
+    if (shard !== undefined) headers.set(DISPATCHER_SHARD_HEADER, String(shard));
     return stub.fetch(new Request(request.url, { method: request.method, headers, body, signal: request.signal }));
   },
 
@@ -88,7 +91,7 @@ export const worker = {
  * shards drop their copies when it answers that the job no longer waits.
  */
 async function offerJob(env: Env, job: JobMessage): Promise<void> {
-  const home = dispatcherShard(job.workspace);
+  const home = job.shard !== undefined && job.shard < DISPATCHER_SHARDS ? job.shard : dispatcherShard(job.workspace);
   if ((await callObject(dispatcherObject(env, home), dispatcherCalls.offer, job))?.claimed) return;
   const others = Array.from({ length: DISPATCHER_SHARDS - 1 }, (_, step) => (home + 1 + step) % DISPATCHER_SHARDS);
   await Promise.all(others.map((shard) => callObject(dispatcherObject(env, shard), dispatcherCalls.offer, job)));
@@ -106,13 +109,20 @@ function leaseShard(body: Uint8Array | undefined): number {
 }
 
 /** The object a request is for, and the workspace it is about when that object is a workspace's. */
-function route(path: string, env: Env, body: Uint8Array | undefined): { stub: DurableObjectStub; workspace?: string } {
+function route(
+  path: string,
+  env: Env,
+  body: Uint8Array | undefined,
+): { stub: DurableObjectStub; workspace?: string; shard?: number } {
   const workspace = /^\/v1\/(?:runner\/)?workspaces\/([^/]+)(?:\/|$)/.exec(path)?.[1];
   if (workspace !== undefined) return workspaceRoute(safeDecode(workspace), env);
   // Approval ids end in `.<workspace>`: the decision goes straight to the object holding the approval.
   const approval = /^\/v1\/approvals\/[^/]*\.([a-z0-9][a-z0-9_-]{0,62})(?:\/|$)/.exec(path)?.[1];
   if (approval !== undefined) return workspaceRoute(approval, env);
-  if (path === '/v1/runner/lease') return { stub: dispatcherObject(env, leaseShard(body)) };
+  if (path === '/v1/runner/lease') {
+    const shard = leaseShard(body);
+    return { stub: dispatcherObject(env, shard), shard };
+  }
   return { stub: directoryObject(env) };
 }
 

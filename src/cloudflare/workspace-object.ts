@@ -41,6 +41,7 @@ import { HOOK_DELIVERY_PATH, receiveHookDelivery } from './hook-delivery-route.t
 import { storeFamilies } from './store-family-object.ts';
 import { forkAcrossObjects, serveForkCalls } from './workspace-fork.ts';
 import { KeyClient } from './key-client.ts';
+import { objectRequestCounter } from './object-requests.ts';
 import { JobDispatch } from './job-dispatch.ts';
 import { consoleLog as log } from '../core/log.ts';
 
@@ -67,11 +68,13 @@ export class WorkspaceObject {
   private nextSweepAt: number | undefined;
   private blobGc = { graceMs: 0, intervalMs: 0 };
   private failure: string | undefined;
+  private readonly countRequest: () => void;
 
   constructor(
     private readonly state: DurableObjectState,
     private readonly env: Env,
   ) {
+    this.countRequest = objectRequestCounter(state.storage, env);
     this.ready = state.blockConcurrencyWhile(() =>
       Promise.resolve()
         .then(() => this.build())
@@ -82,6 +85,7 @@ export class WorkspaceObject {
   }
 
   async fetch(request: Request): Promise<Response> {
+    this.countRequest();
     await this.ready;
     if (!this.app)
       return Response.json(
@@ -207,8 +211,12 @@ export class WorkspaceObject {
     serve(workspaceCalls.keyChanged, ({ id }) => keys.forget(id));
     serve(workspaceCalls.usage, (query) => meter.summary(query));
     serve(workspaceCalls.approvals, ({ key, status, limit }) => calls.listApprovals(key, status, limit));
-    serve(workspaceCalls.leaseJob, ({ jobId, runnerId, holder, wish }) => {
+    serve(workspaceCalls.jobWaits, ({ jobId }) => ({
+      waits: processes.queuedJobs().some((job) => job.id === jobId),
+    }));
+    serve(workspaceCalls.leaseJob, ({ jobId, runnerId, holder, wish, shard }) => {
       const job = processes.leaseJob(jobId, runnerId, holder, wish);
+      if (typeof job === 'object') this.dispatch!.shard = shard;
       if (job === 'gone') return undefined;
       if (job === 'later') {
         // Held back: once a slot frees, this object's jobs are offered again so a waiting runner hears of them.

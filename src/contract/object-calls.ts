@@ -285,9 +285,13 @@ export const workspaceCalls = {
       runnerId: z.string(),
       holder: leaseHolderSchema,
       wish: z.object({ execOnly: z.boolean().optional() }).optional(),
+      /** The dispatcher shard asking: the workspace's next jobs are offered there first. */
+      shard: z.number().int().min(0).max(1023).optional(),
     }),
     z.looseObject({ job: leasedJobSchema.optional(), later: z.boolean().optional() }),
   ),
+  /** Whether a job still waits for a runner: a dispatcher shard drops an offer it holds of one that does not. */
+  jobWaits: objectCall('job-waits', z.strictObject({ jobId: z.string() }), z.looseObject({ waits: z.boolean() })),
   ...forkCalls,
   ...sharedStoreCalls,
 } as const;
@@ -322,7 +326,12 @@ export const storeFamilyCalls = {
 // Calls to the dispatcher.
 
 /** A job waiting in a workspace object: what the Queue carries, and what the dispatcher is offered. */
-export const jobMessageSchema = z.strictObject({ workspace: z.string(), jobId: z.string() });
+export const jobMessageSchema = z.strictObject({
+  workspace: z.string(),
+  jobId: z.string(),
+  /** The dispatcher shard that leased the workspace's last job: offered there first, where a runner likely waits. */
+  shard: z.number().int().min(0).max(1023).optional(),
+});
 export type JobMessage = z.output<typeof jobMessageSchema>;
 
 export const dispatcherCalls = {
@@ -332,4 +341,6 @@ export const dispatcherCalls = {
    * when none waits here or none took it soon, so the next shard is offered it too.
    */
   offer: objectCall('offer', jobMessageSchema, z.looseObject({ claimed: z.boolean() })),
+  /** A runner key this shard may hold a copy of was revoked or changed: the copy is dropped before this answers. */
+  keyChanged: objectCall('dispatcher-key-changed', z.strictObject({ id: keyId }), null),
 } as const;

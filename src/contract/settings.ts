@@ -347,6 +347,13 @@ export const settings = {
     meaning: "the bucket's region",
     homes: ['node'],
   }),
+  TOOLGATE_COUNT_OBJECT_REQUESTS: onOff({
+    name: 'TOOLGATE_COUNT_OBJECT_REQUESTS',
+    fallback: false,
+    meaning:
+      "the Cloudflare home's objects each count the requests they serve in their own storage (table `object_requests`), for measuring how load spreads over them (docs/scale.md); costs one write a request",
+    homes: ['cloudflare'],
+  }),
 } as const satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof settings;

@@ -13,6 +13,7 @@ import { generatedPart, repoRoot } from './generated-tables.ts';
 /** Upper-case names read from an env object that are not settings, and why. */
 const notSettings: Record<string, string> = {
   WORKSPACES: 'a Durable Object binding of the Worker (wrangler.toml)',
+  KEYS: 'a Durable Object binding of the Worker (wrangler.toml)',
   DIRECTORY: 'a Durable Object binding of the Worker (wrangler.toml)',
   DISPATCHER: 'a Durable Object binding of the Worker (wrangler.toml)',
   STORE_FAMILIES: 'a Durable Object binding of the Worker (wrangler.toml)',

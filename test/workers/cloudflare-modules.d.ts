@@ -23,6 +23,7 @@ declare module 'cloudflare:workers' {
     SQL_OBJECT: DurableObjectNamespace;
     DIRECTORY: DurableObjectNamespace;
     KEYS: DurableObjectNamespace;
+    DISPATCHER: DurableObjectNamespace;
     WORKSPACES: DurableObjectNamespace;
     STORE_FAMILIES: DurableObjectNamespace;
     BLOBS: {

@@ -1,10 +1,17 @@
 // The Cloudflare home's job hand-off in workerd: the Queue delivers job ids at least once, and
 // the workspace object, not the delivery, decides who runs a job, so a repeated delivery is harmless.
 
-import { createExecutionContext, createMessageBatch, getQueueResult, SELF } from 'cloudflare:test';
+import {
+  createExecutionContext,
+  createMessageBatch,
+  getQueueResult,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  SELF,
+} from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { dispatcherShard } from '../../src/cloudflare/bindings.ts';
+import { DISPATCHER_SHARDS, dispatcherShard } from '../../src/cloudflare/bindings.ts';
 import { worker } from '../../src/cloudflare/worker-router.ts';
 import { api, KEY } from './worker-api.ts';
 
@@ -148,5 +155,28 @@ describe('job hand-off across dispatcher shards', () => {
       Array.from({ length: 8 }, (_, i) => api('POST', '/v1/runner/lease', { runnerId: `late-${i}`, waitMs: 0 })),
     );
     expect(others.map((other) => other.status)).toEqual(Array(8).fill(204));
+  });
+
+  it('drops, at a later look, the copies a shard holds of a job leased from another shard', async () => {
+    expect((await api('PUT', '/v1/workspaces/copied-offers')).status).toBe(201);
+    const started = await api('POST', '/v1/workspaces/copied-offers/tools/bash', { action: 'start', command: 'true' });
+    const { processId } = started.body.result;
+    // No runner waits: every shard holds the job.
+    await deliver('copied-offers', processId, 1);
+    const lease = await api('POST', '/v1/runner/lease', { runnerId: 'copier', waitMs: 1000 });
+    expect(lease.body.job.processId).toBe(processId);
+    const other = (dispatcherShard('copier') + 1) % DISPATCHER_SHARDS;
+    const stub = env.DISPATCHER.get(env.DISPATCHER.idFromName(other === 0 ? 'dispatcher' : `dispatcher-${other}`));
+    const copies = () =>
+      runInDurableObject(stub, (_instance, state) =>
+        Number(
+          state.storage.sql.exec('SELECT COUNT(*) AS n FROM job_offers WHERE job_id = ?', processId).toArray()[0]!.n,
+        ),
+      );
+    expect(await copies()).toBe(1);
+    // The first look marks what it holds; the next asks about it.
+    await runDurableObjectAlarm(stub);
+    await runDurableObjectAlarm(stub);
+    expect(await copies()).toBe(0);
   });
 });
