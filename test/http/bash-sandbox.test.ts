@@ -13,7 +13,9 @@ beforeAll(async () => {
   await server.call('PUT', `/v1/workspaces/${WS}`);
 });
 
-const bash = (args: Record<string, unknown>) => server.call('POST', `/v1/workspaces/${WS}/tools/bash`, args);
+// exec on a runner: its sandbox is what is tested (auto would answer some commands in the handler).
+const bash = (args: Record<string, unknown>) =>
+  server.call('POST', `/v1/workspaces/${WS}/tools/bash`, args.action === 'exec' ? { engine: 'runner', ...args } : args);
 async function exec(command: string): Promise<any> {
   const answer = await bash({ action: 'exec', command });
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
@@ -39,6 +41,14 @@ async function startToEnd(args: Record<string, unknown>): Promise<{ status: stri
 describe('commands never run as the server user', () => {
   it.skipIf(!runnerIsRoot)('run as TOOLGATE_RUNNER_UID (65534 by default) when the server is root', async () => {
     expect(await exec('id -u; id -g')).toMatchObject({ exitCode: 0, stdout: '65534\n65534\n' });
+  });
+
+  it('reach the tools the host links through /etc/alternatives (awk) as that user', async () => {
+    // The directories the sandbox makes above its /etc files are every user's to search.
+    expect(await exec("awk 'BEGIN { print 6 * 7 }'; stat -c %a /etc")).toMatchObject({
+      exitCode: 0,
+      stdout: '42\n755\n',
+    });
   });
 
   it('cannot read anything of the data directory', async () => {

@@ -90,9 +90,12 @@ export function bubblewrapArgs(options: BubblewrapCommand): string[] {
       'CAP_DAC_READ_SEARCH',
     );
   args.push('--ro-bind', '/usr', '/usr', ...systemDirArgs());
-  for (const path of options.network ? [...ETC_ALWAYS, ...ETC_NETWORK] : ETC_ALWAYS) {
-    args.push('--ro-bind-try', path, path);
-  }
+  const etc = options.network ? [...ETC_ALWAYS, ...ETC_NETWORK] : ETC_ALWAYS;
+  // The directories above them are made searchable by every user first: made implicitly they take
+  // the runner's umask (077), and a command running as another user could not reach /etc/alternatives
+  // (awk, editor and pager names are links through it).
+  for (const directory of parentDirectories(etc)) args.push('--perms', '0755', '--dir', directory);
+  for (const path of etc) args.push('--ro-bind-try', path, path);
   // /tmp and /dev/shm are everyone's, sticky, as on a host: the command may run as a user other than the one setting up.
   args.push(
     '--proc',
@@ -112,6 +115,15 @@ export function bubblewrapArgs(options: BubblewrapCommand): string[] {
   for (const [name, value] of Object.entries(options.env)) args.push('--setenv', name, value);
   args.push(...(options.argv ?? ['/bin/bash', '--noprofile', '--norc', '-c', options.command]));
   return args;
+}
+
+/** Every directory above the paths (not /), parents first, each once. */
+function parentDirectories(paths: readonly string[]): string[] {
+  const directories = new Set<string>();
+  for (const path of paths)
+    for (let slash = path.indexOf('/', 1); slash > 0; slash = path.indexOf('/', slash + 1))
+      directories.add(path.slice(0, slash));
+  return [...directories];
 }
 
 function findBubblewrap(configured: string | undefined): string | undefined {
