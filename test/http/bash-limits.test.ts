@@ -21,7 +21,9 @@ beforeAll(async () => {
   await server.call('PUT', `/v1/workspaces/${WS}`);
 });
 
-const bash = (args: Record<string, unknown>) => server.call('POST', `/v1/workspaces/${WS}/tools/bash`, args);
+// exec on a runner: its limits are what is tested (auto would answer some commands in the handler).
+const bash = (args: Record<string, unknown>) =>
+  server.call('POST', `/v1/workspaces/${WS}/tools/bash`, args.action === 'exec' ? { engine: 'runner', ...args } : args);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const enforcedByCgroups = () => /enforced with cgroup/.test(server.output());
 

@@ -6,7 +6,9 @@ import { useServer } from '../support/server-process.ts';
 
 const server = useServer();
 
-const bash = (command: string) => server.call('POST', '/v1/workspaces/ov/tools/bash', { action: 'exec', command });
+// On a runner: the overlay is the runner's (auto would answer many of these commands in the handler).
+const bash = (command: string) =>
+  server.call('POST', '/v1/workspaces/ov/tools/bash', { action: 'exec', command, engine: 'runner' });
 const read = (path: string) => server.call('POST', '/v1/workspaces/ov/tools/read_file', { path });
 const write = (path: string, content: string) =>
   server.call('POST', '/v1/workspaces/ov/tools/write_file', { path, content });

@@ -29,11 +29,14 @@ describe('a runner without bubblewrap (TOOLGATE_BWRAP_PATH names a missing file)
   });
 
   it('answers exec with 503 unavailable naming bubblewrap, and runs nothing', async () => {
-    const answer = await bash({ action: 'exec', command: 'echo ran > ran.txt' });
+    const answer = await bash({ action: 'exec', command: 'echo ran > ran.txt', engine: 'runner' });
     expect(answer.status).toBe(503);
     expect(answer.body.error.code).toBe('unavailable');
     expect(answer.body.error.message).toContain('apt-get install bubblewrap');
     expect((await server().call('POST', '/v1/workspaces/modes/tools/read_file', { path: 'ran.txt' })).status).toBe(404);
+    // The edge engine starts no process, so it needs no sandbox: auto still answers what it runs.
+    const onEdge = await bash({ action: 'exec', command: 'echo ran > ran.txt' });
+    expect(onEdge.body.result).toMatchObject({ exitCode: 0, engine: 'edge' });
   });
 
   it('fails a started process with the same reason', async () => {

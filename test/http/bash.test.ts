@@ -122,7 +122,12 @@ describe('start, status, logs, write, stop, list', () => {
   });
 
   it('keeps only the last maxProcessOutputChars and says truncated', async () => {
-    const answer = await bash({ action: 'exec', command: 'head -c 20000 /dev/zero | tr "\\0" x; echo END' });
+    // On a runner, whose exec leaves a process and its log (the edge leaves neither).
+    const answer = await bash({
+      action: 'exec',
+      command: 'head -c 20000 /dev/zero | tr "\\0" x; echo END',
+      engine: 'runner',
+    });
     expect(answer.body.result.exitCode).toBe(0);
     const list = (await bash({ action: 'list' })).body.result.processes;
     const processId = list[list.length - 1].processId;
@@ -136,7 +141,11 @@ describe('start, status, logs, write, stop, list', () => {
   });
 
   it('counts dropped output in UTF-16 units and keeps the held tail exact, surrogate pairs whole', async () => {
-    const answer = await bash({ action: 'exec', command: "for i in $(seq 1 3000); do printf 'é😀x'; done; echo END" });
+    const answer = await bash({
+      action: 'exec',
+      command: "for i in $(seq 1 3000); do printf 'é😀x'; done; echo END",
+      engine: 'runner',
+    });
     expect(answer.body.result.exitCode).toBe(0);
     const full = `${'é😀x'.repeat(3000)}END\n`;
     const list = (await bash({ action: 'list' })).body.result.processes;
@@ -217,7 +226,7 @@ describe('sync-back and availability', () => {
   it('tells an exec caller which files were left to the API version, in the exec answer itself', async () => {
     await server.call('POST', '/v1/workspaces/sh/tools/write_file', { path: 'raced.txt', content: 'original\n' });
     const command = 'sleep 1; echo "from exec" > raced.txt; echo done';
-    const exec = bash({ action: 'exec', command });
+    const exec = bash({ action: 'exec', command, engine: 'runner' });
     // Once the command runs (its copy of raced.txt is the original), a write lands through the API.
     await eventually(
       async () => {
@@ -239,7 +248,7 @@ describe('sync-back and availability', () => {
   it("does not sync back what a command wrote in .git/hooks or a submodule's hooks, and names it in the error", async () => {
     const command =
       'mkdir -p .git/hooks .git/modules/x/hooks && echo hook > .git/hooks/pre-commit && echo hook > .git/modules/x/hooks/post-checkout && echo c > .git/modules/x/config && echo kept > kept.txt';
-    const answer = (await bash({ action: 'exec', command })).body.result;
+    const answer = (await bash({ action: 'exec', command, engine: 'runner' })).body.result;
     expect(answer.exitCode).toBe(0);
     expect(answer.error).toContain('.git/hooks/pre-commit');
     expect(answer.error).toContain('.git/modules/x/hooks/post-checkout');

@@ -40,7 +40,9 @@ async function ok(answer: Promise<{ status: number; body: any }>): Promise<any> 
   return settled.body;
 }
 
-const bash = (args: Record<string, unknown>) => server.call('POST', `/v1/workspaces/${WS}/tools/bash`, args);
+// exec on a runner: its confinement is what is tested (auto would answer some commands in the handler).
+const bash = (args: Record<string, unknown>) =>
+  server.call('POST', `/v1/workspaces/${WS}/tools/bash`, args.action === 'exec' ? { engine: 'runner', ...args } : args);
 
 /** The workspace's files that hold the canary's secret, read through the API. */
 async function leaked(): Promise<string[]> {

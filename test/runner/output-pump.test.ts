@@ -100,6 +100,8 @@ describe('a ring small enough to skip to', () => {
     const exec = small.call('POST', '/v1/workspaces/pump/tools/bash', {
       action: 'exec',
       command: 'true',
+      // A runner's job, which this test leases itself (auto would answer `true` in the handler).
+      engine: 'runner',
       timeoutMs: 30_000,
     });
     const job = await lease(small);
