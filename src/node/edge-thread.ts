@@ -5,11 +5,12 @@ import { parentPort } from 'node:worker_threads';
 import type { BashEngine } from '../contract/tool-inputs.ts';
 import { isToolError, type ErrorCode, type ErrorDetails } from '../core/errors.ts';
 import { engineFor, interpret, type EdgeInterpretation, type EdgeRun } from '../tools/edge-bash/edge-interpreter.ts';
+import type { WorkspaceFacts } from '../tools/edge-bash/edge-script.ts';
 import type { ManifestEntry } from '../workspace/manifest-entry.ts';
 
 /** What the server thread asks of an edge thread. */
 export type EdgeThreadRequest =
-  | { kind: 'engine'; id: number; command: string; requested: BashEngine }
+  | { kind: 'engine'; id: number; command: string; requested: BashEngine; workspace?: WorkspaceFacts }
   | { kind: 'interpret'; id: number; entries: readonly ManifestEntry[]; run: EdgeRun }
   | { kind: 'read'; readId: number; bytes?: Uint8Array; failure?: string };
 
@@ -41,7 +42,8 @@ function read(id: number, path: string, entry: ManifestEntry): Promise<Uint8Arra
 async function answer(request: Exclude<EdgeThreadRequest, { kind: 'read' }>): Promise<void> {
   try {
     if (request.kind === 'engine') {
-      send({ kind: 'engine', id: request.id, engine: await engineFor(request.command, request.requested) });
+      const engine = await engineFor(request.command, request.requested, request.workspace);
+      send({ kind: 'engine', id: request.id, engine });
       return;
     }
     const source = {

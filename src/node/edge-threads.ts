@@ -7,6 +7,7 @@ import { INTERNAL_MESSAGE, ToolError } from '../core/errors.ts';
 import { consoleLog, type Log } from '../core/log.ts';
 import type { EdgeSource } from '../tools/edge-bash/edge-copy.ts';
 import type { EdgeEngine, EdgeInterpretation, EdgeRun } from '../tools/edge-bash/edge-interpreter.ts';
+import type { WorkspaceFacts } from '../tools/edge-bash/edge-script.ts';
 import type { EdgeThreadMessage, EdgeThreadRequest } from './edge-thread.ts';
 
 /** The threads' program: a JavaScript entry that loads edge-thread.ts (see its header). */
@@ -52,10 +53,10 @@ export class EdgeThreadPool implements EdgeEngine {
     this.log = options.log ?? consoleLog;
   }
 
-  engineFor(command: string, requested: BashEngine): Promise<'edge' | 'runner'> {
+  engineFor(command: string, requested: BashEngine, workspace?: WorkspaceFacts): Promise<'edge' | 'runner'> {
     // Asked of no thread when the answer needs no interpreter.
     if (requested === 'runner') return Promise.resolve('runner');
-    return this.ask<'edge' | 'runner'>((id) => ({ kind: 'engine', id, command, requested }));
+    return this.ask<'edge' | 'runner'>((id) => ({ kind: 'engine', id, command, requested, workspace }));
   }
 
   interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation> {

@@ -49,7 +49,7 @@ export const bash = defineTool({
   check: checkArguments,
   async execute(args, { workspace, processes, recordEffect, limits, edgeEngine = handlerEdgeEngine }) {
     checkArguments(args);
-    if (args.action === 'exec' && (await edgeEngine.engineFor(args.command!, args.engine ?? 'auto')) === 'edge') {
+    if (args.action === 'exec' && (await engineOf(args, workspace, edgeEngine)) === 'edge') {
       // On auto, a command the interpreter cannot finish within its own limits goes on to a runner.
       const answer = await execOnEdge(args, workspace, limits, recordEffect, edgeEngine);
       if (answer !== undefined) return answer;
@@ -192,6 +192,13 @@ async function exec(
     ...(record.conflicts.length > 0 ? { conflicts: record.conflicts } : {}),
     ...(record.error ? { error: record.error } : {}),
   } satisfies BashExecResult;
+}
+
+/** Where an exec runs (edge-interpreter.ts), with what the choice may know of the workspace. */
+function engineOf(args: Input, workspace: Workspace, engine: EdgeEngine): Promise<'edge' | 'runner'> {
+  const requested = args.engine ?? 'auto';
+  const links = requested === 'auto' && workspace.manifestEntries().some((entry) => entry.type === 'symlink');
+  return engine.engineFor(args.command!, requested, { links });
 }
 
 /** exec in the handler: the same answer as a runner's, its changes committed with the call's usage record. */

@@ -9,7 +9,7 @@ import type { BashEngine } from '../../contract/tool-inputs.ts';
 import { ToolError } from '../../core/errors.ts';
 import { cutAtChars } from '../../core/text-lines.ts';
 import { EDGE_WORKSPACE, EdgeCopy, type EdgeSource } from './edge-copy.ts';
-import { autoObjection, edgeObjection } from './edge-script.ts';
+import { autoObjection, edgeObjection, type WorkspaceFacts } from './edge-script.ts';
 
 /** A command line for the interpreter, as the bash tool was given it (cwd resolved by the guard). */
 export interface EdgeRun {
@@ -47,7 +47,7 @@ export interface EdgeEngine {
    * at all (invalid_argument naming it); `auto` on the edge only when every command, option and
    * shell feature in it is on the allow-list the differential test proves.
    */
-  engineFor(command: string, requested: BashEngine): Promise<'edge' | 'runner'>;
+  engineFor(command: string, requested: BashEngine, workspace?: WorkspaceFacts): Promise<'edge' | 'runner'>;
   interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation>;
 }
 
@@ -73,7 +73,11 @@ const loadInterpreter = () => (interpreter ??= import('just-bash'));
 /** The edge engine in the calling thread: the Cloudflare home's, whose object serves one workspace. */
 export const handlerEdgeEngine: EdgeEngine = { engineFor, interpret };
 
-export async function engineFor(command: string, requested: BashEngine): Promise<'edge' | 'runner'> {
+export async function engineFor(
+  command: string,
+  requested: BashEngine,
+  workspace?: WorkspaceFacts,
+): Promise<'edge' | 'runner'> {
   if (requested === 'runner') return 'runner';
   const { Bash, getCommandNames, getNetworkCommandNames } = await loadInterpreter();
   let script: ScriptNode | undefined;
@@ -84,7 +88,7 @@ export async function engineFor(command: string, requested: BashEngine): Promise
     // Bash itself reports the syntax error: a runner's message is the one scripts expect.
     if (requested === 'auto') return 'runner';
   }
-  if (requested === 'auto') return script && !autoObjection(script) ? 'edge' : 'runner';
+  if (requested === 'auto') return script && !autoObjection(script, workspace) ? 'edge' : 'runner';
   // The edge has no network, and runs no other language: those commands are a runner's.
   const foreign = new Set<string>([...getNetworkCommandNames(), ...OTHER_LANGUAGES]);
   const commands = new Set(getCommandNames().filter((name) => !foreign.has(name)));

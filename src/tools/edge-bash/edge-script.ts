@@ -23,10 +23,17 @@ export interface ScriptObjection {
  * Why `auto` sends `script` to a runner, or undefined when every command, option and shell feature
  * in it is on the allow-list (edge-allow-list.ts).
  */
-export function autoObjection(script: ScriptNode): ScriptObjection | undefined {
+export function autoObjection(
+  script: ScriptNode,
+  workspace: WorkspaceFacts = { links: false },
+): ScriptObjection | undefined {
   /** Commands whose output goes straight into one that does not depend on the order of its lines. */
   const orderBlind = new Set<unknown>();
   return walk(script, (node) => {
+    if (workspace.links && node.type === 'SimpleCommand') {
+      const linked = linkObjection(node as unknown as SimpleCommandNode);
+      if (linked) return linked;
+    }
     // A pipeline is visited before its commands.
     if (node.type === 'Pipeline') markOrderBlind(node, orderBlind);
     if (!EDGE_SYNTAX.has(node.type))
@@ -44,6 +51,32 @@ export function autoObjection(script: ScriptNode): ScriptObjection | undefined {
         : undefined)
     );
   });
+}
+
+/** What the choice of engine may know of the workspace beside the script. */
+export interface WorkspaceFacts {
+  /** The workspace holds symbolic links. */
+  links: boolean;
+}
+
+/**
+ * Commands that treat symbolic links otherwise on the edge: rm of a link whose target went first,
+ * or of a link to a directory; cp and mv of a link; grep -r, find, ls and du following links into
+ * directories. In a workspace with links they go to a runner.
+ */
+const LINK_SENSITIVE = new Set(['rm', 'rmdir', 'cp', 'mv', 'find', 'ls', 'du', 'tree']);
+
+function linkObjection(command: SimpleCommandNode): ScriptObjection | undefined {
+  const name = commandName(command);
+  if (typeof name !== 'string') return undefined;
+  const recursiveGrep =
+    (name === 'grep' || name === 'egrep' || name === 'fgrep') &&
+    command.args.some((word) => /^-[^-]*[rR]|^--(?:recursive|dereference-recursive)$/.test(staticText(word) ?? ''));
+  if (!LINK_SENSITIVE.has(name) && !recursiveGrep) return undefined;
+  return {
+    subject: name,
+    reason: `the workspace holds symbolic links, which ${name} treats otherwise on the edge`,
+  };
 }
 
 /** Commands that count lines, words and bytes: the order of what they read changes nothing they print. */
@@ -143,6 +176,15 @@ function provenCommand(command: SimpleCommandNode, orderBlind: boolean): ScriptO
         reason: `the redirection ${redirection.operator} is not among those the edge runs identically`,
       };
   }
+  const words = [...command.args, ...command.redirections.map((redirection) => redirection.target)];
+  for (const word of words) {
+    const path = word.type === 'Word' ? leadingText(word) : '';
+    if (HOST_PATH.test(path))
+      return {
+        subject: path,
+        reason: `${path} is outside the workspace: the host's on a runner, the interpreter's own on the edge`,
+      };
+  }
   const name = commandName(command);
   if (name === null) return undefined;
   if (name === undefined)
@@ -161,6 +203,27 @@ function provenCommand(command: SimpleCommandNode, orderBlind: boolean): ScriptO
 /** Commands that turn escapes (`\377`, `\xff`) into bytes, which the interpreter writes as characters. */
 const BYTE_WRITERS = new Set(['printf', 'echo']);
 const BYTE_ESCAPE = /\\(?:[0-7]|x[0-9a-fA-F]|u|U)/;
+
+/**
+ * A word naming the host's tree: the root, or a directory a system keeps there (/dev but /dev/null).
+ * Only these: a word that starts with `/` is as often a sed address or a pattern (`/ERROR/p`).
+ */
+const HOST_PATH =
+  /^\/(?:$|(?:dev(?!\/null$)|etc|proc|sys|usr|bin|sbin|lib|lib32|lib64|libx32|var|tmp|root|home|opt|run|boot|srv|mnt|media)(?:\/|$))/;
+
+/** The text a word begins with before its first expansion (all of it when it has none). */
+function leadingText(word: WordNode): string {
+  let text = '';
+  for (const part of word.parts) {
+    if (part.type === 'Literal' || part.type === 'SingleQuoted' || part.type === 'Escaped') text += part.value;
+    else if (part.type === 'DoubleQuoted') {
+      const inner = leadingText({ type: 'Word', parts: part.parts });
+      text += inner;
+      if (staticText({ type: 'Word', parts: part.parts }) === undefined) return text;
+    } else return text;
+  }
+  return text;
+}
 
 function provenWords(name: string, args: readonly WordNode[], orderBlind = false): ScriptObjection | undefined {
   const rule = Object.hasOwn(EDGE_COMMANDS, name) ? EDGE_COMMANDS[name] : undefined;

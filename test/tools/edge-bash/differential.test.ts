@@ -127,7 +127,8 @@ async function compare(entry: DifferentialScript, forks: { edge?: Fork; runner?:
     edge.files.join('\n') === runner.files.join('\n');
   let autoRunner: string | undefined;
   try {
-    const objection = autoObjection(parse(entry.script));
+    // As the bash tool asks it: the workspace holds links (DIFFERENTIAL_LINKS).
+    const objection = autoObjection(parse(entry.script), { links: Object.keys(DIFFERENTIAL_LINKS).length > 0 });
     autoRunner = objection && `${objection.subject}: ${objection.reason}`;
   } catch (error) {
     autoRunner = `does not parse: ${String(error)}`;

@@ -111,3 +111,30 @@ describe('engine edge', () => {
     expect(edgeObjection(parse('sleep 1 & echo x'), names)?.subject).toBe('&');
   });
 });
+
+describe('auto, knowing the workspace', () => {
+  const autoWith = (script: string, links: boolean) => autoObjection(parse(script), { links })?.subject ?? 'edge';
+
+  it('leaves to a runner what treats symbolic links otherwise on the edge, when the workspace holds any', () => {
+    // A link whose target goes first is left behind by the edge's rm -rf *; grep -r follows links to directories.
+    for (const [script, subject] of [
+      ['rm -rf -- * && echo left > left.txt', 'rm'],
+      ['grep -rn TODO src | wc -l', 'grep'],
+      ['find . -name "*.ts" | wc -l', 'find'],
+      ['cp a.txt b.txt', 'cp'],
+    ] as const) {
+      expect(autoWith(script, true), script).toBe(subject);
+      expect(autoWith(script, false), script).toBe('edge');
+    }
+    expect(autoWith('grep -n TODO src/a.ts', true)).toBe('edge');
+  });
+
+  it("leaves to a runner a path into the host's tree, but reads an address as one", () => {
+    expect(auto('head -c 100 /dev/urandom > r.bin')).toBe('/dev/urandom');
+    expect(auto('cat /etc/passwd')).toBe('/etc/passwd');
+    expect(auto('ls /')).toBe('/');
+    expect(auto('grep -n x a.txt 2>/dev/null')).toBe('edge');
+    expect(auto("sed -n '/ERROR/p' log.txt")).toBe('edge');
+    expect(auto("printf '\\377' > bin.dat")).toBe('printf \\377');
+  });
+});
