@@ -112,7 +112,10 @@ describe('server restart', () => {
     const port = String(await freePort());
     const dataDir = makeDataDir();
     cleanups.push(() => removeDir(dataDir));
-    const first = await server({ PORT: port }, dataDir);
+    // A lease longer than a restart takes (wrangler dev's, on a loaded machine, can pass the
+    // default 15 s): a lease that ran out before the server was back would rightly be lost.
+    const lease = { PORT: port, TOOLGATE_LEASE_MS: '60000' };
+    const first = await server(lease, dataDir);
     await first.call('PUT', '/v1/workspaces/rs');
     await runner(first);
     const started = (
@@ -126,7 +129,7 @@ describe('server restart', () => {
       intervalMs: 100,
     });
     await first.stop();
-    const second = await server({ PORT: port }, dataDir);
+    const second = await server(lease, dataDir);
     expect(['running', 'exited']).toContain((await statusOf(second, 'rs', started.processId)).status);
     const record = await eventually(
       async () => {
