@@ -1,11 +1,18 @@
 // Test configuration: every test file runs in its own process, servers are real processes.
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/**
+ * Files that run with no other file beside them, after the others (vitest.alone.config.ts): the
+ * edge engine's differential test keeps both cores busy with a runner's commands and the edge's
+ * threads, which made a file beside it late on its timers (apply_patch's event-loop bound).
+ */
+export const runAlone = ['test/tools/edge-bash/differential.test.ts'];
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // These run inside workerd, under vitest.workers.config.ts.
-    exclude: [...configDefaults.exclude, 'test/workers/**'],
+    // These run inside workerd, under vitest.workers.config.ts; those in `runAlone` in the pass after this one.
+    exclude: [...configDefaults.exclude, 'test/workers/**', ...runAlone],
     pool: 'forks',
     // Two files at a time, not vitest's default of one fewer than the cores (one on a 2-core CI
     // machine): most of a file's time is spent waiting on the servers and runners it starts, and
