@@ -1,4 +1,4 @@
-// bash: run commands on a runner (exec waits, start returns), then status, logs, stdin, stop and list.
+// bash: run commands (exec waits, on the edge engine or a runner; start returns, on a runner), then status, logs, stdin, stop and list.
 import type { z } from 'zod';
 import type { BashExecResult } from '../contract/tool-answers.ts';
 import { bashActions, bashInput, type BashAction as Action } from '../contract/tool-inputs.ts';
@@ -33,7 +33,7 @@ export const bash = defineTool({
   name: 'bash',
   description:
     'Run bash commands in the workspace. action "exec" runs a command and waits for it (stdout, stderr, exitCode): ' +
-    'everyday commands (grep, sed, sort, jq, ...) are answered at once by the edge engine, the rest on a sandboxed runner ' +
+    'everyday commands (cat, grep, sed, head, wc, jq, ...) are answered at once by the edge engine, the rest on a sandboxed runner ' +
     '(engine "auto"; "edge" or "runner" to choose); "start" runs one in the background and returns its processId; "status", "logs" (offset paging), "write" (stdin), ' +
     '"stop" (SIGTERM, then SIGKILL after graceMs) and "list" manage background processes. Files the command changes are ' +
     'visible to read_file when it ends.',
