@@ -9,6 +9,7 @@ import { INTERNAL_MESSAGE, isToolError, ToolError } from '../core/errors.ts';
 import type { KeyLookup } from '../keys/key-lookup.ts';
 import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
 import { ProcessTime } from '../metering/process-time.ts';
+import type { CallAdmission } from '../metering/call-admission.ts';
 import type { QuotaLedger } from '../metering/quota-ledger.ts';
 import type { CallLimiter } from '../metering/rate-limiter.ts';
 import type { CallIdentity, CallOutcome, UsageMeter } from '../metering/usage-meter.ts';
@@ -32,6 +33,8 @@ export interface ToolCallsOptions {
   meter: UsageMeter;
   rateLimiter: CallLimiter;
   quotaLedger?: QuotaLedger;
+  /** Where the rate limit and the ledger's quota are taken in one step (instead of rateLimiter, then quotaLedger). */
+  admission?: CallAdmission;
   limits: ToolLimits;
   processes?: ProcessStore;
   /** Where grep searches files with very long lines off the event loop (the Node home); see ToolContext. */
@@ -134,11 +137,10 @@ export class ToolCalls {
     let usageId: number | undefined;
     try {
       admitted = await this.check(request, identity);
-      if (key.quota !== undefined || admitted.needsApproval) {
-        const usesProcessTime =
-          identity.action !== undefined && admitted.tool.actions?.usingProcessTime.includes(identity.action) === true;
-        usageId = await this.admitRecord(key, identity, usesProcessTime);
-      }
+      const usesProcessTime =
+        identity.action !== undefined && admitted.tool.actions?.usingProcessTime.includes(identity.action) === true;
+      await this.takeAllowance(key, admitted.perMinute, usesProcessTime);
+      if (key.quota !== undefined || admitted.needsApproval) usageId = this.openRecord(key, identity, usesProcessTime);
     } catch (error) {
       return this.refused(identity, error);
     }
@@ -215,7 +217,8 @@ export class ToolCalls {
           { tool: request.tool, ...(identity.action === undefined ? {} : { action: identity.action }) },
         );
       }
-      if (request.key.quota !== undefined) usageId = await this.admitRecord(request.key, identity, false);
+      await this.takeAllowance(request.key, admitted.perMinute, false);
+      if (request.key.quota !== undefined) usageId = this.openRecord(request.key, identity, false);
     } catch (error) {
       this.refused(identity, error);
       throw error;
@@ -297,15 +300,27 @@ export class ToolCalls {
     if (decision === 'deny') throw notAllowed(tool.name, identity.action, 'a rule of this key denies it');
     const workspace = this.options.workspaces.open(request.workspace);
     const perMinute = key.rateLimitPerMinute ?? this.options.defaultRateLimitPerMinute;
-    if (perMinute > 0) await this.options.rateLimiter.take(key.id, perMinute);
-    return { tool, args, workspace, needsApproval: decision === 'approve' };
+    return { tool, args, workspace, needsApproval: decision === 'approve', perMinute };
   }
 
-  /** Admits the call against the key's quota (on the ledger, when the home keeps one apart) and opens its record ahead. */
-  private async admitRecord(key: ApiKey, identity: CallIdentity, usesProcessTime: boolean): Promise<number> {
-    const { quotaLedger } = this.options;
-    if (quotaLedger && key.quota !== undefined) await quotaLedger.admit(key, { usesProcessTime });
-    return this.options.meter.admit(quotaLedger ? { id: key.id, quota: undefined } : key, identity, {
+  /**
+   * Takes the call from the key's rate limit and, when the home keeps a ledger apart, admits it
+   * against the key's quota: in one step where the home has one (`admission`), else one after the other.
+   */
+  private async takeAllowance(key: ApiKey, perMinute: number, usesProcessTime: boolean): Promise<void> {
+    const { admission, quotaLedger, rateLimiter } = this.options;
+    const quota = quotaLedger !== undefined && key.quota !== undefined;
+    if (admission) {
+      if (perMinute > 0 || quota) await admission.admitCall(key, { perMinute, quota, usesProcessTime });
+      return;
+    }
+    if (perMinute > 0) await rateLimiter.take(key.id, perMinute);
+    if (quota) await quotaLedger.admit(key, { usesProcessTime });
+  }
+
+  /** Opens the call's record ahead, checking the key's quota against this meter's records unless a ledger apart admitted it. */
+  private openRecord(key: ApiKey, identity: CallIdentity, usesProcessTime: boolean): number {
+    return this.options.meter.admit(this.options.quotaLedger ? { id: key.id, quota: undefined } : key, identity, {
       usesProcessTime,
     });
   }
@@ -468,6 +483,8 @@ interface Admitted {
   args: unknown;
   workspace: Workspace;
   needsApproval: boolean;
+  /** The key's rate limit a minute (0: none), taken once every check passed. */
+  perMinute: number;
 }
 
 interface Executed {

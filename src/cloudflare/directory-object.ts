@@ -1,40 +1,25 @@
 // The Cloudflare home's directory: one Durable Object for what names no workspace and no tool call
-// needs (the key listing, webhooks, the index of workspace objects), answering the routes that span
-// workspaces (keys, usage, approval listings) by asking the objects that hold them.
+// needs (the key listing, webhooks, the registry of workspace objects). Usage and approval listings
+// are the callers' key objects' (scoped-listings.ts); only a listing whose scope is every workspace
+// reads the registry here.
 import { Hono } from 'hono';
-import { maySee } from '../approvals/approval-flow.ts';
-import type { Approval } from '../approvals/approval-store.ts';
-import { ToolError } from '../core/errors.ts';
-import { scopeCovers } from '../core/workspace-scope.ts';
 import { HookStore } from '../hooks/hook-store.ts';
 import type { AppEnv } from '../http/app-deps.ts';
 import { createBaseApp } from '../http/app.ts';
-import { approvalRoutes, type ApprovalDesk } from '../http/approval-routes.ts';
 import { hookRoutes } from '../http/hook-routes.ts';
 import { assertRoutesGuarded } from '../http/route-access.ts';
 import { keyRoutes } from '../http/key-routes.ts';
 import { toolListRoutes } from '../http/tool-routes.ts';
-import { usageRoutes } from '../http/usage-routes.ts';
-import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
-import type { UsageQuery, UsageRow } from '../metering/usage-meter.ts';
 import { DurableObjectSqlDatabase } from '../storage/durable-object-sql-database.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { builtinTools } from '../tools/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
+import { directoryCalls } from '../contract/object-calls.ts';
 import {
-  directoryCalls,
-  workspaceCalls,
-  type ObjectCall,
-  type ObjectCallAnswer,
-  type ObjectCallBody,
-} from '../contract/object-calls.ts';
-import {
-  callObject,
   callServer,
   INTERNAL_PREFIX,
   internalOnly,
   readSettings,
-  workspaceObject,
   type DurableObjectState,
   type Env,
 } from './bindings.ts';
@@ -43,9 +28,6 @@ import { KeyClient } from './key-client.ts';
 import { KeyListing } from './key-listing.ts';
 import { objectRequestCounter } from './object-requests.ts';
 import { readSetting } from '../contract/settings.ts';
-
-/** Workspace objects asked at once when a listing spans them. */
-const FAN_OUT = 16;
 
 export class DirectoryObject {
   private readonly ready: Promise<void>;
@@ -94,13 +76,10 @@ export class DirectoryObject {
       defaultReadMaxChars: settings.defaultReadMaxChars,
       edgeMemoryBytes: settings.edgeMemoryBytes,
     };
-    const spanning = new SpanningViews(this.env, index, keys);
 
     const app = createBaseApp({ keys, tools, runnerProtocol: true, sandbox: settings.sandbox });
     app.route('/v1', keyRoutes({ keys: new KeyListing(this.env, db, keys), tools, limits }));
     app.route('/v1', toolListRoutes({ tools }));
-    app.route('/v1', usageRoutes({ usage: spanning }));
-    app.route('/v1', approvalRoutes({ approvals: spanning, limits, keepAliveMs: settings.streamKeepAliveMs }));
     // Hooks live here, since a delivery's URL does not name its workspace; a verified one runs in its workspace's object.
     app.route(
       '/v1',
@@ -117,7 +96,7 @@ export class DirectoryObject {
     internal.use('*', internalOnly());
     const serve = callServer(internal, settings.maxBodyBytes);
     serve(directoryCalls.register, ({ workspace }) => index.add(workspace));
-    serve(directoryCalls.approvalChanged, ({ approval }) => spanning.approvalChanged(approval));
+    serve(directoryCalls.workspaces, () => ({ names: index.names() }));
     app.route(INTERNAL_PREFIX.slice(0, -1), internal);
     assertRoutesGuarded(app);
     this.app = app;
@@ -125,8 +104,9 @@ export class DirectoryObject {
 }
 
 /**
- * Every workspace object that ever served a request: the ones a listing that spans workspaces
- * asks. A name stays once added (its object keeps usage records after the workspace is deleted).
+ * Every workspace object that ever served a request: the ones a listing whose scope is every
+ * workspace (`*`) asks. A name stays once added (its object keeps usage records after the
+ * workspace is deleted).
  */
 class WorkspaceIndex {
   constructor(private readonly db: SqlDatabase) {
@@ -139,92 +119,5 @@ class WorkspaceIndex {
 
   names(): string[] {
     return this.db.query<{ name: string }>('SELECT name FROM workspace_objects ORDER BY name').map((row) => row.name);
-  }
-}
-
-/** Usage totals and approval listings over every workspace object, as one object would answer them. */
-class SpanningViews implements ApprovalDesk {
-  /** The open approvals streams of this object: each hears of every approval its key may see. */
-  private readonly watchers = new Set<{ key: ApiKey; listener: (approval: Approval) => void }>();
-
-  constructor(
-    private readonly env: Env,
-    private readonly index: WorkspaceIndex,
-    private readonly keys: KeyClient,
-  ) {}
-
-  async summary(query: UsageQuery): Promise<UsageRow[]> {
-    const names = this.index
-      .names()
-      .filter((name) => query.workspaces === undefined || scopeCovers(query.workspaces, name));
-    const parts = await this.ask(names, workspaceCalls.usage, query);
-    const totals = new Map<string, UsageRow>();
-    for (const row of parts.flat()) {
-      const total = totals.get(row.group);
-      if (!total) {
-        totals.set(row.group, { ...row });
-        continue;
-      }
-      total.calls += row.calls;
-      total.errors += row.errors;
-      total.bytesIn += row.bytesIn;
-      total.bytesOut += row.bytesOut;
-      total.processSeconds = Math.round((total.processSeconds + row.processSeconds) * 1000) / 1000;
-    }
-    return [...totals.values()].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
-  }
-
-  async listApprovals(key: ApiKey, status: Approval['status'] | undefined, limit: number): Promise<Approval[]> {
-    const visible = this.index.names().filter((name) => canSeeWorkspace(key, name));
-    const parts = await this.ask(visible, workspaceCalls.approvals, { key, status, limit });
-    // Newest first, as one object lists them.
-    return parts
-      .flat()
-      .sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1))
-      .slice(0, limit);
-  }
-
-  watchApprovals(key: ApiKey, listener: (approval: Approval) => void): () => void {
-    const entry = { key, listener };
-    this.watchers.add(entry);
-    return () => {
-      this.watchers.delete(entry);
-    };
-  }
-
-  async keyLive(key: ApiKey): Promise<boolean> {
-    return (await this.keys.get(key.id)) !== undefined;
-  }
-
-  /** A workspace object's approval was created or changed: each stream whose key may see it is told. */
-  approvalChanged(approval: Approval): void {
-    for (const { key, listener } of [...this.watchers]) if (maySee(key, approval)) listener(approval);
-  }
-
-  /** Approval ids name their workspace; the Worker sends those to it, so what reaches here names none. */
-  getApproval(_key: ApiKey, id: string): Approval {
-    throw new ToolError('not_found', `Approval ${id} does not exist.`, { approvalId: id });
-  }
-
-  async decide(key: ApiKey, id: string): Promise<Approval> {
-    return this.getApproval(key, id);
-  }
-
-  /** Asks each named workspace object, a batch at a time; every one of these calls has an answer. */
-  private async ask<Call extends ObjectCall>(
-    names: string[],
-    call: Call,
-    body: ObjectCallBody<Call>,
-  ): Promise<NonNullable<ObjectCallAnswer<Call>>[]> {
-    const answers: NonNullable<ObjectCallAnswer<Call>>[] = [];
-    for (let start = 0; start < names.length; start += FAN_OUT) {
-      const batch = names.slice(start, start + FAN_OUT);
-      answers.push(
-        ...(await Promise.all(
-          batch.map(async (name) => (await callObject(workspaceObject(this.env, name), call, body))!),
-        )),
-      );
-    }
-    return answers;
   }
 }

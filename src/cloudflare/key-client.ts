@@ -3,8 +3,10 @@
 import type { KeyAuthority } from '../http/app-deps.ts';
 import type { KeyLookup } from '../keys/key-lookup.ts';
 import type { ApiKey } from '../keys/key-store.ts';
+import type { CallAdmission } from '../metering/call-admission.ts';
 import type { QuotaLedger } from '../metering/quota-ledger.ts';
 import type { CallLimiter } from '../metering/rate-limiter.ts';
+import { ToolError } from '../core/errors.ts';
 import { keyCalls, type ObjectCall, type ObjectCallAnswer, type ObjectCallBody } from '../contract/object-calls.ts';
 import { callObject, keyObject, type Env } from './bindings.ts';
 import { KeyIdentities } from './key-identity.ts';
@@ -26,7 +28,7 @@ interface KeyCopy {
  * the `watcher` and keeps copies of the keys it has seen, which the key's object drops (`forget`)
  * before it answers a revocation; any other object keeps none and asks every time.
  */
-export class KeyClient implements KeyAuthority, KeyLookup, CallLimiter, QuotaLedger {
+export class KeyClient implements KeyAuthority, KeyLookup, CallLimiter, QuotaLedger, CallAdmission {
   private readonly identities: KeyIdentities;
   private readonly copies = new Map<string, KeyCopy>();
   /** Rises with every dropped copy: an answer asked for before a drop is not kept, as it may be the dropped key. */
@@ -74,11 +76,37 @@ export class KeyClient implements KeyAuthority, KeyLookup, CallLimiter, QuotaLed
   }
 
   async take(keyId: string, perMinute: number): Promise<void> {
-    await this.call(keyId, keyCalls.rateLimit, { id: keyId, perMinute });
+    await this.admitOnce(keyId, { perMinute, quota: false, usesProcessTime: false });
   }
 
   async admit(key: ApiKey, options: { usesProcessTime: boolean }): Promise<void> {
-    await this.call(key.id, keyCalls.quotaAdmit, { key, usesProcessTime: options.usesProcessTime });
+    await this.admitOnce(key.id, { perMinute: 0, quota: true, usesProcessTime: options.usesProcessTime });
+  }
+
+  /**
+   * A tool call's one request to its key's object: the rate limit and the quota taken together,
+   * and the key's record checked live, which renews this object's copy of it (so a key in use is
+   * not asked for again every KEY_COPY_MS).
+   */
+  async admitCall(
+    key: ApiKey,
+    options: { perMinute: number; quota: boolean; usesProcessTime: boolean },
+  ): Promise<void> {
+    await this.admitOnce(key.id, options);
+  }
+
+  private async admitOnce(
+    id: string,
+    options: { perMinute: number; quota: boolean; usesProcessTime: boolean },
+  ): Promise<void> {
+    const drops = this.drops;
+    const watcher = this.watcher;
+    const live = await this.call(id, keyCalls.admit, { id, watcher, ...options });
+    if (!live) {
+      this.forget(id);
+      throw new ToolError('unauthorized', 'The API key is unknown or revoked; check the key you send.');
+    }
+    this.keep(live, undefined, watcher, drops);
   }
 
   async addProcessSeconds(keyId: string, startedAt: number, seconds: number): Promise<void> {

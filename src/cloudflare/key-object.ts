@@ -1,6 +1,7 @@
 // The Cloudflare home's key object: one Durable Object per key, named by the key's id (which its
-// secret determines), holding its record, its rate limit and its quota ledger. A key's traffic
-// reaches its own object and no other, so keys never share one object's throughput.
+// secret determines), holding its record, its rate limit and its quota ledger, and serving the key's
+// usage and approval listings. A key's traffic reaches its own object and no other, so keys never
+// share one object's throughput.
 import { Hono } from 'hono';
 import { dispatcherCalls, keyCalls, workspaceCalls } from '../contract/object-calls.ts';
 import { readSetting } from '../contract/settings.ts';
@@ -8,6 +9,12 @@ import { sha256Hex } from '../core/content-hash.ts';
 import { ToolError } from '../core/errors.ts';
 import { consoleLog as log } from '../core/log.ts';
 import type { AppEnv } from '../http/app-deps.ts';
+import { createBaseApp } from '../http/app.ts';
+import { approvalRoutes } from '../http/approval-routes.ts';
+import { assertRoutesGuarded } from '../http/route-access.ts';
+import { usageRoutes } from '../http/usage-routes.ts';
+import { builtinTools } from '../tools/index.ts';
+import { ToolRegistry } from '../tools/registry.ts';
 import { errorResponse } from '../http/error-response.ts';
 import { BOOTSTRAP_KEY_ID, BOOTSTRAP_RUNNER_KEY_ID, KeyStore } from '../keys/key-store.ts';
 import { RateLimiter } from '../metering/rate-limiter.ts';
@@ -24,7 +31,8 @@ import {
   type DurableObjectState,
   type Env,
 } from './bindings.ts';
-import { keyIdOfHash } from './key-identity.ts';
+import { KeyIdentities, keyIdOfHash } from './key-identity.ts';
+import { ScopedListings } from './scoped-listings.ts';
 import { QuotaLedgerTable } from './quota-ledger-table.ts';
 import { objectRequestCounter } from './object-requests.ts';
 
@@ -33,6 +41,8 @@ const FAN_OUT = 16;
 
 export class KeyObject {
   private readonly app: Hono<AppEnv>;
+  /** The key's usage and approval listings and its approvals stream, built on the first such request. */
+  private listings: { app: Hono<AppEnv>; views: ScopedListings } | undefined;
   private readonly db: SqlDatabase;
   private held: { keys: KeyStore; ledger: QuotaLedgerTable; watchers: KeyWatchers } | undefined;
   /** Whether the configured key this object may hold was set from the configuration in this instance. */
@@ -82,8 +92,18 @@ export class KeyObject {
       await held.watchers.tellChanged(this.env, id);
       return { revoked };
     });
-    serve(keyCalls.rateLimit, ({ id, perMinute }) => limiter.take(id, perMinute));
-    serve(keyCalls.quotaAdmit, ({ key, usesProcessTime }) => this.open().ledger.admit(key, usesProcessTime));
+    serve(keyCalls.admit, async ({ id, watcher, perMinute, quota, usesProcessTime }) => {
+      const held = await this.holding(id);
+      const key = held?.keys.get(id);
+      if (!held || !key) return undefined;
+      if (perMinute > 0) limiter.take(id, perMinute);
+      if (quota) held.ledger.admit(key, usesProcessTime);
+      if (watcher !== undefined) held.watchers.add(watcher);
+      return key;
+    });
+    serve(keyCalls.approvalChanged, ({ approval }) => ({
+      watching: this.listings?.views.approvalChanged(approval) ?? false,
+    }));
     serve(keyCalls.quotaSpent, ({ key }) => ({ spent: this.open().ledger.processSecondsSpent(key) }));
     serve(keyCalls.quotaSeconds, ({ id, startedAt, seconds }) => this.open().ledger.addSeconds(id, startedAt, seconds));
     const app = new Hono<AppEnv>();
@@ -94,7 +114,40 @@ export class KeyObject {
 
   fetch(request: Request): Promise<Response> {
     this.countRequest();
-    return Promise.resolve(this.app.fetch(request));
+    const internal = new URL(request.url).pathname.startsWith(INTERNAL_PREFIX);
+    return Promise.resolve((internal ? this.app : this.listingApp()).fetch(request));
+  }
+
+  /**
+   * The routes the Worker sends here (usage, approvals listing and stream): served for the key this
+   * object holds, authenticated here, asking the workspace objects in its scope and no other.
+   */
+  private listingApp(): Hono<AppEnv> {
+    if (this.listings) return this.listings.app;
+    const settings = readSettings(this.env);
+    const identities = new KeyIdentities(this.env);
+    const keys = {
+      authenticate: async (secret: string) => {
+        const identity = await identities.of(secret);
+        const held = identity && (await this.holding(identity.id));
+        const key = await held?.keys.authenticate(secret);
+        return key?.id === identity?.id ? key : undefined;
+      },
+    };
+    const views = new ScopedListings(this.env, async (id) => (await this.holding(id))?.keys.get(id) !== undefined);
+    const tools = new ToolRegistry(builtinTools);
+    const limits = {
+      maxBodyBytes: settings.maxBodyBytes,
+      maxFileBytes: settings.maxFileBytes,
+      defaultReadMaxChars: settings.defaultReadMaxChars,
+      edgeMemoryBytes: settings.edgeMemoryBytes,
+    };
+    const app = createBaseApp({ keys, tools, runnerProtocol: true, sandbox: settings.sandbox });
+    app.route('/v1', usageRoutes({ usage: views }));
+    app.route('/v1', approvalRoutes({ approvals: views, limits, keepAliveMs: settings.streamKeepAliveMs }));
+    assertRoutesGuarded(app);
+    this.listings = { app, views };
+    return app;
   }
 
   /**

@@ -1,6 +1,6 @@
 // The Cloudflare Worker: sends each request to the object that holds what it is about (a
-// workspace's object, a dispatcher shard for leases, the directory for the rest), and feeds the
-// dispatcher shards from the job Queue.
+// workspace's object, a dispatcher shard for leases, the caller's key object for its usage and
+// approval listings, the directory for the rest), and feeds the dispatcher shards from the job Queue.
 import { dispatcherCalls } from '../contract/object-calls.ts';
 import { errorResponse } from '../http/error-response.ts';
 import { readBodyBytes } from '../http/json-body.ts';
@@ -15,12 +15,14 @@ import {
   DISPATCHER_SHARD_HEADER,
   INTERNAL_HEADER,
   INTERNAL_PREFIX,
+  keyObject,
   readSettings,
   workspaceObject,
   type DurableObjectStub,
   type Env,
   type JobMessage,
 } from './bindings.ts';
+import { KeyIdentities } from './key-identity.ts';
 import { WORKSPACE_HEADER } from './workspace-object.ts';
 import { consoleLog as log } from '../core/log.ts';
 
@@ -61,7 +63,7 @@ export const worker = {
         return errorResponse(error, logFailure);
       }
     }
-    const { stub, workspace, shard } = route(url.pathname, env, body);
+    const { stub, workspace, shard } = await route(url.pathname, env, body, request.headers.get('authorization'));
     if (workspace !== undefined) headers.set(WORKSPACE_HEADER, workspace);
     if (shard !== undefined) headers.set(DISPATCHER_SHARD_HEADER, String(shard));
     return stub.fetch(new Request(request.url, { method: request.method, headers, body, signal: request.signal }));
@@ -109,11 +111,12 @@ function leaseShard(body: Uint8Array | undefined): number {
 }
 
 /** The object a request is for, and the workspace it is about when that object is a workspace's. */
-function route(
+async function route(
   path: string,
   env: Env,
   body: Uint8Array | undefined,
-): { stub: DurableObjectStub; workspace?: string; shard?: number } {
+  authorization: string | null,
+): Promise<{ stub: DurableObjectStub; workspace?: string; shard?: number }> {
   const workspace = /^\/v1\/(?:runner\/)?workspaces\/([^/]+)(?:\/|$)/.exec(path)?.[1];
   if (workspace !== undefined) return workspaceRoute(safeDecode(workspace), env);
   // Approval ids end in `.<workspace>`: the decision goes straight to the object holding the approval.
@@ -123,7 +126,22 @@ function route(
     const shard = leaseShard(body);
     return { stub: dispatcherObject(env, shard), shard };
   }
+  // A key's listings are its own object's, which asks the workspaces in the key's scope and no other.
+  if (path === '/v1/usage' || path === '/v1/approvals' || path.startsWith('/v1/approvals/')) {
+    const identity = await identitiesOf(env).of(/^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1] ?? '');
+    if (identity) return { stub: keyObject(env, identity.id) };
+  }
+  // What is left, and a listing sent with no key (the directory answers 401).
   return { stub: directoryObject(env) };
+}
+
+/** Secrets' key ids, remembered for each deployment's bindings this isolate serves. */
+const identities = new WeakMap<Env, KeyIdentities>();
+
+function identitiesOf(env: Env): KeyIdentities {
+  let known = identities.get(env);
+  if (!known) identities.set(env, (known = new KeyIdentities(env)));
+  return known;
 }
 
 function workspaceRoute(workspace: string, env: Env): { stub: DurableObjectStub; workspace: string } {

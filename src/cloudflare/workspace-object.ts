@@ -40,6 +40,7 @@ import { workerEgressFetch } from './egress-fetch.ts';
 import { HOOK_DELIVERY_PATH, receiveHookDelivery } from './hook-delivery-route.ts';
 import { storeFamilies } from './store-family-object.ts';
 import { forkAcrossObjects, serveForkCalls } from './workspace-fork.ts';
+import { ApprovalRelay } from './approval-relay.ts';
 import { KeyClient } from './key-client.ts';
 import { objectRequestCounter } from './object-requests.ts';
 import { JobDispatch } from './job-dispatch.ts';
@@ -181,6 +182,7 @@ export class WorkspaceObject {
       meter,
       rateLimiter: keys,
       quotaLedger: keys,
+      admission: keys,
       limits,
       processes,
       approvalTtlMs: settings.approvalTtlMs,
@@ -191,7 +193,9 @@ export class WorkspaceObject {
       log,
     });
     calls.start();
-    this.relayApprovals(calls);
+    // The approvals streams are served by the keys' objects: those that asked hear of each change here.
+    const relay = new ApprovalRelay(db, env);
+    calls.onApprovalChange((approval) => relay.changed(approval));
     const forkWorkspace = forkAcrossObjects(env, workspaces, history, settings.maxBodyBytes);
     const deps = { workspaces, keys, tools, calls, meter, limits, processes, forkWorkspace };
 
@@ -209,6 +213,7 @@ export class WorkspaceObject {
     internal.use('*', internalOnly());
     const serve = callServer(internal, settings.maxBodyBytes);
     serve(workspaceCalls.keyChanged, ({ id }) => keys.forget(id));
+    serve(workspaceCalls.watchApprovals, ({ watcher, ms }) => relay.watch(watcher, ms));
     serve(workspaceCalls.usage, (query) => meter.summary(query));
     serve(workspaceCalls.approvals, ({ key, status, limit }) => calls.listApprovals(key, status, limit));
     serve(workspaceCalls.jobWaits, ({ jobId }) => ({
@@ -259,21 +264,6 @@ export class WorkspaceObject {
       if (dispatch.heldBack && processes.record(id)?.endedAt) void dispatch.reoffer();
     });
     this.dispatch = dispatch;
-  }
-
-  /**
-   * Tells the directory of each approval created or changed here, for the approvals streams it
-   * serves: one call at a time, in the order of the changes, so a stream never shows a decided
-   * approval as pending again. A call that fails is logged and not retried (a stream then misses
-   * that change; docs/api.md says a client lists approvals after it connects).
-   */
-  private relayApprovals(calls: ToolCalls): void {
-    let last: Promise<void> = Promise.resolve();
-    calls.onApprovalChange((approval) => {
-      last = last
-        .then(() => callObject(directoryObject(this.env), directoryCalls.approvalChanged, { approval }))
-        .catch((error: unknown) => log(`could not tell the directory of approval ${approval.id}`, error));
-    });
   }
 
   /**

@@ -153,13 +153,31 @@ export const keyCalls = {
   ),
   /** Revokes the key; answered once every workspace object holding a copy has dropped it. */
   revoke: objectCall('key/revoke', z.strictObject({ id: keyId }), z.looseObject({ revoked: z.boolean() })),
-  /** Takes one call from the key's allowance a minute; `rate_limited` when it is spent. */
-  rateLimit: objectCall('key/rate-limit', z.strictObject({ id: keyId, perMinute: z.number().int().min(1) }), null),
-  /** Admits one call against the key's quota; `quota_exceeded` when it is spent. */
-  quotaAdmit: objectCall(
-    'key/quota-admit',
-    z.strictObject({ key: storedKeySchema, usesProcessTime: z.boolean() }),
-    null,
+  /**
+   * Admits one call of the live key: takes it from the allowance of `perMinute` a minute (0: none;
+   * `rate_limited` when spent, nothing taken from the quota then) and, with `quota`, from the key's
+   * quota (`quota_exceeded`). Answers the key's record (a copy's holder keeps it fresh), none (204)
+   * when the key is not live, which takes nothing.
+   */
+  admit: objectCall(
+    'key/admit',
+    z.strictObject({
+      id: keyId,
+      watcher,
+      perMinute: z.number().int().min(0),
+      quota: z.boolean(),
+      usesProcessTime: z.boolean(),
+    }),
+    storedKeySchema,
+  ),
+  /**
+   * An approval of a workspace object in the key's scope was created or changed: for the key's open
+   * approvals streams. `watching` false when none is open, and the workspace object stops sending.
+   */
+  approvalChanged: objectCall(
+    'key/approval-changed',
+    z.strictObject({ approval: storedApprovalSchema }),
+    z.looseObject({ watching: z.boolean() }),
   ),
   /** Whether the key's processSeconds quota is spent in its current period. */
   quotaSpent: objectCall(
@@ -180,8 +198,8 @@ export const keyCalls = {
 export const directoryCalls = {
   /** Enters a workspace in the index the listings that span workspaces ask. */
   register: objectCall('register', z.strictObject({ workspace: z.string() }), null),
-  /** An approval of a workspace object was created or changed: for the approvals streams the directory serves. */
-  approvalChanged: objectCall('approval-changed', z.strictObject({ approval: storedApprovalSchema }), null),
+  /** The workspace objects the registry holds: what a listing of a key whose scope is every workspace asks. */
+  workspaces: objectCall('workspaces', z.strictObject({}), z.looseObject({ names: z.array(z.string()) })),
 } as const;
 
 // Calls to a workspace object: its part of the listings that span workspaces, and the leasing of its jobs.
@@ -268,6 +286,12 @@ export const workspaceCalls = {
   keyChanged: objectCall('key-changed', z.strictObject({ id: keyId }), null),
   /** The usage totals of the calls recorded in this object. */
   usage: objectCall('usage', usageQuerySchema, z.array(usageRowSchema)),
+  /** Sends the key object `watcher` this object's approvals' changes for the next `ms` (its approvals streams are open). */
+  watchApprovals: objectCall(
+    'watch-approvals',
+    z.strictObject({ watcher: keyId, ms: z.number().int().min(1).max(600_000) }),
+    null,
+  ),
   /** The approvals of this object the key may see, newest first. */
   approvals: objectCall(
     'approvals',

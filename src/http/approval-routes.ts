@@ -24,6 +24,8 @@ export interface ApprovalDesk {
   watchApprovals(key: ApiKey, listener: (approval: Approval) => void): () => void;
   /** Whether `key` is still live: a stream asks again every keep-alive interval and ends once it is revoked. */
   keyLive(key: ApiKey): boolean | Promise<boolean>;
+  /** Readies `key`'s stream before it answers (a home whose approvals are elsewhere asks to hear of them). */
+  prepareWatch?(key: ApiKey): Promise<void>;
 }
 
 export function approvalRoutes(
@@ -32,8 +34,9 @@ export function approvalRoutes(
   const routes = new Hono<AppEnv>();
 
   // Before /approvals/:id, which would otherwise take "stream" for an id.
-  routes.get('/approvals/stream', (c) => {
+  routes.get('/approvals/stream', async (c) => {
     const key = c.get('key');
+    await deps.approvals.prepareWatch?.(key);
     const keepAliveMs = deps.keepAliveMs ?? KEEP_ALIVE_MS;
     return eventStreamResponse(
       (signal) =>

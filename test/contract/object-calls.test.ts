@@ -94,19 +94,16 @@ const bodies: { call: ObjectCall; good: unknown[]; bad: { body: unknown; field: 
   },
   { call: keyCalls.revoke, good: [{ id: 'key_1' }], bad: [{ body: { id: '' }, field: 'id' }] },
   {
-    call: keyCalls.rateLimit,
-    good: [{ id: 'key_1', perMinute: 60 }],
-    bad: [{ body: { id: 'key_1', perMinute: '60' }, field: 'perMinute' }],
-  },
-  {
-    call: keyCalls.quotaAdmit,
+    call: keyCalls.admit,
     good: [
-      { key, usesProcessTime: false },
-      { key: limitedKey, usesProcessTime: true },
+      { id: 'key_1', watcher: 'alpha', perMinute: 60, quota: true, usesProcessTime: false },
+      { id: 'key_1', perMinute: 0, quota: true, usesProcessTime: true },
     ],
     bad: [
-      { body: { key: { ...key, role: 'root' }, usesProcessTime: false }, field: 'key.role' },
-      { body: { key }, field: 'usesProcessTime' },
+      { body: { id: 'key_1', perMinute: '60', quota: false, usesProcessTime: false }, field: 'perMinute' },
+      { body: { id: 'key_1', perMinute: -1, quota: false, usesProcessTime: false }, field: 'perMinute' },
+      { body: { id: 'key_1', perMinute: 0, usesProcessTime: false }, field: 'quota' },
+      { body: { id: 'key_1', perMinute: 0, quota: true }, field: 'usesProcessTime' },
     ],
   },
   {
@@ -132,8 +129,18 @@ const bodies: { call: ObjectCall; good: unknown[]; bad: { body: unknown; field: 
     good: [{ workspace: 'alpha' }],
     bad: [{ body: { workspace: 42 }, field: 'workspace' }],
   },
+  { call: directoryCalls.workspaces, good: [{}], bad: [{ body: { scope: ['*'] }, field: '' }] },
   {
-    call: directoryCalls.approvalChanged,
+    call: workspaceCalls.watchApprovals,
+    good: [{ watcher: 'key_1', ms: 60_000 }],
+    bad: [
+      { body: { watcher: '', ms: 60_000 }, field: 'watcher' },
+      { body: { watcher: 'key_1', ms: 0 }, field: 'ms' },
+      { body: { watcher: 'key_1', ms: 3_600_000 }, field: 'ms' },
+    ],
+  },
+  {
+    call: keyCalls.approvalChanged,
     good: [{ approval }, { approval: { ...approval, status: 'pending', decidedAt: undefined, error: undefined } }],
     bad: [
       { body: { approval: { ...approval, status: 'lost' } }, field: 'approval.status' },
@@ -316,14 +323,15 @@ describe('the calls between objects', () => {
       'key/notify-secret',
       'key/create',
       'key/revoke',
-      'key/rate-limit',
-      'key/quota-admit',
+      'key/admit',
+      'key/approval-changed',
       'key/quota-spent',
       'key/quota-seconds',
       'register',
-      'approval-changed',
+      'workspaces',
       'key-changed',
       'usage',
+      'watch-approvals',
       'approvals',
       'lease-job',
       'job-waits',
@@ -384,6 +392,8 @@ describe('the calls between objects', () => {
     expect(workspaceCalls.usage.answer.safeParse([{ ...row, calls: -1 }]).success).toBe(false);
     expect(workspaceCalls.approvals.answer.parse(wire([approval]))).toStrictEqual([approval]);
     expect(workspaceCalls.approvals.answer.safeParse([{ ...approval, status: 'lost' }]).success).toBe(false);
+    expect(directoryCalls.workspaces.answer.parse({ names: ['alpha'] })).toEqual({ names: ['alpha'] });
+    expect(keyCalls.approvalChanged.answer.safeParse({ watching: 'yes' }).success).toBe(false);
     expect(workspaceCalls.leaseJob.answer.parse({ later: true })).toEqual({ later: true });
     expect(workspaceCalls.leaseJob.answer.safeParse({ job: { processId: 'p' } }).success).toBe(false);
   });
