@@ -1,9 +1,10 @@
 // Benchmark P7b (issue 22): tool calls a second of the Cloudflare home under wrangler dev with 50 keys
 // over 50 workspaces against 1 key over 1 workspace, in the same run. Every key has a quota and a rate
-// limit, so each call asks its key's object twice; with one key and one workspace, one object of each
+// limit, so each call asks its key's object once (key/admit); with one key and one workspace, one object of each
 // kind serves everything, and with 50 × 50 the calls spread over 50 workspace and 50 key objects.
 import { interleaved, describe as describeLoad, load, perSecond, row, verdict } from './common.ts';
 import type { LoadResult } from './load-client.ts';
+import { createSpreadTenants } from '../test/support/spread-tenants.ts';
 import { startWorkerHome } from './worker-bench.ts';
 
 const TENANTS = 50;
@@ -15,35 +16,11 @@ export async function benchScale(key: string, durationMs: number): Promise<void>
   const worker = await startWorkerHome(key);
   try {
     const admin = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const workspaces = Array.from({ length: TENANTS }, (_, i) => `scale-${i}`);
-    for (const ws of workspaces) {
-      await expectOk(fetch(`${worker.url}/v1/workspaces/${ws}`, { method: 'PUT', headers: admin }));
-      await expectOk(
-        fetch(`${worker.url}/v1/workspaces/${ws}/tools/write_file`, {
-          method: 'POST',
-          headers: admin,
-          body: JSON.stringify({ path: 'f.txt', content: 'x'.repeat(1023) + '\n' }),
-        }),
-      );
-    }
-    const secrets: string[] = [];
-    for (let i = 0; i < TENANTS; i += 1) {
-      const created = await expectOk(
-        fetch(`${worker.url}/v1/keys`, {
-          method: 'POST',
-          headers: admin,
-          body: JSON.stringify({
-            name: `tenant-${i}`,
-            role: 'agent',
-            workspaces,
-            approvalMode: 'auto',
-            quota: { calls: 1_000_000_000, period: 'day' },
-            rateLimitPerMinute: 1_000_000,
-          }),
-        }),
-      );
-      secrets.push(((await created.json()) as { secret: string }).secret);
-    }
+    const { workspaces, secrets } = await createSpreadTenants(worker.url, key, {
+      count: TENANTS,
+      prefix: 'scale-',
+      seed: { path: 'f.txt', content: 'x'.repeat(1023) + '\n' },
+    });
     const paths = workspaces.map((ws) => `/v1/workspaces/${ws}/tools/read_file`);
     const spec = (grid: { paths: string[]; secrets: string[] }, count?: number) => (ms: number) =>
       load({
@@ -74,10 +51,4 @@ export async function benchScale(key: string, durationMs: number): Promise<void>
   } finally {
     await worker.stop();
   }
-}
-
-async function expectOk(answer: Promise<Response>): Promise<Response> {
-  const response = await answer;
-  if (!response.ok) throw new Error(`setting up P7b: ${response.status} ${await response.text()}`);
-  return response;
 }

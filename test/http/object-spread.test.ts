@@ -3,12 +3,13 @@
 // serves more than 5 % of the requests (docs/scale.md). Each object counts what it serves
 // (TOOLGATE_COUNT_OBJECT_REQUESTS).
 import { describe, expect, it } from 'vitest';
-import { createKey, type TestKey } from '../support/keys.ts';
 import { objectRequests } from '../support/object-requests.ts';
-import { testHome, useServer } from '../support/server-process.ts';
+import { callApi, testHome, useServer } from '../support/server-process.ts';
+import { createSpreadTenants } from '../support/spread-tenants.ts';
 
 const KEYS = 50;
-const WORKSPACES = 50;
+/** As many workspaces as keys. */
+const WORKSPACES = KEYS;
 /** Concurrent callers. */
 const CALLERS = 16;
 const tools = ['read_file', 'write_file', 'apply_patch', 'grep', 'glob', 'bash'] as const;
@@ -37,27 +38,15 @@ describe.skipIf(testHome !== 'worker')('load spread over the objects (Cloudflare
   const server = useServer({ env: { TOOLGATE_COUNT_OBJECT_REQUESTS: 'on', TOOLGATE_RUNNER: 'off' } });
 
   it('serves 50 keys × 50 workspaces × every tool with no object but a workspace’s own over 5 % of the requests', async () => {
-    const workspaces = Array.from({ length: WORKSPACES }, (_, i) => `spread-${i}`);
-    for (const ws of workspaces) {
-      expect((await server.call('PUT', `/v1/workspaces/${ws}`)).status).toBe(201);
-      expect(
-        (await server.call('POST', `/v1/workspaces/${ws}/tools/write_file`, { path: 'seed.txt', content: 'seed\n' }))
-          .status,
-      ).toBe(200);
-    }
     // Each key a tenant's agent over every workspace, with a quota and a rate limit its object keeps.
-    const keys: TestKey[] = [];
-    for (let i = 0; i < KEYS; i += 1)
-      keys.push(
-        await createKey(server, {
-          name: `tenant-${i}`,
-          role: 'agent',
-          workspaces,
-          approvalMode: 'auto',
-          quota: { calls: 1_000_000, period: 'day' },
-          rateLimitPerMinute: 100_000,
-        }),
-      );
+    const { workspaces, secrets } = await createSpreadTenants(server.url, server.key, {
+      count: KEYS,
+      prefix: 'spread-',
+      seed: { path: 'seed.txt', content: 'seed\n' },
+    });
+    const keys = secrets.map((secret) => ({
+      call: (method: string, path: string, body: unknown) => callApi(server.url, secret, method, path, body),
+    }));
     // Every key calls every workspace; the tool turns with both, so each key and each workspace sees every tool.
     const calls = keys.flatMap((key, k) =>
       workspaces.map((ws, w) => ({ key, ws, tool: tools[(k + w) % tools.length]!, n: k * WORKSPACES + w })),
