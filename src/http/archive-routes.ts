@@ -2,7 +2,8 @@
 import { Hono } from 'hono';
 import { archiveDownloadQuery, archiveUploadQuery } from '../contract/http-requests.ts';
 import { parseInput } from '../contract/parse-input.ts';
-import { ToolError } from '../core/errors.ts';
+import { concatBytes } from '../core/bytes.ts';
+import { isToolError, ToolError } from '../core/errors.ts';
 import type { Access } from '../core/path-guard.ts';
 import { commitArchive } from '../workspace/archive-commit.ts';
 import { packArchive } from '../workspace/archive-pack.ts';
@@ -41,7 +42,7 @@ export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limi
     const workspace = deps.workspaces.open(id);
     assertMayRewrite(deps.tools, c.get('key'), 'apply an archive');
     const root = await archiveRoot(workspace, query.prefix, 'write');
-    const tar = await tarBody(c.req.raw, deps.limits.maxBodyBytes);
+    const tar = await tarBytes(c.req.raw, deps.limits.maxBodyBytes);
     const archive = await unpackArchive(workspace, tar, root, {
       maxFileBytes: deps.limits.maxFileBytes,
       maxEntries: MAX_ARCHIVE_ENTRIES,
@@ -71,19 +72,67 @@ async function archiveRoot(workspace: Workspace, prefix: string, access: Access)
 }
 
 /**
- * The request body as a tar stream: gunzipped when it starts with gzip's magic bytes, whatever its
- * Content-Type. The body as sent and the tar it unpacks to are each counted against the body limit
- * as they stream, so a gzip bomb stops being read as soon as it unpacks past the limit.
+ * The request body as the tar it holds: gunzipped when it starts with gzip's magic bytes, whatever
+ * its Content-Type. The body as sent and the tar it unpacks to are each counted against the body
+ * limit, the tar as it streams out of gzip, so a gzip bomb stops being read as soon as it unpacks
+ * past the limit. A body with a Content-Length is read whole at once (the HTTP parser delivers no
+ * more than it declares, at most the limit): on Node that read skips the web stream, which copied
+ * each chunk it passed on; a chunked one is counted as it streams.
  */
-async function tarBody(request: Request, maxBytes: number): Promise<ReadableStream<Uint8Array>> {
+async function tarBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes, 'The archive body');
+  if (declared !== null) {
+    const body = new Uint8Array(await request.arrayBuffer());
+    if (!isGzip(body)) return body;
+    return readAll(inSlices(body).pipeThrough(gunzip()).pipeThrough(byteLimit(maxBytes, 'The archive, unpacked,')));
+  }
   const sent = (request.body ?? new Blob([]).stream()).pipeThrough(byteLimit(maxBytes, 'The archive body'));
   const { stream, head } = await peek(sent, GZIP_MAGIC.length);
-  if (!GZIP_MAGIC.every((byte, index) => head[index] === byte)) return stream;
-  return stream
-    .pipeThrough(new DecompressionStream('gzip') as TransformStream<Uint8Array, Uint8Array>)
-    .pipeThrough(byteLimit(maxBytes, 'The archive, unpacked,'));
+  if (!isGzip(head)) return readAll(stream);
+  return readAll(stream.pipeThrough(gunzip()).pipeThrough(byteLimit(maxBytes, 'The archive, unpacked,')));
+}
+
+/** Bytes received whole, as a stream of slices pulled one at a time: gzip unpacks a slice at a time, so a bomb is stopped a slice past the limit. */
+function inSlices(bytes: Uint8Array, size = 64 * 1024): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (at >= bytes.byteLength) return controller.close();
+        controller.enqueue(bytes.subarray(at, (at += size)));
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+function isGzip(head: Uint8Array): boolean {
+  return GZIP_MAGIC.every((byte, index) => head[index] === byte);
+}
+
+function gunzip(): TransformStream<Uint8Array, Uint8Array> {
+  return new DecompressionStream('gzip') as TransformStream<Uint8Array, Uint8Array>;
+}
+
+/** Every byte of the stream, in one array; a gzip that cannot be read is the caller's mistake, limits pass through. */
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read().catch((error: unknown) => {
+      if (isToolError(error)) throw error;
+      throw new ToolError(
+        'invalid_argument',
+        `The body is not a tar archive (or a gzip'd one) that can be read: ${error instanceof Error ? error.message : String(error)} Send a tar, or a tar gzip'd.`,
+      );
+    });
+    if (done) break;
+    chunks.push(value);
+    length += value.byteLength;
+  }
+  return concatBytes(chunks, length);
 }
 
 /** The first `count` bytes of a stream (fewer when it is shorter), and a stream of all its bytes. */

@@ -1,9 +1,8 @@
 // Reads a tar into a workspace's store: each entry through the path guard in archive order, each file's content stored at once.
-import { unpackTar, type ParsedTarEntryWithData } from 'modern-tar';
-import { concatBytes } from '../core/bytes.ts';
 import { isToolError, ToolError } from '../core/errors.ts';
 import { linkTargetPath } from '../core/link-target.ts';
 import { isBelow, parentPath } from '../core/virtual-path.ts';
+import { readTar, TarFormatError, type TarEntry } from './tar-reader.ts';
 import type { Workspace } from './workspace.ts';
 
 /** What the archive puts at a path. A file's blob is filled in once its content is stored. */
@@ -53,29 +52,33 @@ const DIRECTORY: ArchivedEntry = Object.freeze({ type: 'dir' });
  * limit. The first refusal ends the reading (the error names the entry in `details.entry`); what
  * was stored by then is content no version names, which the store's collection reclaims.
  *
- * The tar is read whole before its entries are (its size is bounded by the body limit that the
- * caller's stream enforces), then parsed in one synchronous pass: a stream per entry, as the
- * streaming decoder makes them, cost more than the rest of the work for archives of small files.
+ * The tar is in memory whole (its size is bounded by the body limit the caller enforced), and is
+ * read through once before any entry is acted on, so a tar that cannot be read changes nothing;
+ * each file's content is a view of `tar`, not a copy.
  */
 export async function unpackArchive(
   workspace: Workspace,
-  tar: ReadableStream<Uint8Array>,
+  tar: Uint8Array,
   root: string,
   limits: UnpackLimits,
 ): Promise<UnpackedArchive> {
-  const bytes = await readAll(tar);
-  const parsed = await unpackTar(bytes, { strict: true }).catch(async (error: unknown) => {
-    // A file over the limit is named as such even when the archive is cut short after its header.
-    const readable = await unpackTar(bytes, { strict: false }).catch(() => []);
-    const huge = readable.find(({ header }) => (header.type ?? 'file') === 'file' && header.size > limits.maxFileBytes);
-    throw huge ? tooLarge(huge.header.name, huge.header.size, limits) : malformed(error);
-  });
-  if (parsed.length > limits.maxEntries) {
-    throw new ToolError(
-      'payload_too_large',
-      `The archive holds more than ${limits.maxEntries} entries; send it in parts (PUT with mode merge and a prefix each).`,
-      { limit: limits.maxEntries },
-    );
+  const parsed: TarEntry[] = [];
+  try {
+    const fileLimit = (entry: TarEntry) => {
+      if (entry.type === 'file' && entry.size > limits.maxFileBytes) throw tooLarge(entry.name, entry.size, limits);
+    };
+    for (const entry of readTar(tar, fileLimit)) {
+      parsed.push(entry);
+      if (parsed.length > limits.maxEntries) {
+        throw new ToolError(
+          'payload_too_large',
+          `The archive holds more than ${limits.maxEntries} entries; send it in parts (PUT with mode merge and a prefix each).`,
+          { limit: limits.maxEntries },
+        );
+      }
+    }
+  } catch (error) {
+    throw malformed(error);
   }
   const archive: UnpackedArchive = { entries: new Map(), skipped: [] };
   const names = new Map<string, string>();
@@ -83,7 +86,7 @@ export async function unpackArchive(
   try {
     for (const entry of parsed) {
       const path = await readEntry(workspace, entry, root, limits, archive, stores);
-      if (path !== undefined) names.set(path, entry.header.name);
+      if (path !== undefined) names.set(path, entry.name);
     }
     assertNothingBelowFiles(archive.entries, names);
     await stores.finished();
@@ -96,13 +99,13 @@ export async function unpackArchive(
 
 async function readEntry(
   workspace: Workspace,
-  { header, data }: ParsedTarEntryWithData,
+  header: TarEntry,
   root: string,
   limits: UnpackLimits,
   archive: UnpackedArchive,
   stores: ContentStores,
 ): Promise<string | undefined> {
-  const type = header.type ?? 'file';
+  const type = header.type;
   const path = await guardedPath(workspace, header.name, root, type === 'directory');
   const refuse = (code: 'invalid_argument' | 'path_outside_workspace', why: string, details = {}) =>
     new ToolError(code, `The archive is refused whole: its entry ${JSON.stringify(header.name)} ${why}.`, {
@@ -125,14 +128,12 @@ async function readEntry(
       if (header.size > limits.maxFileBytes) throw tooLarge(header.name, header.size, limits);
       const file = { type: 'file' as const, size: header.size, blob: '' };
       archive.entries.set(path, file);
-      const content = data ?? new Uint8Array(0);
-      if (content.byteLength !== header.size) throw malformed(new Error('an entry is cut short'));
-      const full = stores.add(file, content);
+      const full = stores.add(file, header.data);
       if (full !== undefined) await full;
       return path;
     }
     case 'symlink': {
-      const target = header.linkname ?? '';
+      const target = header.linkname;
       if (target === '') throw refuse('invalid_argument', 'is a symlink without a target');
       if (target.includes('\uFFFD'))
         throw refuse('invalid_argument', 'is a symlink whose target is not valid UTF-8; name targets in UTF-8');
@@ -147,13 +148,13 @@ async function readEntry(
     }
     case 'link': {
       // A hard link holds the content of a file the archive gave before it: it becomes a copy.
-      const source = await guardedPath(workspace, header.linkname ?? '', root, false).catch(() => undefined);
+      const source = await guardedPath(workspace, header.linkname, root, false).catch(() => undefined);
       const file = source === undefined ? undefined : archive.entries.get(source);
       if (file?.type !== 'file')
         throw refuse(
           'invalid_argument',
-          `is a hard link to ${JSON.stringify(header.linkname ?? '')}, which is not a file earlier in the archive; archive the file itself`,
-          { target: header.linkname ?? '' },
+          `is a hard link to ${JSON.stringify(header.linkname)}, which is not a file earlier in the archive; archive the file itself`,
+          { target: header.linkname },
         );
       archive.entries.set(path, file);
       return path;
@@ -227,25 +228,9 @@ function tooLarge(entry: string, size: number, limits: UnpackLimits): ToolError 
   );
 }
 
-/** Every byte of the stream, in one array. */
-async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read().catch((error: unknown) => {
-      throw malformed(error);
-    });
-    if (done) break;
-    chunks.push(value);
-    length += value.byteLength;
-  }
-  return concatBytes(chunks, length);
-}
-
-/** What the tar decoder (or the gzip decoder before it) refused, as the caller's mistake; limits and refusals pass through. */
+/** What the tar reader refused, as the caller's mistake; limits pass through. */
 function malformed(error: unknown): unknown {
-  if (isToolError(error)) return error;
+  if (!(error instanceof TarFormatError)) return error;
   return new ToolError(
     'invalid_argument',
     `The body is not a tar archive (or a gzip'd one) that can be read: ${error instanceof Error ? error.message : String(error)} Send a tar, or a tar gzip'd.`,

@@ -108,7 +108,12 @@ export class BlobStore {
       release();
       throw error;
     }
-    for (const [key, index] of unique) this.cache.set(key, contents[index]!);
+    for (const [key, index] of unique) {
+      const bytes = contents[index]!;
+      // A view of a larger buffer (an archive's file) would keep all of that buffer alive while
+      // the cache counts only the view's bytes: such contents are read from the store when asked.
+      if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) this.cache.set(key, bytes);
+    }
     return { hashes, keys, release };
   }
 

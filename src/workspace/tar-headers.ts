@@ -2,7 +2,7 @@
 // extended header when a name, a link target or a size does not fit ustar's fields. Only what a
 // workspace archive holds: regular files, directories and symlinks, owned by 0:0.
 //
-// Archives are read with modern-tar (archive-unpack.ts). They are written here because its packer
+// Archives are read by tar-reader.ts. They are written here because modern-tar's packer
 // makes a WritableStream for every entry, which in Node 20 cost more than everything else done to
 // write an archive of small files (5,000 entries: about 55 ms of 125).
 
