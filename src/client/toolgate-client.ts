@@ -367,8 +367,12 @@ export class ToolgateClient {
       // An abort is the caller's own doing, not an unreachable server.
       if (plan.signal?.aborted) throw error;
       // A kept-alive connection the server (or a proxy before it) closed while it sat idle fails
-      // the next request sent on it before any answer: a GET, which changes nothing, goes again once.
-      if (method === 'GET' && closedBeforeAnswer(error)) {
+      // the next request sent on it before any answer (a caller whose event loop was busy when the
+      // close came has not heard of it yet): a GET, which changes nothing, goes again once, and so
+      // does a PUT whose body can be sent again, every PUT of the contract being idempotent (an
+      // archive applied twice leaves the same tree; a workspace created is confirmed).
+      const resendable = method === 'GET' || (method === 'PUT' && !(plan.raw instanceof ReadableStream));
+      if (resendable && closedBeforeAnswer(error)) {
         try {
           return await this.#fetch(url, init);
         } catch (again) {
@@ -381,10 +385,13 @@ export class ToolgateClient {
   }
 }
 
-/** Whether fetch failed because the connection was closed under it (undici's "other side closed", a reset). */
+/**
+ * Whether fetch failed because the connection was closed under it: undici's "other side closed",
+ * a reset, or a body's write to a closed socket (EPIPE).
+ */
 function closedBeforeAnswer(error: unknown): boolean {
   const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 function segment(value: string): string {

@@ -6,6 +6,7 @@ import { ToolgateClient, ToolgateConnectionError, ToolgateError, type Approval }
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/runner-process.ts';
 import { repoRoot, useServer } from '../support/server-process.ts';
+import { tarBytes } from '../support/tar-bytes.ts';
 import { failure, resultOf } from '../support/tool-outcome.ts';
 
 const server = useServer();
@@ -133,6 +134,24 @@ describe('errors', () => {
     expect(write).toBeInstanceOf(ToolgateConnectionError);
     expect(sent).toBe(3);
     expect((await server.client.listFiles(WS)).entries.map((entry) => entry.path)).not.toContain('never-twice.txt');
+  });
+
+  it('sends an archive upload (a PUT, idempotent) again once when its connection was closed under it, not one sent as a stream', async () => {
+    let sent = 0;
+    // A body written to a socket the server closed while it sat idle fails with EPIPE.
+    const flaky: typeof fetch = async (input, init) => {
+      sent += 1;
+      if (sent % 2 === 1)
+        throw new TypeError('fetch failed', { cause: Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }) });
+      return fetch(input, init);
+    };
+    const client = new ToolgateClient({ url: server.url, key: server.key, fetch: flaky });
+    const archive = tarBytes([{ name: 'uploaded-again.txt', content: 'once\n' }]);
+    expect(await client.upload(WS, archive)).toMatchObject({ files: 1 });
+    expect(sent).toBe(2);
+    const streamed = await client.upload(WS, new Blob([archive]).stream()).catch((thrown: unknown) => thrown);
+    expect(streamed).toBeInstanceOf(ToolgateConnectionError);
+    expect(sent).toBe(3);
   });
 
   it('reports an answer that is not toolgate JSON as unexpected_response, through an injected fetch', async () => {

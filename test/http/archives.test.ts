@@ -1,7 +1,7 @@
 // Workspace archives (GET and PUT /v1/workspaces/{ws}/archive): a tree GNU tar made comes back
 // byte-identical, hostile archives are refused whole with nothing changed, a gzip bomb stops at the
 // limit, merge and replace, prefixes, and who may call.
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -73,17 +73,32 @@ function treeOf(dir: string, base = ''): Record<string, string> {
   return tree;
 }
 
+/**
+ * GNU tar, its output. Run without blocking the event loop: a test that blocked it for seconds
+ * (tar -cz of 20 MB under load) sent its next request on a kept-alive connection the server had
+ * closed meanwhile, unheard of, and failed with "other side closed" or EPIPE.
+ */
+async function tar(args: string[], input?: Uint8Array): Promise<Buffer> {
+  const child = spawn('tar', args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stdin.end(input);
+  const [code] = (await once(child, 'close')) as [number];
+  if (code !== 0) throw new Error(`tar ${args.join(' ')} exited with ${code}`);
+  return Buffer.concat(chunks);
+}
+
 /** GNU tar reading an archive from stdin (which it does not sniff for gzip): its output. */
-function gnuTar(args: string[], archive: Uint8Array): string {
+async function gnuTar(args: string[], archive: Uint8Array): Promise<string> {
   const gzip = archive[0] === 0x1f && archive[1] === 0x8b ? ['-z'] : [];
-  return execFileSync('tar', [...args, ...gzip, '-f', '-'], { input: archive, maxBuffer: 256 * MiB }).toString();
+  return (await tar([...args, ...gzip, '-f', '-'], archive)).toString();
 }
 
 /** Unpacks an archive with GNU tar into a new directory. */
-function gnuExtract(archive: Uint8Array, name: string): string {
+async function gnuExtract(archive: Uint8Array, name: string): Promise<string> {
   const dir = join(scratch, name);
   mkdirSync(dir);
-  gnuTar(['-x', '-C', dir], archive);
+  await gnuTar(['-x', '-C', dir], archive);
   return dir;
 }
 
@@ -133,7 +148,7 @@ describe('a tree made with GNU tar', () => {
       const ws = `tree-${format}`;
       await server.call('PUT', `/v1/workspaces/${ws}`);
       const gzip = format === 'tgz' ? ['-z'] : [];
-      const archive = execFileSync('tar', ['-c', ...gzip, '-f', '-', '-C', tree, '.'], { maxBuffer: 256 * MiB });
+      const archive = await tar(['-c', ...gzip, '-f', '-', '-C', tree, '.']);
       // One through the typed client, one as a plain request.
       const applied =
         format === 'tgz'
@@ -149,11 +164,11 @@ describe('a tree made with GNU tar', () => {
       expect(answer.headers.get('content-disposition')).toBe(
         `attachment; filename="${ws}${format === 'tgz' ? '.tar.gz' : '.tar'}"`,
       );
-      const sent = treeOf(gnuExtract(archive, `${ws}-sent`));
+      const sent = treeOf(await gnuExtract(archive, `${ws}-sent`));
       expect(Object.keys(sent)).toHaveLength(23);
-      expect(treeOf(gnuExtract(answer.bytes, `${ws}-back`))).toEqual(sent);
+      expect(treeOf(await gnuExtract(answer.bytes, `${ws}-back`))).toEqual(sent);
       // GNU tar finds nothing in the download that differs from the tree but times and modes.
-      const listed = gnuTar(['-t', '-v'], answer.bytes);
+      const listed = await gnuTar(['-t', '-v'], answer.bytes);
       expect(listed).toContain('src/link -> a.txt');
       expect(listed).toMatch(/^drwxr-xr-x .* empty\/nested-empty\/$/m);
     },
@@ -163,7 +178,7 @@ describe('a tree made with GNU tar', () => {
   it('downloads through the client as a stream, a directory at a time with prefix', async () => {
     const body = await server.client.download('tree-tar', { prefix: 'src/deep', format: 'tar' });
     const bytes = new Uint8Array(await new Response(body).arrayBuffer());
-    expect(treeOf(gnuExtract(bytes, 'prefix-back'))).toEqual({
+    expect(treeOf(await gnuExtract(bytes, 'prefix-back'))).toEqual({
       er: 'dir',
       'er/ünï cödé 日本.txt': treeOf(tree)['src/deep/er/ünï cödé 日本.txt'],
       up: 'link -> ../../src',
@@ -277,9 +292,7 @@ describe('refused whole, naming the entry, with nothing changed', () => {
 describe('modes and prefixes', () => {
   const ws = 'modes';
   const names = async (query: string) =>
-    gnuTar(['-t'], (await download(ws, query)).bytes)
-      .split('\n')
-      .filter(Boolean);
+    (await gnuTar(['-t'], (await download(ws, query)).bytes)).split('\n').filter(Boolean);
   const read = async (path: string) =>
     (await server.call('POST', `/v1/workspaces/${ws}/tools/read_file`, { path })).body.result?.content;
 
