@@ -12,7 +12,7 @@ import type { ManifestEntry } from '../workspace/manifest-entry.ts';
 export type EdgeThreadRequest =
   | { kind: 'engine'; id: number; command: string; requested: BashEngine; workspace?: WorkspaceFacts }
   | { kind: 'interpret'; id: number; entries: readonly ManifestEntry[]; run: EdgeRun }
-  | { kind: 'read'; readId: number; bytes?: Uint8Array; failure?: string };
+  | { kind: 'read'; readId: number; bytes?: Uint8Array | Uint8Array[]; failure?: string };
 
 /** What an edge thread answers, or asks of the server thread (a file's bytes). */
 export type EdgeThreadMessage =
@@ -20,22 +20,26 @@ export type EdgeThreadMessage =
   | { kind: 'interpreted'; id: number; interpretation: EdgeInterpretation }
   | { kind: 'error'; id: number; error: { code: ErrorCode; message: string; details: ErrorDetails | undefined } }
   | { kind: 'failure'; id: number; failure: string }
-  | { kind: 'read'; id: number; readId: number; path: string; entry: ManifestEntry };
+  | { kind: 'read'; id: number; readId: number; path: string; entry: ManifestEntry }
+  | { kind: 'read-many'; id: number; readId: number; entries: readonly ManifestEntry[] };
 
 const port = parentPort;
 if (port === null) throw new Error('edge-thread.ts runs as a worker thread, started by EdgeThreadPool');
 const send = (message: EdgeThreadMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
 /** Reads waiting for the server thread's answer, by id. */
-const reading = new Map<number, { resolve: (bytes: Uint8Array) => void; reject: (error: Error) => void }>();
+const reading = new Map<number, { resolve: (bytes: never) => void; reject: (error: Error) => void }>();
 let nextReadId = 0;
 
-/** A file's bytes, for the command `id`, from the server thread. */
-function read(id: number, path: string, entry: ManifestEntry): Promise<Uint8Array> {
+/** A file's bytes (or several files' in one round trip), for the command `id`, from the server thread. */
+function read(id: number, path: string, entry: ManifestEntry): Promise<Uint8Array>;
+function read(id: number, entries: readonly ManifestEntry[]): Promise<Uint8Array[]>;
+function read(id: number, what: string | readonly ManifestEntry[], entry?: ManifestEntry): Promise<unknown> {
   const readId = nextReadId++;
   return new Promise((resolve, reject) => {
     reading.set(readId, { resolve, reject });
-    send({ kind: 'read', id, readId, path, entry });
+    if (typeof what === 'string') send({ kind: 'read', id, readId, path: what, entry: entry! });
+    else send({ kind: 'read-many', id, readId, entries: what });
   });
 }
 
@@ -49,6 +53,7 @@ async function answer(request: Exclude<EdgeThreadRequest, { kind: 'read' }>): Pr
     const source = {
       entries: request.entries,
       read: (path: string, entry: ManifestEntry) => read(request.id, path, entry),
+      readMany: (entries: readonly ManifestEntry[]) => read(request.id, entries),
     };
     const interpretation = await interpret(source, request.run);
     // The written contents move to the server thread rather than being copied (each buffer once).
@@ -79,6 +84,6 @@ port.on('message', (request: EdgeThreadRequest) => {
   }
   const waiting = reading.get(request.readId);
   reading.delete(request.readId);
-  if (request.bytes !== undefined) waiting?.resolve(request.bytes);
+  if (request.bytes !== undefined) waiting?.resolve(request.bytes as never);
   else waiting?.reject(new Error(request.failure ?? 'the file could not be read'));
 });

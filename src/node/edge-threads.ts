@@ -113,7 +113,7 @@ export class EdgeThreadPool implements EdgeEngine {
   }
 
   private received(thread: Thread, message: EdgeThreadMessage): void {
-    if (message.kind === 'read') {
+    if (message.kind === 'read' || message.kind === 'read-many') {
       void this.serveRead(thread, message);
       return;
     }
@@ -130,12 +130,26 @@ export class EdgeThreadPool implements EdgeEngine {
     }
   }
 
-  /** A file a command reads, sent to its thread as a copy (the array itself may be the blob cache's). */
-  private async serveRead(thread: Thread, message: Extract<EdgeThreadMessage, { kind: 'read' }>): Promise<void> {
+  /** Files a command reads, sent to its thread as copies (an array itself may be the blob cache's). */
+  private async serveRead(
+    thread: Thread,
+    message: Extract<EdgeThreadMessage, { kind: 'read' | 'read-many' }>,
+  ): Promise<void> {
     const source = thread.jobs.get(message.id)?.source;
     let answer: Extract<EdgeThreadRequest, { kind: 'read' }>;
     try {
       if (source === undefined) throw new Error('the command reading it has ended');
+      if (message.kind === 'read-many') {
+        const many = await Promise.all(
+          message.entries.map(async (entry) => (await source.read(entry.path, entry)).slice()),
+        );
+        answer = { kind: 'read', readId: message.readId, bytes: many };
+        thread.worker.postMessage(
+          answer,
+          many.map((bytes) => bytes.buffer as ArrayBuffer),
+        );
+        return;
+      }
       const bytes = (await source.read(message.path, message.entry)).slice();
       answer = { kind: 'read', readId: message.readId, bytes };
       thread.worker.postMessage(answer, [bytes.buffer]);

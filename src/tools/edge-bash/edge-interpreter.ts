@@ -9,6 +9,7 @@ import type { BashEngine } from '../../contract/tool-inputs.ts';
 import { ToolError } from '../../core/errors.ts';
 import { cutAtChars } from '../../core/text-lines.ts';
 import { EDGE_WORKSPACE, EdgeCopy, type EdgeSource } from './edge-copy.ts';
+import { MissingDirectoryError } from './edge-fs.ts';
 import { autoObjection, edgeObjection, type WorkspaceFacts } from './edge-script.ts';
 
 /** A command line for the interpreter, as the bash tool was given it (cwd resolved by the guard). */
@@ -21,6 +22,8 @@ export interface EdgeRun {
   timeoutMs: number;
   /** The most the command's copy may hold in memory (its files and what it writes), in bytes. */
   maxWorkspaceBytes?: number;
+  /** Give the command back (stoppedAtLimit) rather than fail where the edge cannot finish it as bash would. */
+  orRunner?: boolean;
 }
 
 /** What the interpreter made of a command: its output and what it changed in its copy. */
@@ -32,7 +35,7 @@ export interface EdgeInterpretation {
   timedOut: boolean;
   /** stdout or stderr was longer than an answer keeps (MAX_EXEC_STREAM_CHARS each). */
   truncated: boolean;
-  /** The interpreter stopped the command at one of its own limits (commands, loop iterations, ...), which bash does not have. */
+  /** The interpreter stopped the command at one of its own limits (commands, loop iterations, ...), which bash does not have, or could not go on as bash does (a redirection into a missing directory): a runner should run it. */
   stoppedAtLimit: boolean;
   /** What the command changed, as a runner's copy reports it. */
   changes: RunnerChange[];
@@ -61,6 +64,24 @@ const INTERPRETER_LIMIT_EXIT_CODE = 126;
 const EXECUTION_TIME_BACKSTOP_MS = 1_000;
 /** Output the interpreter may produce before it stops the command: room beyond what the answer keeps, so cutting is ours. */
 const OUTPUT_STOP_FACTOR = 4;
+
+/** An interpretation that ran nothing and changed nothing. */
+const NOTHING: EdgeInterpretation = {
+  stdout: '',
+  stderr: '',
+  exitCode: 0,
+  timedOut: false,
+  truncated: false,
+  stoppedAtLimit: false,
+  changes: [],
+  skipped: [],
+};
+
+/** A path the interpreter named, as the workspace names it (relative to its root) when it lies inside. */
+function relativeToWorkspace(path: string, cwd: string): string {
+  const absolute = path.startsWith('/') ? path : `${cwd}/${path}`;
+  return absolute.startsWith(`${EDGE_WORKSPACE}/`) ? absolute.slice(EDGE_WORKSPACE.length + 1) : path;
+}
 
 /** The interpreter's commands that run another language, which the edge leaves to a runner. */
 const OTHER_LANGUAGES = ['python', 'python3', 'js-exec', 'node'];
@@ -103,8 +124,8 @@ export async function engineFor(
 }
 
 export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation> {
-  const { Bash, InMemoryFs } = await loadInterpreter();
-  const copy = await EdgeCopy.of(source, new InMemoryFs(undefined, { maxTotalBytes: run.maxWorkspaceBytes }));
+  const { Bash } = await loadInterpreter();
+  const copy = await EdgeCopy.of(source, run.maxWorkspaceBytes);
   const cwd = run.cwd === '' ? EDGE_WORKSPACE : `${EDGE_WORKSPACE}/${run.cwd}`;
   const bash = new Bash({
     fs: copy.fs,
@@ -117,7 +138,22 @@ export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeI
     },
   });
   const timeout = AbortSignal.timeout(run.timeoutMs);
-  const result = await bash.exec(run.command, { signal: timeout, rawScript: true });
+  let result: Awaited<ReturnType<typeof bash.exec>>;
+  try {
+    result = await bash.exec(run.command, { signal: timeout, rawScript: true });
+  } catch (error) {
+    // A redirection into a directory that does not exist: bash reports it and goes on with the
+    // script, while the interpreter's redirections let the failure end the whole run. Auto gives
+    // the command to a runner (nothing kept); engine "edge" refuses it.
+    if (!(error instanceof MissingDirectoryError)) throw error;
+    if (run.orRunner) return { ...NOTHING, stoppedAtLimit: true };
+    throw new ToolError(
+      'invalid_argument',
+      `engine "edge" cannot run this command: it redirects into ${JSON.stringify(relativeToWorkspace(error.path, cwd))}, ` +
+        'whose directory does not exist; nothing was changed. Run it with engine "runner" or "auto".',
+      { path: relativeToWorkspace(error.path, cwd) },
+    );
+  }
   const { changes, skipped } = await copy.changes();
   const stdout = cutAtChars(result.stdout, MAX_EXEC_STREAM_CHARS);
   const stderr = cutAtChars(result.stderr, MAX_EXEC_STREAM_CHARS);

@@ -13,8 +13,6 @@ export interface EdgeCommand extends EdgeRun {
   maxFileBytes: number;
   /** Runs inside the commit of the command's changes (or once, when it changed nothing): the call's usage record. */
   onCommit?: () => void;
-  /** Give the command back (undefined) when the interpreter stops it at one of its own limits, keeping nothing. */
-  orRunner?: boolean;
 }
 
 export interface EdgeOutcome {
@@ -50,7 +48,8 @@ export async function runOnEdge(
   run: EdgeCommand,
   engine: EdgeEngine = handlerEdgeEngine,
 ): Promise<EdgeOutcome | undefined> {
-  const { maxFileBytes, onCommit, orRunner, ...interpreted } = run;
+  const { maxFileBytes, onCommit, ...interpreted } = run;
+  const { orRunner } = run;
   const outcome = await engine.interpret(edgeSource(workspace), interpreted);
   if (orRunner && outcome.stoppedAtLimit) return undefined;
   const synced = await syncChanges(workspace, outcome.changes, { maxFileBytes, onCommit });

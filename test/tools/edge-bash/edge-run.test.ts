@@ -2,7 +2,7 @@
 // read the workspace's files, their changes land in one conditional commit through the guard, a file
 // the API changed meanwhile is a conflict, and no path a command names reaches outside the workspace.
 import { readFileSync } from 'node:fs';
-import { Bash, InMemoryFs } from 'just-bash';
+import { Bash } from 'just-bash';
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../src/storage/memory-object-store.ts';
 import { SqliteDatabase } from '../../../src/storage/node/sqlite-database.ts';
@@ -85,7 +85,7 @@ describe('the edge engine', () => {
 
   it('leaves a file the API changed meanwhile as the API wrote it, and names it a conflict', async () => {
     const ws = await workspaceWith({ 'f.txt': 'base\n', 'g.txt': 'g\n' });
-    const copy = await EdgeCopy.of(edgeSource(ws.open()), new InMemoryFs());
+    const copy = await EdgeCopy.of(edgeSource(ws.open()));
     const bash = new Bash({ fs: copy.fs, cwd: EDGE_WORKSPACE });
     expect((await bash.exec('echo edge > f.txt && echo edge > g.txt')).exitCode).toBe(0);
     await ws.open().commit([{ op: 'write', path: 'f.txt', content: bytes('api\n') }]);
@@ -93,6 +93,26 @@ describe('the edge engine', () => {
     expect(sync).toMatchObject({ committed: ['g.txt'], conflicts: ['f.txt'] });
     expect(await ws.read('f.txt')).toBe('api\n');
     expect(await ws.read('g.txt')).toBe('edge\n');
+  });
+
+  it('gives a redirect into a missing directory back to a runner on auto, and refuses it on engine edge, keeping nothing', async () => {
+    const ws = await workspaceWith({ 'a.txt': 'a\n' });
+    const command = 'echo kept > kept.txt; echo x > new/dir/out.txt; echo after';
+    const run = { command, cwd: '', env: {}, timeoutMs: 10_000, maxFileBytes: 1024 * 1024 };
+    expect(await runOnEdge(ws.open(), { ...run, orRunner: true })).toBeUndefined();
+    await expect(runOnEdge(ws.open(), run)).rejects.toMatchObject({
+      code: 'invalid_argument',
+      details: { path: 'new/dir/out.txt' },
+    });
+    expect(ws.listing()).toEqual(['file a.txt']);
+    // touch and tee report it themselves, as GNU's do, and the script goes on.
+    const outcome = await ws.run('touch new/x.txt; echo x | tee new/y.txt; echo after');
+    expect(outcome).toMatchObject({
+      stdout: 'x\nafter\n',
+      stderr: "touch: cannot touch 'new/x.txt': No such file or directory\ntee: new/y.txt: No such file or directory\n",
+      exitCode: 0,
+    });
+    expect(ws.listing()).toEqual(['file a.txt']);
   });
 
   it('keeps what write_file refuses out of the workspace, naming each path skipped and why', async () => {
