@@ -28,9 +28,10 @@ import { Workspaces } from '../workspace/workspaces.ts';
 import { generateSecret } from '../keys/key-store.ts';
 import { loadAdminSecret, type AdminSecret } from './admin-key.ts';
 import type { NodeConfig } from './config.ts';
-import { EdgeThreadPool } from './edge-threads.ts';
+import type { EdgeEngine } from '../tools/edge-bash/edge-interpreter.ts';
+import type { EdgeThreadPool } from './edge-threads.ts';
 import { SearchThreadPool } from './search-threads.ts';
-import { consoleLog } from '../core/log.ts';
+import { consoleLog, type Log } from '../core/log.ts';
 import { startBlobSweeps } from './blob-sweep-timer.ts';
 
 export interface NodeHome {
@@ -88,7 +89,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   // grep searches a file with a very long line on a thread, off the event loop all tenants share.
   const searchThreads = new SearchThreadPool({ log });
   // bash's edge engine runs scripts on threads too: a script is JavaScript work of any length.
-  const edgeEngine = new EdgeThreadPool({ size: config.edgeThreads, log });
+  const edgeEngine = lazyEdgeEngine(config.edgeThreads, log);
   const services = createCallServices({
     db,
     tools,
@@ -191,4 +192,22 @@ function listen(fetch: (request: Request) => Response | Promise<Response>, confi
     const server = serve({ fetch, port: config.port, hostname: config.host }, () => resolve(server));
     server.once('error', reject);
   });
+}
+
+/**
+ * The edge engine's threads, their module loaded on the first command that may run on the edge,
+ * so that start-up does not wait for it (engine "runner" never loads it).
+ */
+function lazyEdgeEngine(size: number, log: Log): EdgeEngine & { close(): Promise<void> } {
+  let pool: Promise<EdgeThreadPool> | undefined;
+  const threads = () =>
+    (pool ??= import('./edge-threads.ts').then(({ EdgeThreadPool }) => new EdgeThreadPool({ size, log })));
+  return {
+    engineFor: async (command, requested, workspace) =>
+      requested === 'runner' ? 'runner' : (await threads()).engineFor(command, requested, workspace),
+    interpret: async (source, run) => (await threads()).interpret(source, run),
+    close: async () => {
+      if (pool !== undefined) await (await pool).close();
+    },
+  };
 }

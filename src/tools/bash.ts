@@ -5,8 +5,7 @@ import { bashActions, bashInput, type BashAction as Action } from '../contract/t
 import { ToolError } from '../core/errors.ts';
 import { snapshotOf } from '../processes/process-record.ts';
 import type { Workspace } from '../workspace/workspace.ts';
-import { handlerEdgeEngine, type EdgeEngine } from './edge-bash/edge-interpreter.ts';
-import { runOnEdge } from './edge-bash/edge-run.ts';
+import type { EdgeEngine } from './edge-bash/edge-interpreter.ts';
 import { defineTool, type ProcessLauncher, type ProcessUse, type ToolLimits } from './tool.ts';
 
 type Input = z.output<typeof bashInput>;
@@ -29,6 +28,11 @@ const DEFAULT_TERMINAL = { cols: 120, rows: 40 };
 const EXEC_SETTLE_MS = 30_000;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** The edge engine's modules, loaded on the first exec (a server that runs none never loads them). */
+let edgeModules: Promise<[typeof import('./edge-bash/edge-interpreter.ts'), typeof import('./edge-bash/edge-run.ts')]>;
+const loadEdge = () =>
+  (edgeModules ??= Promise.all([import('./edge-bash/edge-interpreter.ts'), import('./edge-bash/edge-run.ts')]));
+
 export const bash = defineTool({
   name: 'bash',
   description:
@@ -47,9 +51,10 @@ export const bash = defineTool({
     processUse,
   },
   check: checkArguments,
-  async execute(args, { workspace, processes, recordEffect, limits, edgeEngine = handlerEdgeEngine }) {
+  async execute(args, { workspace, processes, recordEffect, limits, edgeEngine }) {
     checkArguments(args);
-    if (args.action === 'exec' && (await engineOf(args, workspace, edgeEngine)) === 'edge') {
+    if (args.action === 'exec' && args.engine !== 'runner') edgeEngine ??= (await loadEdge())[0].handlerEdgeEngine;
+    if (args.action === 'exec' && edgeEngine && (await engineOf(args, workspace, edgeEngine)) === 'edge') {
       // On auto, a command the interpreter cannot finish within its own limits goes on to a runner.
       const answer = await execOnEdge(args, workspace, limits, recordEffect, edgeEngine);
       if (answer !== undefined) return answer;
@@ -197,7 +202,8 @@ async function exec(
 /** Where an exec runs (edge-interpreter.ts), with what the choice may know of the workspace. */
 function engineOf(args: Input, workspace: Workspace, engine: EdgeEngine): Promise<'edge' | 'runner'> {
   const requested = args.engine ?? 'auto';
-  const links = requested === 'auto' && workspace.manifestEntries().some((entry) => entry.type === 'symlink');
+  // Asked of the manifest (one row at most), not by listing it: the run lists it once, if it runs.
+  const links = requested === 'auto' && workspace.holdsLinks();
   return engine.engineFor(args.command!, requested, { links });
 }
 
@@ -211,6 +217,7 @@ async function execOnEdge(
 ) {
   const { cwd } = await newProcess(args, workspace, 'exec');
   const started = performance.now();
+  const [, { runOnEdge }] = await loadEdge();
   const outcome = await runOnEdge(
     workspace,
     {

@@ -131,6 +131,18 @@ export class Manifest {
     );
   }
 
+  /** Whether any entry is a symbolic link: a scan that stops at the first, remembered until the next commit. */
+  holdsLinks(): boolean {
+    const key = `${this.stamp}:holds-links`;
+    const known = this.cache.view(key);
+    if (typeof known === 'boolean') return known;
+    const holds =
+      this.db.query(`SELECT 1 AS one FROM entries WHERE workspace = ? AND type = 'symlink' LIMIT 1`, this.uid).length >
+      0;
+    this.cache.setView(key, holds, 1);
+    return holds;
+  }
+
   /** Names the entries as they are now: it changes with every commit (in this process, which owns the database). */
   get stamp(): string {
     return `${this.uid}#${this.cache.generation(this.uid)}`;

@@ -162,6 +162,11 @@ export class Workspace {
     return this.parts.manifest.list('', true);
   }
 
+  /** Whether the workspace itself (not a read-only root) holds a symbolic link, without listing it. */
+  holdsLinks(): boolean {
+    return this.parts.manifest.holdsLinks();
+  }
+
   /** The bytes of a file entry when they are in memory, without waiting (an archive of thousands takes most this way). */
   cachedBytes(path: string, entry: ManifestEntry): Uint8Array | undefined {
     if (entry.type !== 'file' || entry.blob === null) return undefined;

@@ -195,6 +195,32 @@ describe('directory listings', () => {
   });
 });
 
+describe('whether a workspace holds links (what bash asks before each auto exec)', () => {
+  it('is one statement without listing the workspace, asked again only after a commit', async () => {
+    const inner = SqliteDatabase.memory();
+    const statements: string[] = [];
+    const db: SqlDatabase = {
+      query: (sql, ...params) => {
+        statements.push(sql);
+        return inner.query(sql, ...params);
+      },
+      script: (sql) => inner.script(sql),
+      transaction: (fn) => inner.transaction(fn),
+      close: () => inner.close(),
+    };
+    const { workspace, workspaces } = setup(db);
+    await workspace.commit([{ op: 'write', path: 'd/a.txt', content: bytes('a') }]);
+    statements.length = 0;
+    expect(workspace.holdsLinks()).toBe(false);
+    expect(workspace.holdsLinks()).toBe(false);
+    expect(statements).toEqual([expect.stringMatching(/^SELECT 1 .* LIMIT 1$/)]);
+    await workspace.commit([{ op: 'symlink', path: 'l', target: 'd/a.txt' }]);
+    expect(workspaces.open('ws').holdsLinks()).toBe(true);
+    await workspace.commit([{ op: 'delete', path: 'l' }]);
+    expect(workspace.holdsLinks()).toBe(false);
+  });
+});
+
 describe('derived views (what a search walk remembers)', () => {
   const counted = () => {
     let runs = 0;
