@@ -5,9 +5,17 @@ import type { Env } from './bindings.ts';
 import { consoleLog as log } from '../core/log.ts';
 
 /**
+ * A job still queued this long after its message was sent is sent again: a message that never
+ * reached a dispatcher shard (lost by the Queue, or by `wrangler dev`'s local Queue when the
+ * Worker restarted) does not leave the job waiting for ever.
+ */
+export const RESEND_MS = 30_000;
+
+/**
  * Hands queued jobs to the Queue: each job id once per time it is queued (a job requeued after
- * its lease ran out goes again). A send that fails is retried on the next request or alarm; the
- * dispatcher and this object's lease make a repeated delivery harmless.
+ * its lease ran out goes again), and again every RESEND_MS while it still waits. A send that
+ * fails is retried on the next request or alarm; the dispatcher and this object's lease make a
+ * repeated delivery harmless.
  */
 export class JobDispatch {
   private sending: Promise<void> | undefined;
@@ -21,9 +29,16 @@ export class JobDispatch {
   constructor(
     private readonly db: SqlDatabase,
     private readonly processes: ProcessStore,
-    private readonly env: Env,
+    private readonly env: Pick<Env, 'JOBS'>,
+    private readonly now: () => number = Date.now,
   ) {
     db.script('CREATE TABLE IF NOT EXISTS job_dispatch (job_id TEXT PRIMARY KEY, attempts INTEGER NOT NULL)');
+    // Added with RESEND_MS; a row from before counts as sent long ago.
+    try {
+      db.script('ALTER TABLE job_dispatch ADD COLUMN sent_at INTEGER NOT NULL DEFAULT 0');
+    } catch (error) {
+      if (!/duplicate column/i.test((error as Error).message)) throw error;
+    }
   }
 
   /** Offers every queued job again, waking the dispatcher's waiting leases: a slot freed for jobs held back. */
@@ -51,11 +66,14 @@ export class JobDispatch {
     const queued = this.processes.queuedJobs();
     const sent = new Map(
       this.db
-        .query<{ job_id: string; attempts: number }>('SELECT job_id, attempts FROM job_dispatch')
-        .map((row) => [row.job_id, row.attempts]),
+        .query<{ job_id: string; attempts: number; sent_at: number }>(
+          'SELECT job_id, attempts, sent_at FROM job_dispatch',
+        )
+        .map((row) => [row.job_id, row]),
     );
     for (const job of queued) {
-      if (sent.get(job.id) === job.attempts) continue;
+      const earlier = sent.get(job.id);
+      if (earlier?.attempts === job.attempts && this.now() - earlier.sent_at < RESEND_MS) continue;
       const record = this.processes.record(job.id);
       if (!record) continue;
       try {
@@ -65,9 +83,10 @@ export class JobDispatch {
         return;
       }
       this.db.query(
-        'INSERT INTO job_dispatch (job_id, attempts) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET attempts = excluded.attempts',
+        'INSERT INTO job_dispatch (job_id, attempts, sent_at) VALUES (?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET attempts = excluded.attempts, sent_at = excluded.sent_at',
         job.id,
         job.attempts,
+        this.now(),
       );
     }
     // Jobs no longer queued need no record of their sending.

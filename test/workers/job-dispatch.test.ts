@@ -31,6 +31,15 @@ async function deliver(workspace: string, jobId: string, times: number): Promise
   expect(result.explicitAcks).toHaveLength(times);
 }
 
+/**
+ * Stops a job a test leased and never started: its lease would run out (TOOLGATE_LEASE_MS) and the
+ * job be offered again, to a later test's runners.
+ */
+async function stop(workspace: string, processId: string): Promise<void> {
+  const stopped = await api('POST', `/v1/workspaces/${workspace}/tools/bash`, { action: 'stop', processId });
+  expect(stopped.body.result.status).toBe('stopped');
+}
+
 describe('job hand-off through the Queue', () => {
   it('leases a job delivered several times to one runner only', async () => {
     expect((await api('PUT', '/v1/workspaces/dispatch')).status).toBe(201);
@@ -48,6 +57,7 @@ describe('job hand-off through the Queue', () => {
     expect((await api('POST', '/v1/runner/lease', { runnerId: 'runner-3', waitMs: 200 })).status).toBe(204);
     const status = await api('POST', '/v1/workspaces/dispatch/tools/bash', { action: 'status', processId });
     expect(status.body.result.status).toBe('queued');
+    await stop('dispatch', processId);
   });
 
   it('drops a job that no longer waits (stopped before any runner came) without handing it out', async () => {
@@ -81,6 +91,7 @@ describe('job hand-off through the Queue', () => {
     expect((await api('POST', '/v1/runner/lease', { runnerId: 'admin', waitMs: 0 }, KEY)).status).toBe(403);
     const lease = await api('POST', '/v1/runner/lease', { runnerId: 'in-scope', waitMs: 1000 });
     expect(lease.body.job).toMatchObject({ processId, workspace: 'tenant-b' });
+    await stop('tenant-b', processId);
   });
 
   it('refuses job offers and other internal calls from outside', async () => {
