@@ -65,7 +65,6 @@ describe.skipIf(testHome !== 'worker')('load spread over the objects (Cloudflare
         }
       }),
     );
-    expect(failures.slice(0, 5)).toEqual([]);
     console.log(`${calls.length} tool calls by ${CALLERS} callers in ${Math.round(performance.now() - began)} ms`);
 
     const counted = objectRequests(server.dataDir);
@@ -87,6 +86,8 @@ describe.skipIf(testHome !== 'worker')('load spread over the objects (Cloudflare
         ),
       ),
     );
+    // After the figures, which a failed call (wrangler dev restarting its worker under load) leaves meaningful.
+    expect(failures.slice(0, 5)).toEqual([]);
     expect(byClass.get('WorkspaceObject')?.objects).toBe(WORKSPACES);
     expect(byClass.get('KeyObject')?.objects).toBeGreaterThanOrEqual(KEYS);
     for (const object of counted) {
