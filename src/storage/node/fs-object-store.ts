@@ -13,8 +13,10 @@
 // written within one timestamp tick.
 
 import { hash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
+import { readFile as readFileWithCallback } from 'node:fs';
+import { mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import {
   assertDeleteBatch,
   DEFAULT_LIST_LIMIT,
@@ -29,6 +31,13 @@ import {
 } from '../object-store.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 import { DurableFiles } from './durable-files.ts';
+
+/**
+ * Whole-file reads by fs.readFile's callback form, whose open, stat, read and close are chained in
+ * C++: the promise form costs a FileHandle and a promise per step, and took about twice the CPU
+ * to read an archive's 5,000 small objects.
+ */
+const readFile = promisify(readFileWithCallback);
 
 /** The threads that write objects, shared by every store of the process (created at the first write). */
 let durableFiles: DurableFiles | undefined;
