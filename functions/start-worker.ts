@@ -2,23 +2,39 @@
 // and Durable Objects emulated, state under TOOLGATE_DATA), with a runner attached, configured
 // by the same variables as `npm start`.
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { settingsReadBy } from '../src/contract/settings.ts';
+import { readSetting, settingsReadBy } from '../src/contract/settings.ts';
 import { generateSecret } from '../src/keys/key-store.ts';
 import { loadAdminSecret } from '../src/node/admin-key.ts';
 import { readNodeConfig } from '../src/node/config.ts';
 import { Runner } from '../src/runner/node/runner.ts';
 import { makePrivateDir, writePrivateFile } from '../src/storage/node/private-files.ts';
 import { isEntryPoint } from '../src/node/entry-point.ts';
+import { wranglerEnv } from './build-worker.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /** Variables the Worker reads, passed on when set; its two keys are written apart, as this program chooses them. */
 const WORKER_VARIABLES = settingsReadBy('cloudflare').filter(
   (name) => name !== 'TOOLGATE_API_KEY' && name !== 'TOOLGATE_RUNNER_KEY',
 );
+
+const wranglerCli = join(repoRoot, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+
+/**
+ * wrangler's arguments for the script: by default it builds functions/worker.ts and builds it again
+ * whenever a source changes (a change mid-request answers that request 503); a script built before
+ * is served as it is, with nothing watched but its own folder.
+ */
+function scriptArguments(prebuilt: string | undefined): string[] {
+  if (prebuilt === undefined) return [];
+  const script = resolve(prebuilt);
+  if (!existsSync(script))
+    throw new Error(`TOOLGATE_WORKER_SCRIPT names ${script}, which does not exist (build it: npm run build:worker)`);
+  return ['--config', join(repoRoot, 'wrangler.toml'), '--no-bundle', script];
+}
 
 async function freePort(): Promise<number> {
   const probe = createServer();
@@ -40,6 +56,7 @@ function hasSetpriv(): boolean {
 /** Starts the Cloudflare home under wrangler dev on loopback, with a runner attached; stops both on SIGTERM or SIGINT. */
 export async function main(): Promise<void> {
   const config = readNodeConfig(process.env);
+  const script = scriptArguments(readSetting(process.env, 'TOOLGATE_WORKER_SCRIPT', 'worker-dev'));
   // The data dir holds the admin key, the Worker's env file and wrangler's state: its owner's alone.
   makePrivateDir(config.dataDir);
   const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
@@ -56,8 +73,9 @@ export async function main(): Promise<void> {
   // wrangler keeps the Durable Objects' databases (keys, hooks) and the R2 blobs here.
   makePrivateDir(join(config.dataDir, 'wrangler'));
   const args = [
-    join(repoRoot, 'node_modules', 'wrangler', 'bin', 'wrangler.js'),
+    wranglerCli,
     'dev',
+    ...script,
     '--ip',
     config.host,
     '--port',
@@ -79,12 +97,7 @@ export async function main(): Promise<void> {
     : [process.execPath, ...args];
   const wrangler = spawn(command[0]!, command.slice(1), {
     cwd: repoRoot,
-    env: {
-      ...process.env,
-      WRANGLER_SEND_METRICS: 'false',
-      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-      WRANGLER_HIDE_BANNER: 'true',
-    },
+    env: { ...process.env, ...wranglerEnv },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://${config.host}:${port}`;

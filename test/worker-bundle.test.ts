@@ -7,23 +7,14 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from './support/server-process.ts';
+import { buildWorkerScript } from '../functions/build-worker.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'toolgate-bundle-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 describe('wrangler deploy --dry-run', () => {
   it('bundles functions/worker.ts without child processes, better-sqlite3, the fs store or the runner', async () => {
-    const wrangler = join(repoRoot, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-    await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', outdir], {
-      cwd: repoRoot,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        WRANGLER_SEND_METRICS: 'false',
-        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-      },
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    await buildWorkerScript(outdir);
     const bundles = readdirSync(outdir).filter((name) => name.endsWith('.js'));
     expect(bundles.length).toBeGreaterThan(0);
     const code = bundles.map((name) => readFileSync(join(outdir, name), 'utf8')).join('\n');
@@ -52,5 +43,26 @@ describe('wrangler deploy --dry-run', () => {
     ]) {
       expect({ forbidden, found: code.includes(forbidden) }).toEqual({ forbidden, found: false });
     }
+  });
+
+  it('is what `npm run start:worker` serves under TOOLGATE_WORKER_SCRIPT, and a script that is not there stops it naming it', async () => {
+    // The worker-home passes serve the built script (test/support/worker-script.ts); here, a wrong name.
+    const missing = join(outdir, 'not-built.js');
+    const started = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'functions/start-worker.ts'], {
+      cwd: repoRoot,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        PORT: '0',
+        TOOLGATE_DATA: join(outdir, 'data'),
+        TOOLGATE_API_KEY: 'tg_test_admin_key_0123456789abcdef',
+        TOOLGATE_WORKER_SCRIPT: missing,
+      },
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+    );
+    expect(started.code).toBe(1);
+    expect(started.stderr).toContain(`TOOLGATE_WORKER_SCRIPT names ${missing}, which does not exist`);
   });
 });

@@ -354,6 +354,14 @@ export const settings = {
       "the Cloudflare home's objects each count the requests they serve in their own storage (table `object_requests`), for measuring how load spreads over them (docs/scale.md); costs one write a request",
     homes: ['cloudflare'],
   }),
+  TOOLGATE_WORKER_SCRIPT: text({
+    fallback: undefined,
+    defaultText: 'unset: built from `functions/worker.ts` at start, and again at every change of its sources',
+    valuesText: 'a file',
+    meaning:
+      '`npm run start:worker` serves this Worker script, built before by `npm run build:worker` as `wrangler deploy` builds it, and watches no sources (the worker-home tests build one for all their servers)',
+    homes: ['worker-dev'],
+  }),
 } as const satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof settings;

@@ -55,6 +55,8 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     PORT: '0',
     TOOLGATE_DATA: dataDir,
     TOOLGATE_API_KEY: key,
+    // The worker-home passes build the Worker once for all their servers (test/support/worker-script.ts).
+    ...(process.env.TOOLGATE_WORKER_SCRIPT ? { TOOLGATE_WORKER_SCRIPT: process.env.TOOLGATE_WORKER_SCRIPT } : {}),
     ...options.env,
   };
   const entry = testHome === 'worker' ? 'functions/start-worker.ts' : 'functions/node.ts';
