@@ -1,7 +1,8 @@
 // The Cloudflare home serves a key's usage, approval listing and approvals stream from the key's own
 // object, which asks the workspace objects in the key's scope and no other: the directory and the
 // workspaces outside the scope serve none of its requests (each object counts what it serves,
-// TOOLGATE_COUNT_OBJECT_REQUESTS). docs/scale.md names this path.
+// TOOLGATE_COUNT_OBJECT_REQUESTS). And a tool call asks its key's object once. docs/scale.md names
+// these paths.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../src/core/server-events.ts';
 import { openStream } from '../support/event-stream.ts';
@@ -104,6 +105,28 @@ describe.skipIf(testHome !== 'worker')('listings bounded by the caller’s scope
     const runner = await createKey(server, { name: 'runner', role: 'runner', workspaces: IN });
     expect((await runner.call('GET', '/v1/usage')).status).toBe(403);
     expect(servedSince(before).filter((name) => [...IN, ...OUT].includes(name))).toEqual([]);
+  });
+
+  it('asks a key’s object once a tool call, rate limit and quota together, once a workspace holds its copy', async () => {
+    const limited = await createKey(server, {
+      name: 'limited',
+      role: 'agent',
+      workspaces: IN,
+      approvalMode: 'auto',
+      quota: { calls: 1000, period: 'day' },
+      rateLimitPerMinute: 1000,
+    });
+    const read = () => limited.call('POST', `/v1/workspaces/${IN[0]}/tools/read_file`, { path: 'f.txt' });
+    // The first call authenticates (the workspace object holds no copy yet), then admits.
+    expect((await read()).status).toBe(200);
+    const before = counts();
+    for (let call = 0; call < 5; call += 1) expect((await read()).status).toBe(200);
+    const keyObjects = [...counts()].filter(([id, object]) => object.objectClass === 'KeyObject' && before.has(id));
+    const asked = keyObjects
+      .map(([id, object]) => object.requests - before.get(id)!.requests)
+      .filter((requests) => requests > 0);
+    expect(asked).toEqual([5]);
+    expect(servedSince(before)).toEqual(['KeyObject', IN[0]]);
   });
 
   it('walks the registry for a key whose scope is every workspace', async () => {
