@@ -85,12 +85,12 @@ async function tarBytes(request: Request, maxBytes: number): Promise<Uint8Array>
   if (declared !== null) {
     const body = new Uint8Array(await request.arrayBuffer());
     if (!isGzip(body)) return body;
-    return readAll(inSlices(body).pipeThrough(gunzip()).pipeThrough(byteLimit(maxBytes, 'The archive, unpacked,')));
+    return readAll(inSlices(body).pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
   }
   const sent = (request.body ?? new Blob([]).stream()).pipeThrough(byteLimit(maxBytes, 'The archive body'));
   const { stream, head } = await peek(sent, GZIP_MAGIC.length);
   if (!isGzip(head)) return readAll(stream);
-  return readAll(stream.pipeThrough(gunzip()).pipeThrough(byteLimit(maxBytes, 'The archive, unpacked,')));
+  return readAll(stream.pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
 }
 
 /** Bytes received whole, as a stream of slices pulled one at a time: gzip unpacks a slice at a time, so a bomb is stopped a slice past the limit. */
@@ -115,8 +115,14 @@ function gunzip(): TransformStream<Uint8Array, Uint8Array> {
   return new DecompressionStream('gzip') as TransformStream<Uint8Array, Uint8Array>;
 }
 
-/** Every byte of the stream, in one array; a gzip that cannot be read is the caller's mistake, limits pass through. */
-async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+/**
+ * Every byte of the stream, in one array, refused past `limit`; a gzip that cannot be read is the
+ * caller's mistake, limits pass through.
+ */
+async function readAll(
+  stream: ReadableStream<Uint8Array>,
+  limit?: { maxBytes: number; what: string },
+): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let length = 0;
   const reader = stream.getReader();
@@ -129,8 +135,13 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> 
       );
     });
     if (done) break;
-    chunks.push(value);
     length += value.byteLength;
+    // Counted here rather than by a stream between: gzip's output comes in many small chunks.
+    if (limit !== undefined && length > limit.maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(limit.maxBytes, limit.what);
+    }
+    chunks.push(value);
   }
   return concatBytes(chunks, length);
 }
