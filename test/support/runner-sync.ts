@@ -19,7 +19,12 @@ export async function syncWorkspaceChanges(
   const runnerKey = (await createRunnerKey(server)).secret;
   await server.call('PUT', `/v1/workspaces/${ws}`);
   await server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' });
-  const leased = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 });
+  // It waits for the job: on the Cloudflare home it reaches the dispatcher through the Queue, a moment later.
+  const leased = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', {
+    runnerId: 'by-hand',
+    waitMs: 20_000,
+  });
+  expect(leased.body.job, JSON.stringify(leased.body)).toBeDefined();
   const { processId, token } = leased.body.job;
   const synced = await callApi(
     server.url,
