@@ -4,7 +4,7 @@
 // reads the registry here.
 import { Hono } from 'hono';
 import { HookStore } from '../hooks/hook-store.ts';
-import type { AppEnv } from '../http/app-deps.ts';
+import { appLimitsOf, type AppEnv } from '../http/app-deps.ts';
 import { createBaseApp } from '../http/app.ts';
 import { hookRoutes } from '../http/hook-routes.ts';
 import { assertRoutesGuarded } from '../http/route-access.ts';
@@ -70,12 +70,7 @@ export class DirectoryObject {
     const keys = new KeyClient(this.env);
     const index = new WorkspaceIndex(db);
     const tools = new ToolRegistry(builtinTools);
-    const limits = {
-      maxBodyBytes: settings.maxBodyBytes,
-      maxFileBytes: settings.maxFileBytes,
-      defaultReadMaxChars: settings.defaultReadMaxChars,
-      edgeMemoryBytes: settings.edgeMemoryBytes,
-    };
+    const limits = appLimitsOf(settings);
 
     const app = createBaseApp({ keys, tools, runnerProtocol: true, sandbox: settings.sandbox });
     app.route('/v1', keyRoutes({ keys: new KeyListing(this.env, db, keys), tools, limits }));

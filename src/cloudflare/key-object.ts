@@ -8,7 +8,7 @@ import { readSetting } from '../contract/settings.ts';
 import { sha256Hex } from '../core/content-hash.ts';
 import { ToolError } from '../core/errors.ts';
 import { consoleLog as log } from '../core/log.ts';
-import type { AppEnv } from '../http/app-deps.ts';
+import { appLimitsOf, type AppEnv } from '../http/app-deps.ts';
 import { createBaseApp } from '../http/app.ts';
 import { approvalRoutes } from '../http/approval-routes.ts';
 import { assertRoutesGuarded } from '../http/route-access.ts';
@@ -136,12 +136,7 @@ export class KeyObject {
     };
     const views = new ScopedListings(this.env, async (id) => (await this.holding(id))?.keys.get(id) !== undefined);
     const tools = new ToolRegistry(builtinTools);
-    const limits = {
-      maxBodyBytes: settings.maxBodyBytes,
-      maxFileBytes: settings.maxFileBytes,
-      defaultReadMaxChars: settings.defaultReadMaxChars,
-      edgeMemoryBytes: settings.edgeMemoryBytes,
-    };
+    const limits = appLimitsOf(settings);
     const app = createBaseApp({ keys, tools, runnerProtocol: true, sandbox: settings.sandbox });
     app.route('/v1', usageRoutes({ usage: views }));
     app.route('/v1', approvalRoutes({ approvals: views, limits, keepAliveMs: settings.streamKeepAliveMs }));

@@ -6,7 +6,7 @@ import { ApprovalStore } from '../approvals/approval-store.ts';
 import { ToolCalls } from '../calls/tool-calls.ts';
 import { DeliveryRecords } from '../hooks/delivery-records.ts';
 import { HookDeliveries } from '../hooks/hook-deliveries.ts';
-import type { AppEnv } from '../http/app-deps.ts';
+import { appLimitsOf, type AppEnv } from '../http/app-deps.ts';
 import { createBaseApp } from '../http/app.ts';
 import { approvalRoutes } from '../http/approval-routes.ts';
 import { archiveRoutes } from '../http/archive-routes.ts';
@@ -160,12 +160,7 @@ export class WorkspaceObject {
       log,
     });
     const tools = new ToolRegistry(builtinTools);
-    const limits = {
-      maxBodyBytes: settings.maxBodyBytes,
-      maxFileBytes: settings.maxFileBytes,
-      defaultReadMaxChars: settings.defaultReadMaxChars,
-      edgeMemoryBytes: settings.edgeMemoryBytes,
-    };
+    const limits = appLimitsOf(settings);
     const keys = new KeyClient(env);
     const meter = new UsageMeter(db, Date.now, log);
     // An approval's id names its workspace, so the Worker can send a decision straight to this object.

@@ -14,6 +14,16 @@ export interface AppLimits extends ToolLimits {
   maxBodyBytes: number;
 }
 
+/** The app's limits out of a home's settings, which name them alike (NodeConfig, the Worker's settings). */
+export function appLimitsOf(settings: AppLimits): AppLimits {
+  return {
+    maxBodyBytes: settings.maxBodyBytes,
+    maxFileBytes: settings.maxFileBytes,
+    defaultReadMaxChars: settings.defaultReadMaxChars,
+    edgeMemoryBytes: settings.edgeMemoryBytes,
+  };
+}
+
 /** Who a presented secret belongs to: the key store itself, or a home's way of asking it. */
 export interface KeyAuthority {
   authenticate(secret: string): Promise<ApiKey | undefined>;

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
-import type { AppEnv } from '../http/app-deps.ts';
+import { appLimitsOf, type AppEnv } from '../http/app-deps.ts';
 import { createApp } from '../http/app.ts';
 import { localDeliverer } from '../http/hook-routes.ts';
 import { DeliveryRecords } from '../hooks/delivery-records.ts';
@@ -73,12 +73,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     log,
   });
   const tools = new ToolRegistry(builtinTools);
-  const limits = {
-    maxBodyBytes: config.maxBodyBytes,
-    maxFileBytes: config.maxFileBytes,
-    defaultReadMaxChars: config.defaultReadMaxChars,
-    edgeMemoryBytes: config.edgeMemoryBytes,
-  };
+  const limits = appLimitsOf(config);
   // Imports and approval notices reach only hosts the egress rule allows, checked on the address connected to.
   const egress = nodeEgressFetch(config.egressAllowHosts);
   const history = new WorkspaceHistory(db, objects, {
