@@ -22,9 +22,21 @@ export default defineConfig({
       // its copy) is the same runner code whatever home leases it the job: Node home only, which
       // keeps CI within its time.
       'test/http/bash-sandbox-modes.test.ts',
+      'test/http/bash-sandbox.test.ts',
       'test/http/bash-limits.test.ts',
       'test/http/bash-overlay.test.ts',
       'test/http/runner-confinement.test.ts',
+      // What a tool answers, compared case by case with a reference (Codex's apply_patch scenarios,
+      // ripgrep, the MCP SDK's own answers), is the tools' code whatever home runs it: Node home
+      // only. The Worker's own path for each (its objects, R2, the app in them) is in the files
+      // that stay: apply-patch, grep (glob too), mcp.
+      'test/http/apply-patch-scenarios.test.ts',
+      'test/http/grep-differential.test.ts',
+      'test/http/glob-differential.test.ts',
+      'test/http/mcp-plain-calls.test.ts',
+      // The /docs page in Chromium: the same static page from the same app; the Worker's
+      // /openapi.json it renders is checked by openapi.test.ts on this home.
+      'test/http/docs-page.test.ts',
       // The Node home's own ports and entry: its S3 object store, and `npm start` itself.
       'test/http/s3-home.test.ts',
       'test/http/start.test.ts',
