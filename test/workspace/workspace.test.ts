@@ -173,17 +173,7 @@ describe('directory listings', () => {
   });
 
   it('read the parent index, not every entry of the workspace', () => {
-    const inner = SqliteDatabase.memory();
-    const statements: string[] = [];
-    const db: SqlDatabase = {
-      query: (sql, ...params) => {
-        statements.push(sql);
-        return inner.query(sql, ...params);
-      },
-      script: (sql) => inner.script(sql),
-      transaction: (fn) => inner.transaction(fn),
-      close: () => inner.close(),
-    };
+    const { inner, statements, db } = recordingDatabase();
     const { workspace } = setup(db);
     statements.length = 0;
     workspace.entriesIn('d');
@@ -195,19 +185,25 @@ describe('directory listings', () => {
   });
 });
 
+/** An in-memory SQLite database that records every statement queried through it. */
+function recordingDatabase(): { inner: SqliteDatabase; statements: string[]; db: SqlDatabase } {
+  const inner = SqliteDatabase.memory();
+  const statements: string[] = [];
+  const db: SqlDatabase = {
+    query: (sql, ...params) => {
+      statements.push(sql);
+      return inner.query(sql, ...params);
+    },
+    script: (sql) => inner.script(sql),
+    transaction: (fn) => inner.transaction(fn),
+    close: () => inner.close(),
+  };
+  return { inner, statements, db };
+}
+
 describe('whether a workspace holds links (what bash asks before each auto exec)', () => {
   it('is one statement without listing the workspace, asked again only after a commit', async () => {
-    const inner = SqliteDatabase.memory();
-    const statements: string[] = [];
-    const db: SqlDatabase = {
-      query: (sql, ...params) => {
-        statements.push(sql);
-        return inner.query(sql, ...params);
-      },
-      script: (sql) => inner.script(sql),
-      transaction: (fn) => inner.transaction(fn),
-      close: () => inner.close(),
-    };
+    const { statements, db } = recordingDatabase();
     const { workspace, workspaces } = setup(db);
     await workspace.commit([{ op: 'write', path: 'd/a.txt', content: bytes('a') }]);
     statements.length = 0;
