@@ -4,7 +4,13 @@
 import { parentPort } from 'node:worker_threads';
 import type { BashEngine } from '../contract/tool-inputs.ts';
 import { isToolError, type ErrorCode, type ErrorDetails } from '../core/errors.ts';
-import { engineFor, interpret, type EdgeInterpretation, type EdgeRun } from '../tools/edge-bash/edge-interpreter.ts';
+import {
+  engineFor,
+  holdDefenceInDepth,
+  interpret,
+  type EdgeInterpretation,
+  type EdgeRun,
+} from '../tools/edge-bash/edge-interpreter.ts';
 import type { WorkspaceFacts } from '../tools/edge-bash/edge-script.ts';
 import type { ManifestEntry } from '../workspace/manifest-entry.ts';
 
@@ -26,6 +32,8 @@ export type EdgeThreadMessage =
 const port = parentPort;
 if (port === null) throw new Error('edge-thread.ts runs as a worker thread, started by EdgeThreadPool');
 const send = (message: EdgeThreadMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+// This thread runs nothing but the edge engine: its defence in depth is applied once, not per command.
+void holdDefenceInDepth();
 
 /** Reads waiting for the server thread's answer, by id. */
 const reading = new Map<number, { resolve: (bytes: never) => void; reject: (error: Error) => void }>();

@@ -38,8 +38,11 @@ export class EdgeCopy {
     this.fs = new EdgeFs({ maxTotalBytes: maxBytes, onChange: (path) => this.noteAbsolute(path), reader: source });
   }
 
-  /** Copies the workspace's entries into a new filesystem of at most `maxBytes` file bytes, contents on first read. */
-  static async of(source: EdgeSource, maxBytes?: number): Promise<EdgeCopy> {
+  /**
+   * Copies the workspace's entries into a new filesystem of at most `maxBytes` file bytes, contents
+   * on first read, beside a copy of the interpreter's own files (`layout`, edge-layout.ts).
+   */
+  static async of(source: EdgeSource, maxBytes?: number, layout?: EdgeFs): Promise<EdgeCopy> {
     const copy = new EdgeCopy(source, maxBytes);
     const memory = copy.fs;
     memory.mkdirSync(EDGE_WORKSPACE, { recursive: true });
@@ -56,6 +59,7 @@ export class EdgeCopy {
       if (target === undefined) copy.unwritten.add(link.path);
       else await memory.symlink(target, `${EDGE_WORKSPACE}/${link.path}`);
     }
+    if (layout !== undefined) memory.addLayout(layout);
     // Making the copy is no change.
     copy.touched.children.clear();
     copy.touched.all = false;

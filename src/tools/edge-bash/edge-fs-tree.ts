@@ -236,14 +236,7 @@ export class EdgeTree {
       file.entry = undefined;
       file.pending = undefined;
       file.mtime = new Date();
-    } else
-      parent.children.set(at.name, {
-        ...this.meta(FILE_MODE),
-        type: 'file',
-        content,
-        load: undefined,
-        loadSize: undefined,
-      });
+    } else parent.children.set(at.name, this.fileNode(content, undefined, undefined));
   }
 
   /** The content of a file at `path` before an append (read first when not yet read); nothing when there is none. */
@@ -370,11 +363,24 @@ export class EdgeTree {
     return false;
   }
 
-  protected meta(mode: number): Meta {
-    return { mode, mtime: new Date(), id: this.nextId++ };
+  // New nodes are written out name by name: on Node 20's V8 a spread followed by more names
+  // (`{ ...meta, type }`) takes microseconds, and a command's filesystem makes hundreds of nodes.
+
+  protected fileNode(
+    content: Uint8Array | undefined,
+    load: FileNode['load'],
+    loadSize: number | undefined,
+    mode = FILE_MODE,
+    mtime = new Date(),
+  ): FileNode {
+    return { type: 'file', mode, mtime, id: this.nextId++, content, load, loadSize };
   }
 
-  protected dirNode(): DirNode {
-    return { ...this.meta(DIR_MODE), type: 'dir', children: new Map() };
+  protected dirNode(mode = DIR_MODE, mtime = new Date()): DirNode {
+    return { type: 'dir', mode, mtime, id: this.nextId++, children: new Map() };
+  }
+
+  protected linkNode(target: string, mode = LINK_MODE, mtime = new Date()): LinkNode {
+    return { type: 'symlink', mode, mtime, id: this.nextId++, target };
   }
 }

@@ -10,9 +10,7 @@ import {
   EdgeTree,
   exists,
   failure,
-  FILE_MODE,
   isDirectory,
-  LINK_MODE,
   noEntry,
   notDirectory,
   type DirNode,
@@ -28,23 +26,35 @@ type ReadFileOptions = Exclude<Parameters<IFileSystem['readFile']>[1], BufferEnc
 type WriteFileOptions = Exclude<Parameters<IFileSystem['writeFile']>[2], BufferEncoding | undefined>;
 
 export class EdgeFs extends EdgeTree implements IFileSystem {
-  // --- Building (the copy of the workspace, and the interpreter's /bin, /dev and /proc) ---
+  // --- Building (the copy of the workspace) ---
+  // No writeFileSync here, on purpose: just-bash's constructor writes its /bin, /usr/bin, /dev and
+  // /proc (about 180 files) into a filesystem that has one, on every command. The edge builds them
+  // once (edge-layout.ts) and copies them in (addLayout), at a fraction of the cost.
 
   mkdirSync(path: string, options?: MkdirOptions): void {
     this.makeDirectory(lexical(path), options?.recursive ?? false, path);
   }
 
-  writeFileSync(path: string, content: FileContent, options?: WriteFileOptions | BufferEncoding): void {
-    this.makeParents(lexical(path));
-    this.write(lexical(path), toBytes(content, encodingOf(options)), false, path);
+  /**
+   * The interpreter's own files (a layout's entries at its root), copied in: every node new, so
+   * nothing a command writes there reaches the layout or another command; nothing counts as changed.
+   */
+  addLayout(layout: EdgeFs): void {
+    for (const [name, node] of layout.root.children)
+      if (!this.root.children.has(name)) this.root.children.set(name, this.copied(node));
   }
 
-  /** A file whose content `load` gives on first read (`size` its size meanwhile), with the directories above it. */
-  writeFileLazy(path: string, load: () => Promise<Uint8Array> | Uint8Array, size?: number): void {
-    const normalized = lexical(path);
-    this.makeParents(normalized);
-    const { parent, name } = this.locate(normalized, false, 'open', path);
-    parent!.children.set(name, { ...this.meta(FILE_MODE), type: 'file', content: undefined, load, loadSize: size });
+  private copied(node: FsNode): FsNode {
+    if (node.type === 'symlink') return this.linkNode(node.target, node.mode, this.made);
+    if (node.type === 'dir') {
+      const dir = this.dirNode(node.mode, this.made);
+      for (const [name, child] of node.children) dir.children.set(name, this.copied(child));
+      return dir;
+    }
+    const bytes = node.content;
+    if (bytes === undefined) return this.fileNode(undefined, node.load, node.loadSize, node.mode, this.made);
+    // Its bytes copied when first read (few ever are): a command given a file's bytes may change them in place.
+    return this.fileNode(undefined, () => bytes.slice(), bytes.byteLength, node.mode, this.made);
   }
 
   // --- Reading ---
@@ -213,7 +223,7 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
     const at = this.locate(lexical(linkPath), false, 'symlink', linkPath);
     if (at.node !== undefined) throw exists('symlink', linkPath);
     this.onChange(at.path);
-    this.holder(at, linkPath).children.set(at.name, { ...this.meta(LINK_MODE), type: 'symlink', target });
+    this.holder(at, linkPath).children.set(at.name, this.linkNode(target));
   }
 
   async link(existingPath: string, newPath: string): Promise<void> {
@@ -247,7 +257,7 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
     if (node.type === 'symlink') {
       if (to.node !== undefined) throw exists('cp', dest);
       this.onChange(to.path);
-      this.holder(to, dest).children.set(to.name, { ...this.meta(LINK_MODE), type: 'symlink', target: node.target });
+      this.holder(to, dest).children.set(to.name, this.linkNode(node.target));
       return;
     }
     this.write(to.path, await this.contentOf(node), false, dest);
