@@ -10,6 +10,7 @@ import { ToolError } from '../../core/errors.ts';
 import { cutAtChars } from '../../core/text-lines.ts';
 import { EDGE_WORKSPACE, EdgeCopy, type EdgeSource } from './edge-copy.ts';
 import { MissingDirectoryError, type EdgeFs } from './edge-fs.ts';
+import { edgeGrep } from './edge-grep.ts';
 import { interpreterLayout } from './edge-layout.ts';
 import { autoObjection, edgeObjection, type WorkspaceFacts } from './edge-script.ts';
 
@@ -147,6 +148,7 @@ export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeI
   const cwd = run.cwd === '' ? EDGE_WORKSPACE : `${EDGE_WORKSPACE}/${run.cwd}`;
   const bash = new Bash({
     fs: copy.fs,
+    customCommands: [edgeGrep(copy.fs)],
     cwd,
     env: { ...BASE_ENV, PWD: cwd, ...run.env },
     executionLimits: {

@@ -1,0 +1,177 @@
+// The edge engine's own grep (edge-grep.ts) against the interpreter's: for every command its fast
+// path takes, the same stdout, stderr and exit code as just-bash's grep gives over the same files
+// (the grep the differential test compares with GNU's); for every other, the interpreter's answer.
+import { Bash } from 'just-bash';
+import { describe, expect, it } from 'vitest';
+import { EDGE_WORKSPACE, EdgeCopy, type EdgeSource } from '../../../src/tools/edge-bash/edge-copy.ts';
+import { edgeGrep, planOf } from '../../../src/tools/edge-bash/edge-grep.ts';
+import type { ManifestEntry } from '../../../src/workspace/manifest-entry.ts';
+
+const bytes = (text: string | Uint8Array) => (typeof text === 'string' ? new TextEncoder().encode(text) : text);
+
+const TREE: Record<string, string | Uint8Array> = {
+  'a.txt': 'TODO first\nnothing\nTODO TODO twice\n',
+  'b.md': 'no newline at the end TODO',
+  'empty.txt': '',
+  'only-newline.txt': '\n',
+  'crlf.txt': 'TODO with cr\r\nplain\r\n',
+  'unicode.txt': 'été TODO ünï\n日本 TODO\n',
+  'binary.bin': new Uint8Array([0x54, 0x4f, 0x44, 0x4f, 0xff, 0xfe, 0x0a, 0x00, 0x54, 0x4f, 0x44, 0x4f]),
+  'with space.txt': 'a b TODO\n',
+  '.hidden': 'TODO hidden\n',
+  '.git/config': 'TODO in git\n',
+  'src/.env': 'TODO=1\n',
+  'src/main.ts': '// TODO one\nconst x = 1;\n// todo lower\n',
+  'src/util/deep/deeper/x.ts': 'TODO deep\n',
+  'src/util/y.ts': 'nothing here\n',
+  'src/zz.ts': 'TODO: last\n',
+  'docs/a b/c.txt': 'TODO in a spaced dir\n',
+};
+
+function sourceOf(files: Record<string, string | Uint8Array>, links: Record<string, string> = {}): EdgeSource {
+  const dirs = new Set<string>();
+  for (const path of [...Object.keys(files), ...Object.keys(links)]) {
+    const names = path.split('/');
+    for (let end = 1; end < names.length; end += 1) dirs.add(names.slice(0, end).join('/'));
+  }
+  const entries: ManifestEntry[] = [
+    ...[...dirs].map((path) => ({ path, type: 'dir' as const, blob: null, target: null, size: 0, version: 1 })),
+    ...Object.entries(files).map(([path, content]) => ({
+      path,
+      type: 'file' as const,
+      blob: path,
+      target: null,
+      size: bytes(content).byteLength,
+      version: 1,
+    })),
+    ...Object.entries(links).map(([path, target]) => ({
+      path,
+      type: 'symlink' as const,
+      blob: null,
+      target,
+      size: 0,
+      version: 1,
+    })),
+  ].sort((a, b) => (a.path < b.path ? -1 : 1));
+  return {
+    entries,
+    read: async (path) => bytes(files[path]!).slice(),
+    readMany: async (many) => many.map((entry) => bytes(files[entry.path]!).slice()),
+  };
+}
+
+/** The command on the interpreter's grep, and on the edge's; how many times the fast path answered. */
+async function both(source: EdgeSource, command: string, cwd = EDGE_WORKSPACE) {
+  const plain = await EdgeCopy.of(source);
+  const theirs = await new Bash({ fs: plain.fs, cwd }).exec(command);
+  const copy = await EdgeCopy.of(source);
+  let fast = 0;
+  const ours = await new Bash({ fs: copy.fs, cwd, customCommands: [edgeGrep(copy.fs, () => (fast += 1))] }).exec(
+    command,
+  );
+  const answer = (result: typeof theirs) => ({
+    stdout: result.stdout,
+    stderr: result.stderr,
+    exitCode: result.exitCode,
+  });
+  return { theirs: answer(theirs), ours: answer(ours), fast };
+}
+
+const FAST = [
+  'grep -rn TODO .',
+  'grep -r TODO .',
+  'grep -rl TODO .',
+  'grep -rln TODO src docs',
+  'grep -R TODO src',
+  'grep -rnF TODO ./src',
+  'grep -nr TODO src/',
+  'grep -r -n TODO a.txt src b.md',
+  'grep -rn TODO .git',
+  'grep -rn TODO src/.env',
+  'grep -rn nowhere .',
+  'grep -rn "été" .',
+  'grep -rn "a b" .',
+  'grep -rn "TODO TODO" .',
+  'grep -rn TODO "docs/a b"',
+  'grep -rn todo src',
+  'grep -rn : src',
+  'grep -rn TODO . | wc -l',
+  'grep -rl TODO . && echo found',
+  'grep -r nowhere . || echo "none: $?"',
+  'grep -rn TODO src src',
+  'grep -rn DO\\ f .',
+];
+
+const GIVEN_BACK = [
+  'grep -rn missing-path-TODO missing',
+  'grep -rn TODO missing src',
+  'grep -rn "TO.O" .',
+  'grep -rni todo src',
+  'grep -rc TODO src',
+  'grep -rh TODO src',
+  'grep -rn -- TODO src',
+  'grep -rn TODO "src/*.ts"',
+  'grep -n TODO a.txt',
+  'grep -rw TODO src',
+  'grep -rE "TODO|one" src',
+  'grep -rn "TODO$" .',
+  'grep -rn "[T]ODO" .',
+  'echo TODO | grep -r TODO',
+  'grep -rn -e TODO src',
+  'grep -rn TODO',
+  'grep -rn --include=*.ts TODO .',
+];
+
+describe("the edge's grep", () => {
+  it('takes the plain recursive searches and answers them as the interpreter does', async () => {
+    const source = sourceOf(TREE);
+    for (const command of FAST) {
+      const { theirs, ours, fast } = await both(source, command);
+      expect({ command, ...ours }).toEqual({ command, ...theirs });
+      expect({ command, fast }).toEqual({ command, fast: 1 });
+    }
+  });
+
+  it('answers the same from a directory below, and with the workspace as cwd named by ..', async () => {
+    const source = sourceOf(TREE);
+    for (const command of ['grep -rn TODO ..', 'grep -rn TODO .', 'grep -rl TODO ../util/deep ../../docs']) {
+      const { theirs, ours, fast } = await both(source, command, `${EDGE_WORKSPACE}/src/util`);
+      expect({ command, ...ours }).toEqual({ command, ...theirs });
+      expect({ command, fast }).toEqual({ command, fast: 1 });
+    }
+  });
+
+  it('gives every other use back to the interpreter, with its answer', async () => {
+    const source = sourceOf(TREE);
+    for (const command of GIVEN_BACK) {
+      const { theirs, ours, fast } = await both(source, command);
+      expect({ command, ...ours }).toEqual({ command, ...theirs });
+      expect({ command, fast }).toEqual({ command, fast: 0 });
+    }
+  });
+
+  it('gives a walk that meets a link back (the interpreter follows them its own way)', async () => {
+    const source = sourceOf(TREE, { 'src/link-dir': 'util', 'src/link-file': 'main.ts', 'up/out': '../src' });
+    for (const command of ['grep -rn TODO .', 'grep -rn TODO src', 'grep -rn TODO up/out', 'grep -rl TODO up']) {
+      const { theirs, ours, fast } = await both(source, command);
+      expect({ command, ...ours }).toEqual({ command, ...theirs });
+      expect({ command, fast }).toEqual({ command, fast: 0 });
+    }
+    // A walk that meets none still takes the fast path.
+    const { theirs, ours, fast } = await both(source, 'grep -rn TODO docs');
+    expect(ours).toEqual(theirs);
+    expect(fast).toBe(1);
+  });
+
+  it('reads only plain words with the flags it knows', () => {
+    expect(planOf(['-rn', 'TODO', '.'])).toEqual({
+      word: 'TODO',
+      operands: ['.'],
+      lineNumbers: true,
+      filesOnly: false,
+    });
+    expect(planOf(['-r', 'TODO'])).toBeUndefined();
+    for (const word of ['a.b', 'a*', '^a', 'a$', '[a]', 'a\\b', 'a+', 'a?', '(a)', 'a{1}', 'a|b', ''])
+      expect({ word, plan: planOf(['-r', word, '.']) }).toEqual({ word, plan: undefined });
+  });
+});
