@@ -13,11 +13,12 @@ import {
 } from '../tools/edge-bash/edge-interpreter.ts';
 import type { WorkspaceFacts } from '../tools/edge-bash/edge-script.ts';
 import type { ManifestEntry } from '../workspace/manifest-entry.ts';
+import { KEPT_CONTENT_BYTES, KeptContents } from './edge-thread-contents.ts';
 
 /** What the server thread asks of an edge thread. */
 export type EdgeThreadRequest =
   | { kind: 'engine'; id: number; command: string; requested: BashEngine; workspace?: WorkspaceFacts }
-  | { kind: 'interpret'; id: number; entries: readonly ManifestEntry[]; run: EdgeRun }
+  | { kind: 'interpret'; id: number; entries: readonly ManifestEntry[]; scope?: string; run: EdgeRun }
   | { kind: 'read'; readId: number; bytes?: Uint8Array | Uint8Array[]; failure?: string };
 
 /** What an edge thread answers, or asks of the server thread (a file's bytes). */
@@ -34,6 +35,9 @@ if (port === null) throw new Error('edge-thread.ts runs as a worker thread, star
 const send = (message: EdgeThreadMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 // This thread runs nothing but the edge engine: its defence in depth is applied once, not per command.
 void holdDefenceInDepth();
+
+/** Contents this thread was sent, for the next commands of the same workspace (edge-thread-contents.ts). */
+const kept = new KeptContents(KEPT_CONTENT_BYTES);
 
 /** Reads waiting for the server thread's answer, by id. */
 const reading = new Map<number, { resolve: (bytes: never) => void; reject: (error: Error) => void }>();
@@ -58,12 +62,11 @@ async function answer(request: Exclude<EdgeThreadRequest, { kind: 'read' }>): Pr
       send({ kind: 'engine', id: request.id, engine });
       return;
     }
-    const source = {
-      entries: request.entries,
+    const source = kept.reader(request.scope, {
       read: (path: string, entry: ManifestEntry) => read(request.id, path, entry),
       readMany: (entries: readonly ManifestEntry[]) => read(request.id, entries),
-    };
-    const interpretation = await interpret(source, request.run);
+    });
+    const interpretation = await interpret({ entries: request.entries, ...source }, request.run);
     // The written contents move to the server thread rather than being copied (each buffer once).
     const contents = new Set<ArrayBuffer>();
     for (const change of interpretation.changes)

@@ -60,7 +60,8 @@ export class EdgeThreadPool implements EdgeEngine {
   }
 
   interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation> {
-    return this.ask<EdgeInterpretation>((id) => ({ kind: 'interpret', id, entries: source.entries, run }), {
+    const { entries, scope } = source;
+    return this.ask<EdgeInterpretation>((id) => ({ kind: 'interpret', id, entries, scope, run }), {
       source,
       stopAfterMs: run.timeoutMs + STOP_GRACE_MS,
     });

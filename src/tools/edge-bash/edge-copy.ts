@@ -11,6 +11,11 @@ import { EdgeFs, type EdgeReader } from './edge-fs.ts';
 /** A workspace as the copy is made of it: its entries, and a file's bytes when a command first reads them. */
 export interface EdgeSource extends EdgeReader {
   entries: readonly ManifestEntry[];
+  /**
+   * Whose blobs the files' contents are (the workspace's store, which its forks share): an edge
+   * thread keeps contents it was sent for the next command of the same scope, and no other.
+   */
+  scope?: string;
 }
 
 /** Where the workspace is, for the command: where a runner's sandbox binds it too. */

@@ -28,7 +28,11 @@ export interface EdgeOutcome {
 
 /** A workspace as the interpreter reads it: its entries now, and each file's bytes on first read. */
 export function edgeSource(workspace: Workspace): EdgeSource {
-  return { entries: workspace.manifestEntries(), read: (path, entry) => workspace.readBytes(path, entry) };
+  return {
+    entries: workspace.manifestEntries(),
+    read: (path, entry) => workspace.readBytes(path, entry),
+    scope: workspace.store,
+  };
 }
 
 /**

@@ -1,0 +1,66 @@
+// What an edge thread keeps of the file contents the server thread sent it: each crossing costs
+// the server thread a read and a copy, and commands run again and again over the same files
+// (grep -rn over 2,000 files crossed them all on every run). Kept by the workspace's store and
+// the blob's hash, so a command is given only bytes its own workspace's entries name.
+import type { EdgeReader } from '../tools/edge-bash/edge-fs.ts';
+import { BlobCache } from '../workspace/blob-cache.ts';
+import type { ManifestEntry } from '../workspace/manifest-entry.ts';
+
+/** The most content bytes a thread keeps. */
+export const KEPT_CONTENT_BYTES = 32 * 1024 * 1024;
+
+export class KeptContents {
+  private readonly cache: BlobCache;
+
+  constructor(maxBytes: number) {
+    this.cache = new BlobCache(maxBytes);
+  }
+
+  /** A reader that answers from what is kept for `scope` where it can, and keeps what it is sent. */
+  reader(scope: string | undefined, sent: Required<EdgeReader>): Required<EdgeReader> {
+    if (scope === undefined) return sent;
+    const keyOf = (entry: ManifestEntry) => (entry.blob === null ? undefined : `${scope}\0${entry.blob}`);
+    const cached = (entry: ManifestEntry) => {
+      const key = keyOf(entry);
+      return key === undefined ? undefined : this.cache.get(key);
+    };
+    const keep = (entry: ManifestEntry, bytes: Uint8Array) => {
+      const key = keyOf(entry);
+      if (key !== undefined) this.cache.set(key, bytes.slice());
+      return bytes;
+    };
+    return {
+      // A copy each time: the command's filesystem holds the array it is given, and may change it.
+      read: async (path, entry) => cached(entry)?.slice() ?? keep(entry, await sent.read(path, entry)),
+      readMany: async (entries) => {
+        const found: (Uint8Array | undefined)[] = copies(entries.map(cached));
+        const missing = entries.filter((_, index) => found[index] === undefined);
+        if (missing.length > 0) {
+          const fetched = await sent.readMany(missing);
+          let next = 0;
+          entries.forEach((entry, index) => {
+            if (found[index] === undefined) found[index] = keep(entry, fetched[next++]!);
+          });
+        }
+        return found as Uint8Array[];
+      },
+    };
+  }
+}
+
+/**
+ * Copies of the arrays given, each a view of one new buffer: a few hundred small files cost one
+ * allocation rather than one each (most of the time a thread spent on a grep -r it had kept).
+ */
+function copies(arrays: (Uint8Array | undefined)[]): (Uint8Array | undefined)[] {
+  let total = 0;
+  for (const bytes of arrays) total += bytes?.byteLength ?? 0;
+  const buffer = new Uint8Array(total);
+  let at = 0;
+  return arrays.map((bytes) => {
+    if (bytes === undefined) return undefined;
+    buffer.set(bytes, at);
+    at += bytes.byteLength;
+    return buffer.subarray(at - bytes.byteLength, at);
+  });
+}
