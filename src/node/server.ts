@@ -16,7 +16,6 @@ import { FsObjectStore } from '../storage/node/fs-object-store.ts';
 import { makePrivateDir } from '../storage/node/private-files.ts';
 import { SqliteDatabase } from '../storage/node/sqlite-database.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { s3ObjectStoreFromEnv } from '../storage/s3-object-store.ts';
 import { ProcessStore } from '../processes/process-store.ts';
 import { WorkspaceHistory } from '../history/workspace-history.ts';
 import { nodeEgressFetch } from './egress-fetch.ts';
@@ -32,6 +31,7 @@ import type { EdgeEngine } from '../tools/edge-bash/edge-interpreter.ts';
 import type { EdgeThreadPool } from './edge-threads.ts';
 import { SearchThreadPool } from './search-threads.ts';
 import { consoleLog, type Log } from '../core/log.ts';
+import { readSetting } from '../contract/settings.ts';
 import { startBlobSweeps } from './blob-sweep-timer.ts';
 
 export interface NodeHome {
@@ -58,7 +58,11 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
   // What no caller sees (background failures, internal errors) goes to one log.
   const log = consoleLog;
   const db = SqliteDatabase.open(join(config.dataDir, 'toolgate.db'));
-  const s3 = s3ObjectStoreFromEnv(config.env);
+  // The S3 SDK loads only when a bucket is set: it costs about 0.3 s of CPU at every start otherwise.
+  const s3 =
+    readSetting(config.env, 'TOOLGATE_S3_BUCKET', 'node') === undefined
+      ? undefined
+      : (await import('../storage/s3-object-store.ts')).s3ObjectStoreFromEnv(config.env);
   if (!s3) makePrivateDir(join(config.dataDir, 'blobs'));
   const objects: ObjectStore = s3 ?? new FsObjectStore(join(config.dataDir, 'blobs'));
   // Node's SHA-256 answers at once; WebCrypto's would take a trip through the thread pool per file.
