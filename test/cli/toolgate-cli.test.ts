@@ -1,6 +1,9 @@
 // The toolgate command as a user runs it (node bin/toolgate.js) against a real server: output, errors, exit codes.
 import { spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/cli-io.ts';
+import { main } from '../../src/cli/main.ts';
 import { freePort } from '../support/runner-process.ts';
 import { repoRoot, useServer } from '../support/server-process.ts';
 import { failure } from '../support/tool-outcome.ts';
@@ -44,16 +47,47 @@ function toolgate(args: string[], options: { env?: Record<string, string>; stdin
 
 const json = (run: Run) => JSON.parse(run.stdout);
 
+/**
+ * Runs the command line in this process, through the same `main` that bin/toolgate.js runs, with
+ * the same environment as `toolgate` gives: each spawned command costs most of a second of CPU
+ * loading the program, and the table of usage answers is the parser's, not the process's (the
+ * process's own exit codes and streams are the `as a process` cases below).
+ */
+async function inProcess(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = {
+    env: { TOOLGATE_URL: server.url, TOOLGATE_API_KEY: server.key, ...env },
+    stdoutIsTty: false,
+    out: (text) => void (stdout += text),
+    stdout: new Writable({ write: (chunk, _encoding, done) => void ((stdout += String(chunk)), done()) }),
+    err: (text) => void (stderr += text),
+    readStdin: async () => '',
+  };
+  const code = await main(args, io);
+  return { code: code ?? null, stdout, stderr };
+}
+
 beforeAll(async () => {
   await server.client.putWorkspace(WS);
 });
 
 describe('help and usage errors', () => {
   it.each([
+    [['--help'], 0, 'Usage: toolgate <command>'],
+    [['runner', '--help'], 0, 'Usage: toolgate runner'],
+    [['frob'], 2, 'unknown command "frob"'],
+  ])('as a process, toolgate %j exits %i and prints %j', async (args, code, text) => {
+    const run = await toolgate(args);
+    expect(run.code).toBe(code);
+    expect(code === 0 ? run.stdout : run.stderr).toContain(text);
+    expect(code === 0 ? run.stderr : run.stdout).toBe('');
+  });
+
+  it.each([
     [['--help'], 'Usage: toolgate <command>'],
     [['help'], 'Usage: toolgate <command>'],
     [['serve', '--help'], 'Usage: toolgate serve'],
-    [['runner', '--help'], 'Usage: toolgate runner'],
     [['keys', '--help'], 'Usage: toolgate keys <create|list|revoke>'],
     [['keys', 'create', '--help'], 'Usage: toolgate keys create'],
     [['keys', 'list', '--help'], 'Usage: toolgate keys list'],
@@ -61,7 +95,7 @@ describe('help and usage errors', () => {
     [['call', '--help'], 'Usage: toolgate call <workspace> <tool>'],
     [['call', 'ws', 'read_file', '--bogus', '-h'], 'Usage: toolgate call <workspace> <tool>'],
   ])('toolgate %j prints its usage and exits 0', async (args, usage) => {
-    const run = await toolgate(args);
+    const run = await inProcess(args);
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(run.stdout.startsWith(usage)).toBe(true);
   });
@@ -87,7 +121,7 @@ describe('help and usage errors', () => {
     [['call', WS, 'read_file', '--url', 'ftp://example.com'], 'is not an http or https URL', 'Usage: toolgate call'],
     [['serve', '--port', '9'], 'serve takes no arguments', 'Usage: toolgate serve'],
   ])('toolgate %j is a usage error: exit 2, the reason and the usage on stderr', async (args, reason, usage) => {
-    const run = await toolgate(args);
+    const run = await inProcess(args);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(reason);
@@ -95,7 +129,7 @@ describe('help and usage errors', () => {
   });
 
   it('needs a key: none in flags or environment is a usage error', async () => {
-    const run = await toolgate(['keys', 'list'], { env: { TOOLGATE_API_KEY: '' } });
+    const run = await inProcess(['keys', 'list'], { TOOLGATE_API_KEY: '' });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('no API key: pass --key <key> or set TOOLGATE_API_KEY');
   });
