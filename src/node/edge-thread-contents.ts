@@ -64,3 +64,45 @@ function copies(arrays: (Uint8Array | undefined)[]): (Uint8Array | undefined)[] 
     return buffer.subarray(at - bytes.byteLength, at);
   });
 }
+
+/** The most listing entries a thread keeps (about 150 bytes each: some 30 MB). */
+export const KEPT_LISTING_ENTRIES = 200_000;
+
+/**
+ * Workspace listings by the state they are of (a manifest stamp: it names one state of one
+ * workspace, and moves on with each commit): an edge thread keeps those it was sent, and the pool
+ * keeps which it sent to each thread (their sizes only), oldest dropped first, so a workspace's next
+ * command is not sent its listing again. A thread that dropped one asks for it.
+ */
+export class KeptListings<Value> {
+  private readonly kept = new Map<string, { value: Value; weight: number }>();
+  private weight = 0;
+
+  constructor(private readonly maxWeight: number) {}
+
+  get(key: string | undefined): Value | undefined {
+    if (key === undefined) return undefined;
+    const held = this.kept.get(key);
+    if (held === undefined) return undefined;
+    // The newest again.
+    this.kept.delete(key);
+    this.kept.set(key, held);
+    return held.value;
+  }
+
+  keep(key: string | undefined, value: Value, weight: number): void {
+    if (key === undefined || weight > this.maxWeight) return;
+    const before = this.kept.get(key);
+    if (before !== undefined) {
+      this.kept.delete(key);
+      this.weight -= before.weight;
+    }
+    this.kept.set(key, { value, weight });
+    this.weight += weight;
+    for (const [oldest, held] of this.kept) {
+      if (this.weight <= this.maxWeight) break;
+      this.kept.delete(oldest);
+      this.weight -= held.weight;
+    }
+  }
+}

@@ -13,13 +13,27 @@ import {
 } from '../tools/edge-bash/edge-interpreter.ts';
 import type { WorkspaceFacts } from '../tools/edge-bash/edge-script.ts';
 import type { ManifestEntry } from '../workspace/manifest-entry.ts';
-import { KEPT_CONTENT_BYTES, KeptContents } from './edge-thread-contents.ts';
+import { KEPT_CONTENT_BYTES, KEPT_LISTING_ENTRIES, KeptContents, KeptListings } from './edge-thread-contents.ts';
 
 /** What the server thread asks of an edge thread. */
 export type EdgeThreadRequest =
   | { kind: 'engine'; id: number; command: string; requested: BashEngine; workspace?: WorkspaceFacts }
-  | { kind: 'interpret'; id: number; entries: readonly ManifestEntry[]; scope?: string; run: EdgeRun }
-  | { kind: 'read'; readId: number; bytes?: Uint8Array | Uint8Array[]; failure?: string };
+  | {
+      kind: 'interpret';
+      id: number;
+      /** Left out when the pool sent this listing to the thread before (it asks for them if it no longer holds them). */
+      entries?: readonly ManifestEntry[];
+      scope?: string;
+      listing?: string;
+      run: EdgeRun;
+    }
+  | {
+      kind: 'read';
+      readId: number;
+      bytes?: Uint8Array | Uint8Array[];
+      entries?: readonly ManifestEntry[];
+      failure?: string;
+    };
 
 /** What an edge thread answers, or asks of the server thread (a file's bytes). */
 export type EdgeThreadMessage =
@@ -28,7 +42,8 @@ export type EdgeThreadMessage =
   | { kind: 'error'; id: number; error: { code: ErrorCode; message: string; details: ErrorDetails | undefined } }
   | { kind: 'failure'; id: number; failure: string }
   | { kind: 'read'; id: number; readId: number; path: string; entry: ManifestEntry }
-  | { kind: 'read-many'; id: number; readId: number; entries: readonly ManifestEntry[] };
+  | { kind: 'read-many'; id: number; readId: number; entries: readonly ManifestEntry[] }
+  | { kind: 'read-listing'; id: number; readId: number };
 
 const port = parentPort;
 if (port === null) throw new Error('edge-thread.ts runs as a worker thread, started by EdgeThreadPool');
@@ -38,6 +53,8 @@ void holdDefenceInDepth();
 
 /** Contents this thread was sent, for the next commands of the same workspace (edge-thread-contents.ts). */
 const kept = new KeptContents(KEPT_CONTENT_BYTES);
+/** Listings this thread was sent, by the state they are of, for the next commands of the same workspace. */
+const listings = new KeptListings<readonly ManifestEntry[]>(KEPT_LISTING_ENTRIES);
 
 /** Reads waiting for the server thread's answer, by id. */
 const reading = new Map<number, { resolve: (bytes: never) => void; reject: (error: Error) => void }>();
@@ -46,12 +63,15 @@ let nextReadId = 0;
 /** A file's bytes (or several files' in one round trip), for the command `id`, from the server thread. */
 function read(id: number, path: string, entry: ManifestEntry): Promise<Uint8Array>;
 function read(id: number, entries: readonly ManifestEntry[]): Promise<Uint8Array[]>;
+/** The command's listing, when the thread no longer holds the one the pool thought it did. */
+function read(id: number, what: 'listing'): Promise<readonly ManifestEntry[]>;
 function read(id: number, what: string | readonly ManifestEntry[], entry?: ManifestEntry): Promise<unknown> {
   const readId = nextReadId++;
   return new Promise((resolve, reject) => {
     reading.set(readId, { resolve, reject });
-    if (typeof what === 'string') send({ kind: 'read', id, readId, path: what, entry: entry! });
-    else send({ kind: 'read-many', id, readId, entries: what });
+    if (typeof what !== 'string') send({ kind: 'read-many', id, readId, entries: what });
+    else if (entry === undefined) send({ kind: 'read-listing', id, readId });
+    else send({ kind: 'read', id, readId, path: what, entry });
   });
 }
 
@@ -66,7 +86,9 @@ async function answer(request: Exclude<EdgeThreadRequest, { kind: 'read' }>): Pr
       read: (path: string, entry: ManifestEntry) => read(request.id, path, entry),
       readMany: (entries: readonly ManifestEntry[]) => read(request.id, entries),
     });
-    const interpretation = await interpret({ entries: request.entries, ...source }, request.run);
+    const entries = request.entries ?? listings.get(request.listing) ?? (await read(request.id, 'listing'));
+    listings.keep(request.listing, entries, entries.length);
+    const interpretation = await interpret({ entries, ...source }, request.run);
     // The written contents move to the server thread rather than being copied (each buffer once).
     const contents = new Set<ArrayBuffer>();
     for (const change of interpretation.changes)
@@ -96,5 +118,6 @@ port.on('message', (request: EdgeThreadRequest) => {
   const waiting = reading.get(request.readId);
   reading.delete(request.readId);
   if (request.bytes !== undefined) waiting?.resolve(request.bytes as never);
+  else if (request.entries !== undefined) waiting?.resolve(request.entries as never);
   else waiting?.reject(new Error(request.failure ?? 'the file could not be read'));
 });

@@ -9,6 +9,7 @@ import type { EdgeSource } from '../tools/edge-bash/edge-copy.ts';
 import type { EdgeEngine, EdgeInterpretation, EdgeRun } from '../tools/edge-bash/edge-interpreter.ts';
 import type { WorkspaceFacts } from '../tools/edge-bash/edge-script.ts';
 import type { EdgeThreadMessage, EdgeThreadRequest } from './edge-thread.ts';
+import { KEPT_LISTING_ENTRIES, KeptListings } from './edge-thread-contents.ts';
 
 /** The threads' program: a JavaScript entry that loads edge-thread.ts (see its header). */
 const ENTRY = new URL('./edge-thread-entry.js', import.meta.url);
@@ -39,6 +40,8 @@ interface Job {
 interface Thread {
   worker: Worker;
   jobs: Map<number, Job>;
+  /** The listings sent to it (their sizes), as it keeps them: those it is not sent again. */
+  listings: KeptListings<number>;
 }
 
 export class EdgeThreadPool implements EdgeEngine {
@@ -60,11 +63,20 @@ export class EdgeThreadPool implements EdgeEngine {
   }
 
   interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation> {
-    const { entries, scope } = source;
-    return this.ask<EdgeInterpretation>((id) => ({ kind: 'interpret', id, entries, scope, run }), {
-      source,
-      stopAfterMs: run.timeoutMs + STOP_GRACE_MS,
-    });
+    const { scope, listing } = source;
+    return this.ask<EdgeInterpretation>(
+      (id, thread) => {
+        // A listing the thread was sent is not sent again (it asks for it if it has dropped it).
+        if (thread.listings.get(listing) !== undefined) return { kind: 'interpret', id, scope, listing, run };
+        const { entries } = source;
+        thread.listings.keep(listing, entries.length, entries.length);
+        return { kind: 'interpret', id, entries, scope, listing, run };
+      },
+      {
+        source,
+        stopAfterMs: run.timeoutMs + STOP_GRACE_MS,
+      },
+    );
   }
 
   /** Fails every command in hand with `unavailable` and stops the threads. */
@@ -76,7 +88,7 @@ export class EdgeThreadPool implements EdgeEngine {
   }
 
   private ask<Answer>(
-    request: (id: number) => Exclude<EdgeThreadRequest, { kind: 'read' }>,
+    request: (id: number, thread: Thread) => Exclude<EdgeThreadRequest, { kind: 'read' }>,
     options: { source?: EdgeSource; stopAfterMs?: number } = {},
   ): Promise<Answer> {
     if (this.closed) return Promise.reject(closing());
@@ -88,7 +100,7 @@ export class EdgeThreadPool implements EdgeEngine {
       thread.jobs.set(id, job);
       // A thread with a command in hand keeps the process alive until it answers.
       thread.worker.ref();
-      thread.worker.postMessage(request(id));
+      thread.worker.postMessage(request(id, thread));
     });
   }
 
@@ -102,7 +114,7 @@ export class EdgeThreadPool implements EdgeEngine {
   private start(): Thread {
     // No execArgv: the entry loads TypeScript itself and needs none of the parent's loaders.
     const worker = new Worker(this.options.program ?? ENTRY, { execArgv: [] });
-    const thread: Thread = { worker, jobs: new Map() };
+    const thread: Thread = { worker, jobs: new Map(), listings: new KeptListings(KEPT_LISTING_ENTRIES) };
     worker.on('message', (message: EdgeThreadMessage) => this.received(thread, message));
     worker.on('messageerror', (error) => this.lost(thread, error));
     worker.on('error', (error) => this.lost(thread, error));
@@ -114,7 +126,7 @@ export class EdgeThreadPool implements EdgeEngine {
   }
 
   private received(thread: Thread, message: EdgeThreadMessage): void {
-    if (message.kind === 'read' || message.kind === 'read-many') {
+    if (message.kind === 'read' || message.kind === 'read-many' || message.kind === 'read-listing') {
       void this.serveRead(thread, message);
       return;
     }
@@ -134,12 +146,17 @@ export class EdgeThreadPool implements EdgeEngine {
   /** Files a command reads, sent to its thread as copies (an array itself may be the blob cache's). */
   private async serveRead(
     thread: Thread,
-    message: Extract<EdgeThreadMessage, { kind: 'read' | 'read-many' }>,
+    message: Extract<EdgeThreadMessage, { kind: 'read' | 'read-many' | 'read-listing' }>,
   ): Promise<void> {
     const source = thread.jobs.get(message.id)?.source;
     let answer: Extract<EdgeThreadRequest, { kind: 'read' }>;
     try {
       if (source === undefined) throw new Error('the command reading it has ended');
+      if (message.kind === 'read-listing') {
+        answer = { kind: 'read', readId: message.readId, entries: source.entries };
+        thread.worker.postMessage(answer);
+        return;
+      }
       if (message.kind === 'read-many') {
         const many = await Promise.all(
           message.entries.map(async (entry) => (await source.read(entry.path, entry)).slice()),

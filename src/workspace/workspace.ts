@@ -162,6 +162,11 @@ export class Workspace {
     return this.parts.manifest.list('', true);
   }
 
+  /** Names the state of the workspace's own entries (manifestEntries): it changes with every commit. */
+  get stamp(): string {
+    return this.parts.manifest.stamp;
+  }
+
   /** Whether the workspace itself (not a read-only root) holds a symbolic link, without listing it. */
   holdsLinks(): boolean {
     return this.parts.manifest.holdsLinks();

@@ -16,6 +16,8 @@ export interface EdgeSource extends EdgeReader {
    * thread keeps contents it was sent for the next command of the same scope, and no other.
    */
   scope?: string;
+  /** Names the state `entries` are of (the manifest's stamp): a thread that kept them under it is not sent them again. */
+  listing?: string;
 }
 
 /** Where the workspace is, for the command: where a runner's sandbox binds it too. */

@@ -4,6 +4,7 @@
 // conditional commit through the path guard, a file changed meanwhile through the API a conflict.
 import type { SyncResult } from '../../contract/runner-protocol.ts';
 import { syncChanges } from '../../workspace/sync-changes.ts';
+import type { ManifestEntry } from '../../workspace/manifest-entry.ts';
 import type { Workspace } from '../../workspace/workspace.ts';
 import type { EdgeSource } from './edge-copy.ts';
 import { handlerEdgeEngine, type EdgeEngine, type EdgeRun } from './edge-interpreter.ts';
@@ -28,10 +29,15 @@ export interface EdgeOutcome {
 
 /** A workspace as the interpreter reads it: its entries now, and each file's bytes on first read. */
 export function edgeSource(workspace: Workspace): EdgeSource {
+  let entries: readonly ManifestEntry[] | undefined;
   return {
-    entries: workspace.manifestEntries(),
+    // Listed when first asked for: an edge thread that kept this state's listing never asks.
+    get entries() {
+      return (entries ??= workspace.manifestEntries());
+    },
     read: (path, entry) => workspace.readBytes(path, entry),
     scope: workspace.store,
+    listing: workspace.stamp,
   };
 }
 

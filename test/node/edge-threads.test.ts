@@ -1,0 +1,93 @@
+// The edge engine's threads (edge-threads.ts) and what they keep of what they were sent: a
+// workspace's listing is sent once for each state of it (its manifest stamp), a new state is sent
+// again, and a thread that no longer holds one asks for it; its files' contents cross once.
+import { afterAll, describe, expect, it } from 'vitest';
+import { EdgeThreadPool } from '../../src/node/edge-threads.ts';
+import { KeptListings } from '../../src/node/edge-thread-contents.ts';
+import type { EdgeSource } from '../../src/tools/edge-bash/edge-copy.ts';
+import type { ManifestEntry } from '../../src/workspace/manifest-entry.ts';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+/** A workspace state as the engine is given it, counting how often its listing and contents are taken. */
+function state(files: Record<string, string>, listing: string, scope = 'store') {
+  const taken = { listings: 0, files: 0 };
+  const entries: ManifestEntry[] = Object.entries(files).map(([path, content]) => ({
+    path,
+    type: 'file',
+    blob: `${path}:${content}`,
+    target: null,
+    size: bytes(content).byteLength,
+    version: 1,
+  }));
+  const source: EdgeSource = {
+    get entries() {
+      taken.listings += 1;
+      return entries;
+    },
+    read: async (path) => {
+      taken.files += 1;
+      return bytes(files[path]!);
+    },
+    readMany: async (many) => {
+      taken.files += many.length;
+      return many.map((entry) => bytes(files[entry.path]!));
+    },
+    scope,
+    listing,
+  };
+  return { source, taken };
+}
+
+const run = (command: string) => ({ command, cwd: '', env: {}, timeoutMs: 10_000 });
+
+describe('EdgeThreadPool', () => {
+  const pool = new EdgeThreadPool({ size: 1 });
+  afterAll(() => pool.close());
+
+  it("sends a workspace state's listing and contents once, a new state's again", async () => {
+    const first = state({ 'a.txt': 'one\n', 'b.txt': 'two\n' }, 'ws#1');
+    expect((await pool.interpret(first.source, run('cat a.txt b.txt'))).stdout).toBe('one\ntwo\n');
+    expect((await pool.interpret(first.source, run('cat a.txt b.txt; ls'))).stdout).toBe('one\ntwo\na.txt\nb.txt\n');
+    expect(first.taken).toEqual({ listings: 1, files: 2 });
+
+    // A commit: a new stamp, its listing sent; the unchanged file's content is still held.
+    const second = state({ 'a.txt': 'one\n', 'c.txt': 'three\n' }, 'ws#2');
+    expect((await pool.interpret(second.source, run('ls; cat a.txt c.txt'))).stdout).toBe('a.txt\nc.txt\none\nthree\n');
+    expect(second.taken).toEqual({ listings: 1, files: 1 });
+  });
+
+  it('answers with the listing asked for when the thread no longer holds the one the pool thought it did', async () => {
+    const kept = state({ 'k.txt': 'kept\n' }, 'ws-k#1');
+    expect((await pool.interpret(kept.source, run('cat k.txt'))).stdout).toBe('kept\n');
+    // The pool's record of what its thread holds, made to disagree with the thread.
+    const threads = (pool as unknown as { threads: { listings: KeptListings<number> }[] }).threads;
+    const other = state({ 'z.txt': 'zed\n' }, 'ws-z#1');
+    threads[0]!.listings.keep('ws-z#1', 1, 1);
+    expect((await pool.interpret(other.source, run('ls; cat z.txt'))).stdout).toBe('z.txt\nzed\n');
+    expect(other.taken.listings).toBe(1);
+  });
+
+  it('never gives one store the contents another was sent', async () => {
+    const mine = state({ 'same.txt': 'mine\n' }, 'mine#1', 'store-a');
+    await pool.interpret(mine.source, run('cat same.txt'));
+    // The same path and blob name under another store: its own bytes.
+    const theirs = state({ 'same.txt': 'mine\n' }, 'theirs#1', 'store-b');
+    expect((await pool.interpret(theirs.source, run('cat same.txt'))).stdout).toBe('mine\n');
+    expect(theirs.taken.files).toBe(1);
+  });
+});
+
+describe('KeptListings', () => {
+  it('keeps within its weight, the least recently used dropped first', () => {
+    const kept = new KeptListings<string>(10);
+    kept.keep('a', 'A', 4);
+    kept.keep('b', 'B', 4);
+    expect(kept.get('a')).toBe('A');
+    kept.keep('c', 'C', 4);
+    expect([kept.get('a'), kept.get('b'), kept.get('c')]).toEqual(['A', undefined, 'C']);
+    kept.keep('big', 'X', 11);
+    expect(kept.get('big')).toBeUndefined();
+    expect(kept.get(undefined)).toBeUndefined();
+  });
+});
