@@ -14,6 +14,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // These run inside workerd, under vitest.workers.config.ts; those in `runAlone` in the pass after this one.
     exclude: [...configDefaults.exclude, 'test/workers/**', ...runAlone],
+    // The servers the tests start run from one bundle of them made for the pass.
+    globalSetup: ['test/support/server-bundle.ts'],
     pool: 'forks',
     // Two files at a time, not vitest's default of one fewer than the cores (one on a 2-core CI
     // machine): most of a file's time is spent waiting on the servers and runners it starts, and

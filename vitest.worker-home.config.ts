@@ -49,8 +49,9 @@ export default defineConfig({
       // Alone, in the pass after this one (vitest.worker-home-alone.config.ts).
       ...aloneOnWorkerHome,
     ],
-    // The Worker is built once, and every server of the pass serves it.
-    globalSetup: ['test/support/worker-script.ts'],
+    // The Worker is built once, and every server of the pass serves it, started by one bundle of
+    // functions/start-worker.ts.
+    globalSetup: ['test/support/worker-script.ts', 'test/support/server-bundle.ts'],
     pool: 'forks',
     // wrangler dev and workerd per file, two files at a time (the machines have two cores).
     maxWorkers: 2,

@@ -6,15 +6,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { isEntryPoint } from '../src/node/entry-point.ts';
+import { wranglerEnv } from './wrangler-env.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-
-/** What wrangler is run with: no metrics, no fetch of the `cf` object from Cloudflare, no banner. */
-export const wranglerEnv = {
-  WRANGLER_SEND_METRICS: 'false',
-  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-  WRANGLER_HIDE_BANNER: 'true',
-} as const;
 
 /** Builds the Worker into `outdir` and answers the path of its script (`worker.js`). */
 export async function buildWorkerScript(outdir: string): Promise<string> {

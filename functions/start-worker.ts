@@ -2,10 +2,10 @@
 // and Durable Objects emulated, state under TOOLGATE_DATA), with a runner attached, configured
 // by the same variables as `npm start`.
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
 import { readSetting, settingsReadBy } from '../src/contract/settings.ts';
 import { generateSecret } from '../src/keys/key-store.ts';
 import { loadAdminSecret } from '../src/node/admin-key.ts';
@@ -13,15 +13,20 @@ import { readNodeConfig } from '../src/node/config.ts';
 import { Runner } from '../src/runner/node/runner.ts';
 import { makePrivateDir, writePrivateFile } from '../src/storage/node/private-files.ts';
 import { isEntryPoint } from '../src/node/entry-point.ts';
-import { wranglerEnv } from './build-worker.ts';
+import { wranglerEnv } from './wrangler-env.ts';
 
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+/**
+ * wrangler, found as Node finds packages, and the checkout whose node_modules holds it: so this
+ * program finds both wherever it runs from (the tests run a bundled copy, test/support/server-bundle.ts).
+ */
+const wranglerDir = dirname(createRequire(import.meta.url).resolve('wrangler/package.json'));
+const repoRoot = resolve(wranglerDir, '..', '..');
 /** Variables the Worker reads, passed on when set; its two keys are written apart, as this program chooses them. */
 const WORKER_VARIABLES = settingsReadBy('cloudflare').filter(
   (name) => name !== 'TOOLGATE_API_KEY' && name !== 'TOOLGATE_RUNNER_KEY',
 );
 
-const wranglerCli = join(repoRoot, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+const wranglerCli = join(wranglerDir, 'bin', 'wrangler.js');
 
 /**
  * wrangler's arguments for the script: by default it builds functions/worker.ts and builds it again

@@ -46,6 +46,16 @@ export function makeDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'toolgate-test-'));
 }
 
+/**
+ * How the server is run: the pass's bundle of it when its set-up made one (test/support/server-bundle.ts),
+ * else its source through tsx.
+ */
+function serverArguments(): string[] {
+  const bundles = process.env.TOOLGATE_TEST_SERVERS;
+  const name = testHome === 'worker' ? 'start-worker' : 'node';
+  return bundles ? [join(bundles, `${name}.js`)] : ['--import', 'tsx', `functions/${name}.ts`];
+}
+
 export async function startServer(options: StartOptions = {}): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? makeDataDir();
   const key = options.key ?? TEST_KEY;
@@ -59,8 +69,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     ...(process.env.TOOLGATE_WORKER_SCRIPT ? { TOOLGATE_WORKER_SCRIPT: process.env.TOOLGATE_WORKER_SCRIPT } : {}),
     ...options.env,
   };
-  const entry = testHome === 'worker' ? 'functions/start-worker.ts' : 'functions/node.ts';
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, serverArguments(), {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
