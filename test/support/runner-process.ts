@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { eventually } from './eventually.ts';
 import { repoRoot } from './server-process.ts';
 
@@ -21,9 +22,13 @@ export async function startRunner(
   via: RunnerKeyVia = 'env',
 ): Promise<RunnerProcess> {
   const keyArgs = via === 'argv' ? ['--key', key] : typeof via === 'object' ? ['--key-file', via.keyFile] : [];
+  // `toolgate runner` runs functions/runner.ts's main with the arguments after `runner`: the pass's
+  // bundle of it when there is one (test/support/server-bundle.ts), else the command itself.
+  const bundles = process.env.TOOLGATE_TEST_SERVERS;
+  const program = bundles ? [join(bundles, 'runner.js')] : ['--import', 'tsx', 'bin/toolgate.js', 'runner'];
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'bin/toolgate.js', 'runner', '--url', url, ...keyArgs, '--data', dataDir, '--concurrency', '2'],
+    [...program, '--url', url, ...keyArgs, '--data', dataDir, '--concurrency', '2'],
     {
       cwd: repoRoot,
       env: {

@@ -1,5 +1,6 @@
 // Global set-up of the passes that start servers: the Node server (functions/node.ts), the Cloudflare
-// home's starter (functions/start-worker.ts) and the server's two kinds of threads are bundled once
+// home's starter (functions/start-worker.ts), the runner (functions/runner.ts, what `toolgate runner`
+// runs) and the server's two kinds of threads are bundled once
 // by esbuild, packages left to node_modules, and every server of the pass runs that bundle with plain
 // node instead of compiling about 200 TypeScript modules through tsx's loader at each start (about
 // 1.5 s of CPU a start of the Node server, and most of its start-up time). It is the same program:
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { repoRoot } from './server-process.ts';
 
-/** Builds the bundles into a new folder and answers it (its `node.js` and `start-worker.js`). */
+/** Builds the bundles into a new folder and answers it (its `node.js`, `start-worker.js` and `runner.js`). */
 export async function bundleServers(): Promise<string> {
   // Inside the checkout, so the bundles' imports of packages resolve to its node_modules.
   mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
@@ -19,6 +20,7 @@ export async function bundleServers(): Promise<string> {
     entryPoints: {
       node: join(repoRoot, 'functions/node.ts'),
       'start-worker': join(repoRoot, 'functions/start-worker.ts'),
+      runner: join(repoRoot, 'functions/runner.ts'),
       // The names the thread pools start, beside the server's script (src/node/*-threads.ts).
       'search-thread-entry': join(repoRoot, 'src/node/search-thread.ts'),
       'edge-thread-entry': join(repoRoot, 'src/node/edge-thread.ts'),
