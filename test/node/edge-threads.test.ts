@@ -61,9 +61,9 @@ describe('EdgeThreadPool', () => {
     const kept = state({ 'k.txt': 'kept\n' }, 'ws-k#1');
     expect((await pool.interpret(kept.source, run('cat k.txt'))).stdout).toBe('kept\n');
     // The pool's record of what its thread holds, made to disagree with the thread.
-    const threads = (pool as unknown as { threads: { listings: KeptListings<number> }[] }).threads;
+    const { threads } = (pool as unknown as { pool: { threads: { kept: KeptListings<number> }[] } }).pool;
     const other = state({ 'z.txt': 'zed\n' }, 'ws-z#1');
-    threads[0]!.listings.keep('ws-z#1', 1, 1);
+    threads[0]!.kept.keep('ws-z#1', 1, 1);
     expect((await pool.interpret(other.source, run('ls; cat z.txt'))).stdout).toBe('z.txt\nzed\n');
     expect(other.taken.listings).toBe(1);
   });
