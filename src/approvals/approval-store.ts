@@ -2,7 +2,7 @@
 import { ToolError } from '../core/errors.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { ApprovalStatus } from '../contract/http-requests.ts';
-import type { StoredApproval } from '../contract/object-calls.ts';
+import type { StoredApproval } from '../contract/store-records.ts';
 
 export type { ApprovalStatus };
 

@@ -1,6 +1,7 @@
 // Keys as the key routes manage them on the Cloudflare home: each created in its own object, and
 // listed from the directory's listing (admin traffic only; no tool call reads it).
-import { keyCalls, storedKeySchema } from '../contract/object-calls.ts';
+import { keyCalls } from '../contract/object-calls.ts';
+import { storedKeySchema } from '../contract/store-records.ts';
 import { sha256Hex } from '../core/content-hash.ts';
 import type { KeyAdmin } from '../keys/key-admin.ts';
 import {

@@ -1,7 +1,7 @@
 // Webhook configurations: the secret that verifies a hook's deliveries, the workspace they patch,
 // and the admin key they run as.
 import type { SqlDatabase } from '../storage/sql-database.ts';
-import type { HookTarget } from '../contract/object-calls.ts';
+import type { HookTarget } from '../contract/store-records.ts';
 
 /** A hook as its deliveries need it, without its secret: what may travel between a home's parts. */
 /** A hook as its deliveries need it (its workspace, the owner key they run as, whether to checkpoint), never its secret. */

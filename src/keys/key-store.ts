@@ -5,7 +5,7 @@ import { ToolError } from '../core/errors.ts';
 import { scopeCovers, scopeWithin } from '../core/workspace-scope.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { sha256Hex } from '../core/content-hash.ts';
-import type { StoredKey } from '../contract/object-calls.ts';
+import type { StoredKey } from '../contract/store-records.ts';
 
 export type { ApprovalMode, KeyRole, NewKey };
 /** An explicit approval rule: the first one matching a call decides it, before the mode. */

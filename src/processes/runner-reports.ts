@@ -2,7 +2,7 @@
 // The wire shapes a runner is handed and reports back are contract/runner-protocol.ts's.
 import { finishReportSchema, type FinishReport } from '../contract/runner-protocol.ts';
 import type { ProcessRecord } from './process-record.ts';
-import type { LeaseHolder } from '../contract/object-calls.ts';
+import type { LeaseHolder } from '../contract/store-records.ts';
 
 /** Who asks for a lease: the runner key's id and the workspaces it may serve. */
 export type { LeaseHolder };
