@@ -42,7 +42,7 @@ export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limi
     const workspace = deps.workspaces.open(id);
     assertMayRewrite(deps.tools, c.get('key'), 'apply an archive');
     const root = await archiveRoot(workspace, query.prefix, 'write');
-    const tar = await tarBytes(c.req.raw, deps.limits.maxBodyBytes, nodeIncoming(c.env));
+    const tar = await tarBytes(c.req.raw, deps.limits.maxBodyBytes);
     const archive = await unpackArchive(workspace, tar, root, {
       maxFileBytes: deps.limits.maxFileBytes,
       maxEntries: MAX_ARCHIVE_ENTRIES,
@@ -79,14 +79,11 @@ async function archiveRoot(workspace: Workspace, prefix: string, access: Access)
  * more than it declares, at most the limit): on Node that read skips the web stream, which copied
  * each chunk it passed on; a chunked one is counted as it streams.
  */
-async function tarBytes(request: Request, maxBytes: number, incoming: NodeIncoming | undefined): Promise<Uint8Array> {
+async function tarBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes, 'The archive body');
   if (declared !== null) {
-    const body =
-      incoming === undefined
-        ? new Uint8Array(await request.arrayBuffer())
-        : await readDeclared(incoming, Number(declared));
+    const body = new Uint8Array(await request.arrayBuffer());
     if (!isGzip(body)) return body;
     return readAll(inSlices(body).pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
   }
@@ -94,41 +91,6 @@ async function tarBytes(request: Request, maxBytes: number, incoming: NodeIncomi
   const { stream, head } = await peek(sent, GZIP_MAGIC.length);
   if (!isGzip(head)) return readAll(stream);
   return readAll(stream.pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
-}
-
-/** The Node request a route's env holds on the Node home (@hono/node-server's bindings), still unread. */
-interface NodeIncoming extends AsyncIterable<Uint8Array> {
-  readableDidRead: boolean;
-}
-
-function nodeIncoming(env: unknown): NodeIncoming | undefined {
-  const incoming = (env as { incoming?: Partial<NodeIncoming> } | undefined)?.incoming;
-  if (incoming === undefined || incoming.readableDidRead !== false) return undefined;
-  if (typeof incoming[Symbol.asyncIterator] !== 'function') return undefined;
-  return incoming as NodeIncoming;
-}
-
-/**
- * A Node request's body of a declared length, each chunk copied once into one array of that
- * length as it arrives. Request.arrayBuffer gathered the chunks into one buffer and then copied
- * that into another: each 5 MB of memory new to the process costs about 30 ms of page faults on
- * the VM measured. The HTTP parser delivers no more than the declared length.
- */
-async function readDeclared(incoming: NodeIncoming, length: number): Promise<Uint8Array> {
-  const body = new Uint8Array(length);
-  let at = 0;
-  for await (const chunk of incoming) {
-    if (at + chunk.byteLength > length)
-      throw new ToolError('invalid_argument', 'The body is longer than its Content-Length.');
-    body.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  if (at < length)
-    throw new ToolError(
-      'invalid_argument',
-      `The body ended after ${at} of the ${length} bytes its Content-Length declares.`,
-    );
-  return body;
 }
 
 /** Bytes received whole, as a stream of slices pulled one at a time: gzip unpacks a slice at a time, so a bomb is stopped a slice past the limit. */

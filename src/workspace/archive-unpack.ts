@@ -33,10 +33,9 @@ export const MAX_ARCHIVE_ENTRIES = 100_000;
  * Contents stored side by side, at most this many and this many bytes at a time: the Node store
  * makes writes that arrive together durable with one sync of the filesystem, so many small files
  * go much faster many at a time (the S3 and R2 clients queue what their connections cannot take);
- * two full sets, so that the Node store's threads write two at once while the next is gathered;
  * the bytes stay well inside a Durable Object's 128 MB beside the archive.
  */
-const STORES_IN_FLIGHT = 4096;
+const STORES_IN_FLIGHT = 2048;
 const STORE_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 /**
  * Contents gathered into one set before it is stored (see ContentStores): each set of the Node

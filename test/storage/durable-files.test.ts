@@ -157,35 +157,6 @@ describe('DurableFiles', () => {
     await writeMany(writer({ syncCommand: 'false', syncFileSystemsFrom: 10 }), 50);
   });
 
-  it('writes a set laid in one buffer it is given, and hands that buffer out again for the next set of its size', async () => {
-    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
-    const durable = writer({ syncCommand: 'true', syncFileSystemsFrom: 100 });
-    // A set too small to go as one batch gets a new buffer of exactly its size.
-    expect(durable.buffer(10, 99).byteLength).toBe(10);
-    const laid = (name: string, buffer: ArrayBuffer, count: number) =>
-      Array.from({ length: count }, (_, index) => {
-        const dir = join(parent!, name, `d${index % 3}`);
-        const bytes = new Uint8Array(buffer, index * 4, 4);
-        bytes.set([index % 256, 1, 2, 3]);
-        return { dir, temp: join(dir, `.tmp-${index}`), file: join(dir, `f${index}`), bytes };
-      });
-    const first = durable.buffer(150 * 4, 150);
-    expect(first.byteLength).toBe(600);
-    await durable.writeMany(laid('first', first, 150), first);
-    // Moved to the thread, and moved back: the next set of at most that size is laid in it.
-    expect(first.byteLength).toBe(0);
-    const second = durable.buffer(120 * 4, 120);
-    expect(second.byteLength).toBe(600);
-    const files = laid('second', second, 120);
-    await durable.writeMany(files, second);
-    for (const [index, file] of files.entries())
-      expect([...(await readFile(file.file))]).toEqual([index % 256, 1, 2, 3]);
-    // None is kept twice: with it out again, a request gets a new one.
-    const third = durable.buffer(100 * 4, 100);
-    expect(durable.buffer(100 * 4, 100)).not.toBe(third);
-    expect(third.byteLength).toBe(600);
-  });
-
   it('starts its threads again for a write after close', async () => {
     parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
     const durable = writer();

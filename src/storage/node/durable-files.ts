@@ -26,16 +26,7 @@ interface Batch {
   syncCommand: string;
   syncFileSystemsFrom: number;
   /** Only the fields of DurableFile: the message carries whatever the objects hold. */
-  files?: readonly DurableFile[];
-  /**
-   * A batch whose bytes all lie in one buffer given up (`buffer`, moved, and moved back once
-   * written) comes as each file's dir, temp and file joined by NUL (no path holds one), and each
-   * file's start and length in the buffer: cloning thousands of objects cost more than the rest
-   * of the hand-over.
-   */
-  paths?: string;
-  spans?: Float64Array;
-  buffer?: ArrayBuffer;
+  files: readonly DurableFile[];
 }
 
 export interface DurableFilesOptions {
@@ -52,14 +43,6 @@ const SYNC_FILE_SYSTEMS_FROM = 128;
 
 /** Per file: nothing when it was written, or why not (the temp file is removed then). */
 type Outcome = { code: string | undefined; message: string } | null;
-
-/**
- * Buffers moved back from the threads are kept for the next sets, at most this many bytes in
- * all: memory the process has not touched before costs a page fault for every 4 KiB on its first
- * write (on the VM measured, about 30 ms for the 5 MB of an archive's 5,000 small files), while a
- * buffer used before costs none.
- */
-const MAX_SPARE_BYTES = 32 * 1024 * 1024;
 
 /**
  * The thread's code, plain JavaScript evaluated in the worker. A missing directory is made (and
@@ -107,23 +90,7 @@ const syncFileSystems = (command, files, outcomes) => {
   });
   return run.error === undefined && run.status === 0;
 };
-// A batch in one buffer comes as joined paths and spans (see Batch in durable-files.ts).
-const unpack = (paths, spans, buffer) => {
-  const parts = paths.split('\\0');
-  const files = [];
-  for (let index = 0; index < spans.length / 2; index += 1) {
-    files.push({
-      dir: parts[3 * index],
-      temp: parts[3 * index + 1],
-      file: parts[3 * index + 2],
-      bytes: new Uint8Array(buffer, spans[2 * index], spans[2 * index + 1]),
-    });
-  }
-  return files;
-};
-parentPort.on('message', (batch) => {
-  const { id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, buffer } = batch;
-  const files = batch.files ?? unpack(batch.paths, batch.spans, buffer);
+parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, files }) => {
   const fds = [];
   const outcomes = files.map(() => null);
   // Everything is written before anything is synced: the syncs after the first find little left to do.
@@ -172,8 +139,7 @@ parentPort.on('message', (batch) => {
       } catch {}
     }
   });
-  // The buffer goes back to be filled again (see MAX_SPARE_BYTES).
-  parentPort.postMessage({ id, outcomes, buffer }, buffer === undefined ? [] : [buffer]);
+  parentPort.postMessage({ id, outcomes });
 });
 `;
 
@@ -185,8 +151,6 @@ export class DurableFiles {
   private queued: { file: DurableFile; resolve: () => void; reject: (error: Error) => void }[] = [];
   private readonly waiting = new Map<number, { settle: (outcomes: Outcome[]) => void; fail: (error: Error) => void }>();
   private broken: Error | undefined;
-  /** Buffers moved back from the threads, for `buffer` to hand out again. */
-  private spares: ArrayBuffer[] = [];
 
   private readonly width: number;
   private readonly syncFileSystemsFrom: number;
@@ -204,19 +168,6 @@ export class DurableFiles {
   /** Whether the threads can take work: false once one has failed to start or died (callers then write themselves). */
   get usable(): boolean {
     return this.broken === undefined;
-  }
-
-  /**
-   * A buffer of at least `bytes` bytes to lay a set of `files` files in before `writeMany` moves
-   * it: one a thread moved back when one is large enough (its contents are stale), else a new
-   * one. A set too small to go as one batch gets one of its size: its files' bytes are copied to
-   * the threads, each message copying the whole buffer its views lie in.
-   */
-  buffer(bytes: number, files: number): ArrayBuffer {
-    if (files < this.syncFileSystemsFrom) return new ArrayBuffer(bytes);
-    const index = this.spares.findIndex((spare) => spare.byteLength >= bytes);
-    if (index === -1) return new ArrayBuffer(bytes);
-    return this.spares.splice(index, 1)[0]!;
   }
 
   /** Resolves once `file` holds `bytes` durably; rejects with the system call's error (its `code` kept). */
@@ -303,16 +254,8 @@ export class DurableFiles {
       fileMode: this.modes.file,
       syncCommand: this.syncCommand,
       syncFileSystemsFrom: this.syncFileSystemsFrom,
+      files,
     };
-    if (moved !== undefined && files.every((file) => file.bytes.buffer === moved)) {
-      batch.paths = files.map((file) => `${file.dir}\0${file.temp}\0${file.file}`).join('\0');
-      batch.spans = new Float64Array(files.length * 2);
-      for (const [index, file] of files.entries()) {
-        batch.spans[2 * index] = file.bytes.byteOffset;
-        batch.spans[2 * index + 1] = file.bytes.byteLength;
-      }
-      batch.buffer = moved;
-    } else batch.files = files;
     // The bytes are copied to the thread (the caller's buffers may be views of shared memory) but for a buffer given up.
     const worker = workers[this.next++ % workers.length]!;
     this.busy(worker, +1);
@@ -329,21 +272,13 @@ export class DurableFiles {
     if (count === 0) worker.unref();
   }
 
-  /** Keeps a buffer moved back for `buffer`, the largest first, within MAX_SPARE_BYTES in all. */
-  private keepSpare(buffer: ArrayBuffer): void {
-    const kept = [...this.spares, buffer].sort((a, b) => b.byteLength - a.byteLength);
-    let total = 0;
-    this.spares = kept.filter((spare) => (total += spare.byteLength) <= MAX_SPARE_BYTES);
-  }
-
   private start(): Worker[] {
     if (this.workers) return this.workers;
     this.workers = Array.from({ length: this.width }, () => {
       // No execArgv: the thread runs plain JavaScript and needs none of the parent's loaders.
       const worker = new Worker(WORKER_CODE, { eval: true, execArgv: [] });
-      worker.on('message', ({ id, outcomes, buffer }: { id: number; outcomes: Outcome[]; buffer?: ArrayBuffer }) => {
+      worker.on('message', ({ id, outcomes }: { id: number; outcomes: Outcome[] }) => {
         this.busy(worker, -1);
-        if (buffer !== undefined) this.keepSpare(buffer);
         const waiter = this.waiting.get(id);
         this.waiting.delete(id);
         waiter?.settle(outcomes);

@@ -133,11 +133,10 @@ export class FsObjectStore implements ObjectStore {
       );
       return;
     }
-    // One image buffer for the set: thousands of small buffers cost more to make and to collect;
-    // one the writing threads moved back after an earlier set when there is one (see DurableFiles.buffer).
+    // One image buffer for the set: thousands of small buffers cost more to make and to collect.
     let total = 0;
     for (const { body } of items) total += HEADER_SIZE + body.byteLength;
-    const images = Buffer.from(writers().buffer(total, items.length), 0, total);
+    const images = Buffer.allocUnsafeSlow(total);
     let at = 0;
     const files = items.map(({ key, body, sha256 }) => {
       const { dir, name } = this.#objectLocation(key);
@@ -341,7 +340,7 @@ async function writeFileAtomically(dir: string, name: string, bytes: Uint8Array)
   const file = `${dir}/${name}`;
   const temp = `${dir}/.tmp-${TEMP_TAG}-${(tempCount += 1)}`;
   // Written by the shared threads, many files a batch; here only when they cannot take work.
-  const durableFiles = writers();
+  durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
   if (durableFiles.usable) return durableFiles.write({ dir, temp, file, bytes });
   // A concurrent delete may prune a directory between mkdir and open, so retry a few times.
   for (let attempt = 0; ; attempt += 1) {
@@ -377,7 +376,7 @@ async function writeFilesAtomically(
   files: readonly { dir: string; name: string; image: Uint8Array }[],
   images: ArrayBuffer,
 ): Promise<void> {
-  const durableFiles = writers();
+  durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
   if (!durableFiles.usable) {
     await Promise.all(files.map(({ dir, name, image }) => writeFileAtomically(dir, name, image)));
     return;
@@ -391,12 +390,6 @@ async function writeFilesAtomically(
     })),
     images,
   );
-}
-
-/** The process's writing threads, made at the first write. */
-function writers(): DurableFiles {
-  durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
-  return durableFiles;
 }
 
 function parseHeader(bytes: Uint8Array, file: string): string {
