@@ -1,67 +1,45 @@
-// Every tool call's way through: scope and allowlist, the approval policy, the rate limit and
-// quota, execution, and exactly one usage record, whatever the outcome.
+// Every tool call's way through the gate: its checks (call-checks.ts), the rate limit and quota, an
+// approver when the policy asks for one, its execution (call-execution.ts), and exactly one usage
+// record, whatever the outcome.
 import { ApprovalFlow, maySee } from '../approvals/approval-flow.ts';
-import { approvalDecision, toolAllowed } from '../approvals/approval-policy.ts';
 import type { Approval, ApprovalStore } from '../approvals/approval-store.ts';
-import { byteLength, errorAnswer, jsonAnswer, type CallAnswer } from '../core/call-answer.ts';
+import { byteLength, type CallAnswer } from '../core/call-answer.ts';
 import type { EgressFetch } from '../core/egress-fetch.ts';
 import { INTERNAL_MESSAGE, isToolError, ToolError } from '../core/errors.ts';
 import type { KeyLookup } from '../keys/key-lookup.ts';
-import { canSeeWorkspace, type ApiKey } from '../keys/key-store.ts';
+import type { ApiKey } from '../keys/key-store.ts';
 import { ProcessTime } from '../metering/process-time.ts';
 import type { CallAdmission } from '../metering/call-admission.ts';
 import type { QuotaLedger } from '../metering/quota-ledger.ts';
 import type { CallLimiter } from '../metering/rate-limiter.ts';
-import type { CallIdentity, CallOutcome, UsageMeter } from '../metering/usage-meter.ts';
-import type { ProcessStore } from '../processes/process-store.ts';
-import type { ToolRegistry } from '../tools/registry.ts';
-import type { EdgeEngine } from '../tools/edge-bash/edge-interpreter.ts';
-import type { SearchThreads } from '../tools/search/text-search.ts';
-import type { ToolDefinition, ToolLimits } from '../tools/tool.ts';
+import type { CallIdentity, CallOutcome } from '../metering/usage-meter.ts';
 import type { Workspace } from '../workspace/workspace.ts';
-import type { Workspaces } from '../workspace/workspaces.ts';
 import { consoleLog, type Log } from '../core/log.ts';
+import { checkCall, type Admitted, type CallChecks, type CheckedRequest } from './call-checks.ts';
+import { executeCall, failureAnswer, outcomeOf, type CallExecution, type Executed } from './call-execution.ts';
 
 /** The gate's answer: declared in core, named here too since every caller of the gate handles one. */
 export type { CallAnswer } from '../core/call-answer.ts';
 
-export interface ToolCallsOptions {
-  tools: ToolRegistry;
-  workspaces: Workspaces;
+export interface ToolCallsOptions extends CallChecks, CallExecution {
   keys: KeyLookup;
   approvals: ApprovalStore;
-  meter: UsageMeter;
   rateLimiter: CallLimiter;
   quotaLedger?: QuotaLedger;
   /** Where the rate limit and the ledger's quota are taken in one step (instead of rateLimiter, then quotaLedger). */
   admission?: CallAdmission;
-  limits: ToolLimits;
-  processes?: ProcessStore;
-  /** Where grep searches files with very long lines off the event loop (the Node home); see ToolContext. */
-  searchThreads?: SearchThreads;
-  /** Where bash's edge engine runs commands off the event loop (the Node home); see ToolContext. */
-  edgeEngine?: EdgeEngine;
   /** How long an approval may stay pending before it is rejected as `expired`. */
   approvalTtlMs: number;
-  /** Tool calls a minute for keys without their own limit; 0 means unlimited. */
-  defaultRateLimitPerMinute: number;
   now?: () => number;
   /** Where failures that the caller never sees (undelivered notices, internal errors) are reported. */
   log?: Log;
   /** How often running processes' seconds are counted against quotas (default 10 s; docs/api.md: at least every 30 s). */
   processAccrualMs?: number;
-  /** Runs after a call's effect landed, before it answers (an automatic checkpoint); a failure is logged, never the call's. */
-  afterCall?: (call: { tool: string; args: unknown; workspace: Workspace; result: unknown }) => Promise<void>;
   /** What approval notices go out through: the home's egress guard (without one, no notice is sent). */
   egress?: EgressFetch;
 }
 
-export interface CallRequest {
-  key: ApiKey;
-  workspace: string;
-  tool: string;
-  /** Reads the body: the parsed arguments and the bytes received. */
-  readArguments: () => Promise<{ value: unknown; bytes: number }>;
+export interface CallRequest extends CheckedRequest {
   /** Waits this long for an approver's decision before answering 202. */
   waitMs?: number;
 }
@@ -136,7 +114,7 @@ export class ToolCalls {
     /** The call's record, written ahead when a quota or an approval needs it. */
     let usageId: number | undefined;
     try {
-      admitted = await this.check(request, identity);
+      admitted = await checkCall(this.options, request, identity);
       const usesProcessTime =
         identity.action !== undefined && admitted.tool.actions?.usingProcessTime.includes(identity.action) === true;
       await this.takeAllowance(key, admitted.perMinute, usesProcessTime);
@@ -205,7 +183,8 @@ export class ToolCalls {
     let usageId: number | undefined;
     let admitted: Admitted;
     try {
-      admitted = await this.check(
+      admitted = await checkCall(
+        this.options,
         { ...request, readArguments: async () => ({ value: request.args, bytes: 0 }) },
         identity,
       );
@@ -280,29 +259,6 @@ export class ToolCalls {
     this.approvalFlow.expire();
   }
 
-  private async check(request: CallRequest, identity: CallIdentity): Promise<Admitted> {
-    const { key } = request;
-    if (!canSeeWorkspace(key, request.workspace)) {
-      throw new ToolError(
-        'not_found',
-        `Workspace ${request.workspace} does not exist; create it with PUT /v1/workspaces/${request.workspace}.`,
-        { workspace: request.workspace },
-      );
-    }
-    const tool = this.options.tools.get(request.tool);
-    if (!toolAllowed(key, tool, undefined)) throw notAllowed(tool.name, undefined);
-    const body = await request.readArguments();
-    identity.bytesIn = body.bytes;
-    const args = this.options.tools.parse(tool.name, body.value);
-    identity.action = tool.actions?.of(args);
-    if (!toolAllowed(key, tool, identity.action)) throw notAllowed(tool.name, identity.action);
-    const decision = approvalDecision(key, tool, identity.action);
-    if (decision === 'deny') throw notAllowed(tool.name, identity.action, 'a rule of this key denies it');
-    const workspace = this.options.workspaces.open(request.workspace);
-    const perMinute = key.rateLimitPerMinute ?? this.options.defaultRateLimitPerMinute;
-    return { tool, args, workspace, needsApproval: decision === 'approve', perMinute };
-  }
-
   /**
    * Takes the call from the key's rate limit and, when the home keeps a ledger apart, admits it
    * against the key's quota: in one step where the home has one (`admission`), else one after the other.
@@ -338,61 +294,15 @@ export class ToolCalls {
   }
 
   /** Executes an admitted call; the outcome is for its usage record, which the caller closes. */
-  private async execute(
+  private execute(
     identity: CallIdentity,
-    tool: ToolDefinition,
+    tool: Admitted['tool'],
     args: unknown,
     workspace: Workspace,
     usageId: number | undefined,
   ): Promise<Executed> {
-    const started = this.now();
-    const { meter, limits, processes, searchThreads, edgeEngine } = this.options;
-    // Without a record ahead, the effect's transaction writes one, found again by this key.
-    const effectKey = usageId === undefined ? crypto.randomUUID() : undefined;
-    let effected = false;
-    const recordEffect = () => {
-      effected = true;
-      if (usageId === undefined) meter.recordEffect(identity, effectKey!);
-      else meter.markEffect(usageId);
-    };
-    try {
-      const result = await tool.execute(args, {
-        workspace,
-        limits,
-        processes,
-        searchThreads,
-        edgeEngine,
-        recordEffect,
-      });
-      await this.options
-        .afterCall?.({ tool: identity.tool, args, workspace, result })
-        .catch((error: unknown) => this.log(`after ${identity.tool} in ${workspace.id}`, error));
-      const answer = jsonAnswer(200, { result });
-      const used =
-        identity.action !== undefined && tool.actions ? tool.actions.processUse(identity.action, result) : {};
-      const outcome: CallOutcome = {
-        outcome: 'ok',
-        bytesOut: byteLength(answer.json),
-        durationMs: this.now() - started,
-        ...used,
-      };
-      return { answer, outcome, result, effectKey, effected };
-    } catch (error) {
-      const answer = this.errorAnswer(error);
-      const outcome: CallOutcome = {
-        outcome: outcomeOf(error),
-        bytesOut: byteLength(answer.json),
-        durationMs: this.now() - started,
-      };
-      const failure = isToolError(error)
-        ? {
-            code: error.code,
-            message: error.message,
-            ...(error.details === undefined ? {} : { details: error.details }),
-          }
-        : { code: 'internal' as const, message: INTERNAL_MESSAGE };
-      return { answer, outcome, error: failure, effectKey, effected };
-    }
+    const log = (message: string, error?: unknown) => this.log(message, error);
+    return executeCall({ ...this.options, now: this.now, log }, identity, tool, args, workspace, usageId);
   }
 
   /** Runs an approved call with the caller's key and records its outcome on the approval and its usage record. */
@@ -443,30 +353,12 @@ export class ToolCalls {
   }
 
   private errorAnswer(error: unknown): CallAnswer {
-    if (!isToolError(error)) this.log('internal error in a tool call', error);
-    return errorAnswer(error);
+    return failureAnswer(error, (message, cause) => this.log(message, cause));
   }
 
   private log(message: string, error?: unknown): void {
     (this.options.log ?? consoleLog)(message, error);
   }
-}
-
-function notAllowed(
-  tool: string,
-  action: string | undefined,
-  why = "it is not in this key's tool allowlist",
-): ToolError {
-  const name = action === undefined ? tool : `${tool}:${action}`;
-  return new ToolError(
-    'tool_not_allowed',
-    `This key may not call ${name}: ${why}. Use another tool or ask for a key that allows it.`,
-    { tool, ...(action === undefined ? {} : { action }) },
-  );
-}
-
-function outcomeOf(error: unknown): string {
-  return isToolError(error) ? error.code : 'internal';
 }
 
 /** A read admitted by `admitRead`: the workspace it reads, and how its one usage record is written when it ends (once; later calls do nothing). */
@@ -475,25 +367,4 @@ export interface AdmittedRead {
   /** Whether the key the read was admitted with is still live (not revoked): asked again as it goes on. */
   keyLive(): Promise<boolean>;
   close(outcome: string, bytesOut: number): void;
-}
-
-/** A call past every check: the tool, its parsed arguments, the workspace, and whether an approver must decide. */
-interface Admitted {
-  tool: ToolDefinition;
-  args: unknown;
-  workspace: Workspace;
-  needsApproval: boolean;
-  /** The key's rate limit a minute (0: none), taken once every check passed. */
-  perMinute: number;
-}
-
-interface Executed {
-  answer: CallAnswer;
-  outcome: CallOutcome;
-  /** Set when the call ran without a record ahead: its effect's transaction may have written one under this key. */
-  effectKey?: string;
-  /** Whether the call's effect reached a transaction (which then held its record). */
-  effected?: boolean;
-  result?: unknown;
-  error?: NonNullable<Approval['error']>;
 }
