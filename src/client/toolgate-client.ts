@@ -28,7 +28,8 @@ import type {
   WorkspaceSettings,
 } from './api-types.ts';
 import { expectEmpty, expectJson, readJson, unexpected } from './answers.ts';
-import { ToolgateConnectionError, ToolgateError } from './toolgate-error.ts';
+import { ToolgateError } from './toolgate-error.ts';
+import { ServerConnection, type RawBody } from './server-connection.ts';
 import { followProcessLog, type FollowLogsOptions, type LogChunk } from './log-follow.ts';
 import type {
   ApplyPatchArgs,
@@ -61,29 +62,13 @@ export interface ToolgateClientOptions {
   fetch?: typeof fetch;
 }
 
-type Query = Record<string, string | number | boolean | undefined>;
-
-/** Bytes sent as they are (an archive), not encoded as JSON. */
-type RawBody = Uint8Array | Blob | ReadableStream<Uint8Array>;
-
-interface RequestPlan {
-  query?: Query;
-  headers?: Record<string, string>;
-  body?: unknown;
-  raw?: RawBody;
-  signal?: AbortSignal;
-}
-
 export class ToolgateClient {
   readonly url: string;
-  readonly #key: string | undefined;
-  readonly #fetch: typeof fetch;
+  readonly #server: ServerConnection;
 
   constructor(options: ToolgateClientOptions) {
     this.url = options.url.replace(/\/+$/, '');
-    this.#key = options.key;
-    // Called through a closure: a Worker's global fetch refuses to run as a method of another object.
-    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#server = new ServerConnection(this.url, options.key, options.fetch);
   }
 
   // Tools: each answers `{ result }` or `{ approval }` (see ToolAnswer) and throws ToolgateError otherwise.
@@ -140,7 +125,7 @@ export class ToolgateClient {
     args: unknown,
     options: ToolCallOptions = {},
   ): Promise<ToolAnswer<unknown>> {
-    const response = await this.#send('POST', `/v1/workspaces/${segment(workspace)}/tools/${segment(tool)}`, {
+    const response = await this.#server.send('POST', `/v1/workspaces/${segment(workspace)}/tools/${segment(tool)}`, {
       query: { waitMs: options.waitMs },
       body: args,
       signal: options.signal,
@@ -157,27 +142,30 @@ export class ToolgateClient {
   // Workspaces.
 
   async putWorkspace(workspace: string, settings?: WorkspaceSettings): Promise<PutWorkspaceAnswer> {
-    const response = await this.#send('PUT', `/v1/workspaces/${segment(workspace)}`, { body: settings });
+    const response = await this.#server.send('PUT', `/v1/workspaces/${segment(workspace)}`, { body: settings });
     const info = await expectJson<WorkspaceInfo>(response, [200, 201]);
     return { created: response.status === 201, workspace: info };
   }
 
   async getWorkspace(workspace: string): Promise<WorkspaceInfo> {
-    return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}`), [200]);
+    return expectJson(await this.#server.send('GET', `/v1/workspaces/${segment(workspace)}`), [200]);
   }
 
   /** A new workspace `to` with the files, links, settings and checkpoints of `workspace`, sharing its contents. */
   async fork(workspace: string, to: string): Promise<WorkspaceInfo> {
-    return expectJson(await this.#send('POST', `/v1/workspaces/${segment(workspace)}/fork`, { body: { to } }), [201]);
+    return expectJson(
+      await this.#server.send('POST', `/v1/workspaces/${segment(workspace)}/fork`, { body: { to } }),
+      [201],
+    );
   }
 
   async deleteWorkspace(workspace: string): Promise<void> {
-    await expectEmpty(await this.#send('DELETE', `/v1/workspaces/${segment(workspace)}`));
+    await expectEmpty(await this.#server.send('DELETE', `/v1/workspaces/${segment(workspace)}`));
   }
 
   async listFiles(workspace: string, query: ListFilesQuery = {}): Promise<FileListing> {
     return expectJson(
-      await this.#send('GET', `/v1/workspaces/${segment(workspace)}/files`, {
+      await this.#server.send('GET', `/v1/workspaces/${segment(workspace)}/files`, {
         query: { prefix: query.prefix, recursive: query.recursive, limit: query.limit, cursor: query.cursor },
       }),
       [200],
@@ -193,7 +181,7 @@ export class ToolgateClient {
     options: ArchiveDownloadOptions = {},
     signal?: AbortSignal,
   ): Promise<ReadableStream<Uint8Array>> {
-    const response = await this.#send('GET', `/v1/workspaces/${segment(workspace)}/archive`, {
+    const response = await this.#server.send('GET', `/v1/workspaces/${segment(workspace)}/archive`, {
       query: { format: options.format, prefix: options.prefix },
       signal,
     });
@@ -207,7 +195,7 @@ export class ToolgateClient {
    */
   async upload(workspace: string, archive: RawBody, options: ArchiveUploadOptions = {}): Promise<ArchiveApplied> {
     return expectJson(
-      await this.#send('PUT', `/v1/workspaces/${segment(workspace)}/archive`, {
+      await this.#server.send('PUT', `/v1/workspaces/${segment(workspace)}/archive`, {
         query: { mode: options.mode, prefix: options.prefix },
         raw: archive,
       }),
@@ -219,7 +207,7 @@ export class ToolgateClient {
 
   async createCheckpoint(workspace: string, message?: string): Promise<Checkpoint> {
     return expectJson(
-      await this.#send('POST', `/v1/workspaces/${segment(workspace)}/checkpoints`, {
+      await this.#server.send('POST', `/v1/workspaces/${segment(workspace)}/checkpoints`, {
         body: message === undefined ? {} : { message },
       }),
       [201],
@@ -227,18 +215,18 @@ export class ToolgateClient {
   }
 
   async listCheckpoints(workspace: string): Promise<CheckpointList> {
-    return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}/checkpoints`), [200]);
+    return expectJson(await this.#server.send('GET', `/v1/workspaces/${segment(workspace)}/checkpoints`), [200]);
   }
 
   /** The unified diff from a checkpoint to the workspace as it is now, or to checkpoint `to`. */
   async diff(workspace: string, from: string, to?: string): Promise<{ diff: string }> {
     const query = to === undefined ? { from } : { from, to };
-    return expectJson(await this.#send('GET', `/v1/workspaces/${segment(workspace)}/diff`, { query }), [200]);
+    return expectJson(await this.#server.send('GET', `/v1/workspaces/${segment(workspace)}/diff`, { query }), [200]);
   }
 
   async restore(workspace: string, checkpoint: string): Promise<RestoreAnswer> {
     return expectJson(
-      await this.#send('POST', `/v1/workspaces/${segment(workspace)}/restore`, { body: { checkpoint } }),
+      await this.#server.send('POST', `/v1/workspaces/${segment(workspace)}/restore`, { body: { checkpoint } }),
       [200],
     );
   }
@@ -246,7 +234,7 @@ export class ToolgateClient {
   /** Fills an empty workspace from a git remote. */
   async importGit(workspace: string, git: GitImportSource): Promise<ImportAnswer> {
     return expectJson(
-      await this.#send('POST', `/v1/workspaces/${segment(workspace)}/import`, { body: { git } }),
+      await this.#server.send('POST', `/v1/workspaces/${segment(workspace)}/import`, { body: { git } }),
       [201],
     );
   }
@@ -254,50 +242,53 @@ export class ToolgateClient {
   // Webhooks (configuring one needs an admin key; deliveries are signed, not sent with a key).
 
   async putHook(id: string, settings: HookSettings): Promise<Hook> {
-    return expectJson(await this.#send('PUT', `/v1/hooks/${segment(id)}`, { body: settings }), [200, 201]);
+    return expectJson(await this.#server.send('PUT', `/v1/hooks/${segment(id)}`, { body: settings }), [200, 201]);
   }
 
   async listHooks(): Promise<{ hooks: Hook[] }> {
-    return expectJson(await this.#send('GET', '/v1/hooks'), [200]);
+    return expectJson(await this.#server.send('GET', '/v1/hooks'), [200]);
   }
 
   async getHook(id: string): Promise<Hook> {
-    return expectJson(await this.#send('GET', `/v1/hooks/${segment(id)}`), [200]);
+    return expectJson(await this.#server.send('GET', `/v1/hooks/${segment(id)}`), [200]);
   }
 
   async deleteHook(id: string): Promise<void> {
-    await expectEmpty(await this.#send('DELETE', `/v1/hooks/${segment(id)}`));
+    await expectEmpty(await this.#server.send('DELETE', `/v1/hooks/${segment(id)}`));
   }
 
   // Keys (creating and revoking them needs an admin key).
 
   async createKey(body: NewKeyBody): Promise<CreatedKey> {
-    return expectJson(await this.#send('POST', '/v1/keys', { body }), [201]);
+    return expectJson(await this.#server.send('POST', '/v1/keys', { body }), [201]);
   }
 
   async listKeys(): Promise<KeyList> {
-    return expectJson(await this.#send('GET', '/v1/keys'), [200]);
+    return expectJson(await this.#server.send('GET', '/v1/keys'), [200]);
   }
 
   async revokeKey(id: string): Promise<void> {
-    await expectEmpty(await this.#send('DELETE', `/v1/keys/${segment(id)}`));
+    await expectEmpty(await this.#server.send('DELETE', `/v1/keys/${segment(id)}`));
   }
 
   // Approvals (deciding needs an approver or admin key).
 
   async listApprovals(query: ApprovalQuery = {}): Promise<ApprovalList> {
     return expectJson(
-      await this.#send('GET', '/v1/approvals', { query: { status: query.status, limit: query.limit } }),
+      await this.#server.send('GET', '/v1/approvals', { query: { status: query.status, limit: query.limit } }),
       [200],
     );
   }
 
   async getApproval(id: string): Promise<Approval> {
-    return expectJson(await this.#send('GET', `/v1/approvals/${segment(id)}`), [200]);
+    return expectJson(await this.#server.send('GET', `/v1/approvals/${segment(id)}`), [200]);
   }
 
   async decideApproval(id: string, decision: ApprovalDecision): Promise<Approval> {
-    return expectJson(await this.#send('POST', `/v1/approvals/${segment(id)}/decision`, { body: decision }), [200]);
+    return expectJson(
+      await this.#server.send('POST', `/v1/approvals/${segment(id)}/decision`, { body: decision }),
+      [200],
+    );
   }
 
   // Event streams.
@@ -315,7 +306,7 @@ export class ToolgateClient {
     const path = `/v1/workspaces/${segment(workspace)}/processes/${segment(processId)}/logs/stream`;
     return followProcessLog(
       (lastEventId) =>
-        this.#send('GET', path, {
+        this.#server.send('GET', path, {
           query: { offset: options.offset },
           headers: lastEventId === undefined ? {} : { 'last-event-id': lastEventId },
           signal: options.signal,
@@ -329,7 +320,7 @@ export class ToolgateClient {
   async usage(query: UsageQuery = {}): Promise<UsageReport> {
     const time = (value: UsageQuery['from']) => (value instanceof Date ? value.toISOString() : value);
     return expectJson(
-      await this.#send('GET', '/v1/usage', {
+      await this.#server.send('GET', '/v1/usage', {
         query: { from: time(query.from), to: time(query.to), groupBy: query.groupBy, keyId: query.keyId },
       }),
       [200],
@@ -337,70 +328,15 @@ export class ToolgateClient {
   }
 
   async listTools<Format extends ToolFormat = 'jsonschema'>(format?: Format): Promise<ToolListing<Format>> {
-    return expectJson(await this.#send('GET', '/v1/tools', { query: { format } }), [200]);
+    return expectJson(await this.#server.send('GET', '/v1/tools', { query: { format } }), [200]);
   }
 
   /** GET /healthz: resolves once the server takes tool calls. */
   async health(): Promise<{ ok: true }> {
-    return expectJson(await this.#send('GET', '/healthz'), [200]);
+    return expectJson(await this.#server.send('GET', '/healthz'), [200]);
   }
-
-  async #send(method: string, path: string, plan: RequestPlan = {}): Promise<Response> {
-    const headers: Record<string, string> = { ...plan.headers };
-    if (this.#key !== undefined) headers.authorization = `Bearer ${this.#key}`;
-    const init: RequestInit = { method, headers };
-    if (plan.body !== undefined) {
-      headers['content-type'] = 'application/json';
-      init.body = JSON.stringify(plan.body);
-    }
-    if (plan.raw !== undefined) {
-      headers['content-type'] = 'application/octet-stream';
-      init.body = plan.raw as NonNullable<RequestInit['body']>;
-      // fetch sends a stream only when told it may (the request goes out before the answer comes).
-      if (plan.raw instanceof ReadableStream) Object.assign(init, { duplex: 'half' });
-    }
-    if (plan.signal) init.signal = plan.signal;
-    const url = this.url + path + queryString(plan.query);
-    try {
-      return await this.#fetch(url, init);
-    } catch (error) {
-      // An abort is the caller's own doing, not an unreachable server.
-      if (plan.signal?.aborted) throw error;
-      // A kept-alive connection the server (or a proxy before it) closed while it sat idle fails
-      // the next request sent on it before any answer (a caller whose event loop was busy when the
-      // close came has not heard of it yet): a GET, which changes nothing, goes again once, and so
-      // does a PUT whose body can be sent again, every PUT of the contract being idempotent (an
-      // archive applied twice leaves the same tree; a workspace created is confirmed).
-      const resendable = method === 'GET' || (method === 'PUT' && !(plan.raw instanceof ReadableStream));
-      if (resendable && closedBeforeAnswer(error)) {
-        try {
-          return await this.#fetch(url, init);
-        } catch (again) {
-          if (plan.signal?.aborted) throw again;
-          throw new ToolgateConnectionError(this.url, again);
-        }
-      }
-      throw new ToolgateConnectionError(this.url, error);
-    }
-  }
-}
-
-/**
- * Whether fetch failed because the connection was closed under it: undici's "other side closed",
- * a reset, or a body's write to a closed socket (EPIPE).
- */
-function closedBeforeAnswer(error: unknown): boolean {
-  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 function segment(value: string): string {
   return encodeURIComponent(value);
-}
-
-function queryString(query: Query | undefined): string {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) params.set(name, String(value));
-  const text = params.toString();
-  return text === '' ? '' : `?${text}`;
 }
