@@ -16,7 +16,8 @@ import { BlobFiles } from '../../src/runner/node/blob-files.ts';
 import { FileWriters } from '../../src/runner/node/file-writers.ts';
 import { sha256 } from '../../src/runner/node/blob-files.ts';
 import { stampFrom } from '../../src/runner/node/mirror-disk.ts';
-import { WorkspaceMirror, type MirrorEntry } from '../../src/runner/node/workspace-mirror.ts';
+import type { MirrorEntry } from '../../src/runner/node/mirror-changes.ts';
+import { WorkspaceMirror } from '../../src/runner/node/workspace-mirror.ts';
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {

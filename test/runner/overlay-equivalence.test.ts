@@ -16,7 +16,8 @@ import { BlobFiles } from '../../src/runner/node/blob-files.ts';
 import { createLayers, detectOverlay, removeLayers } from '../../src/runner/node/overlay.ts';
 import { describeIsolation } from '../../src/runner/node/sandbox.ts';
 import { sha256 } from '../../src/runner/node/blob-files.ts';
-import { WorkspaceMirror, type MirrorEntry, type ScanResult } from '../../src/runner/node/workspace-mirror.ts';
+import type { MirrorEntry, ScanResult } from '../../src/runner/node/mirror-changes.ts';
+import { WorkspaceMirror } from '../../src/runner/node/workspace-mirror.ts';
 import { bwrapSkipReason, run } from './sandbox-fixtures.ts';
 
 const dirs: string[] = [];

@@ -1,62 +1,38 @@
-// A runner-local copy of one workspace: materialised from the manifest, and what a command changed in it, by a scan or an overlay's upper layer.
-import { lchownSync, mkdirSync, readlinkSync, symlinkSync, type Stats } from 'node:fs';
+// A runner-local copy of one workspace: materialised from the manifest, and kept knowing what it put
+// where, so that what a command changed in it can be read by a scan or from an overlay's upper layer (mirror-changes.ts).
+import { lchownSync, mkdirSync, symlinkSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isCanonicalPath } from '../../core/virtual-path.ts';
-import type { RunnerChange } from '../../contract/runner-protocol.ts';
 import { concurrently } from '../../core/concurrently.ts';
-import { letEventLoopRun, sha256, type BlobFiles } from './blob-files.ts';
+import { letEventLoopRun, type BlobFiles } from './blob-files.ts';
 import type { FileWriters } from './file-writers.ts';
 import type { OverlayLayers, OverlaySupport } from './overlay.ts';
-import { applyUpper, readUpper, type UpperNode } from './overlay-upper.ts';
+import { applyUpper, readUpper } from './overlay-upper.ts';
 import { ConfinedTree, isNotThere, removeTree, withTree } from './confined-tree.ts';
 import {
+  changesInCopy,
+  changesInUpper,
+  isUnwrittenLink,
+  type Known,
+  type MirrorEntry,
+  type ScanResult,
+} from './mirror-changes.ts';
+import {
   ancestors,
-  bySegments,
   createFrom,
   isMissingOrEmpty,
-  fromDiskTarget,
   listDisk,
   stampFrom,
   toDiskTarget,
-  withinAny,
   type CopyOwner,
   type DiskType,
   type FileContent,
 } from './mirror-disk.ts';
 
-export interface MirrorEntry {
-  path: string;
-  type: 'file' | 'dir' | 'symlink';
-  blob: string | null;
-  target: string | null;
-  version: number;
-  /** Bytes of a file, when known: lets a cold copy fetch its blobs in batches. */
-  size?: number;
-}
-
-export interface ScanResult {
-  changes: RunnerChange[];
-  /** Paths on disk that cannot become workspace entries (bad names, sockets, ...), with why. */
-  skipped: { path: string; reason: string }[];
-}
-
-/** What a walk has found so far. */
-interface Found {
-  changes: RunnerChange[];
-  skipped: ScanResult['skipped'];
-  seen: Set<string>;
-}
-
-/** What the mirror knows is on disk for a path: the manifest entry it came from, and the file's stat. */
-interface Known {
-  entry: MirrorEntry;
-  /** For files: size, mtime and inode when last written or scanned, to skip rehashing unchanged files. */
-  stamp?: string;
-}
-
 export class WorkspaceMirror {
-  private known = new Map<string, Known>();
+  /** What the mirror wrote (or accepted) at each path, which a scan compares the disk with. */
+  readonly known = new Map<string, Known>();
   /** The workspace version the copy equals, when known: a job at this version needs no materialise. */
   version: number | undefined;
   /**
@@ -208,11 +184,7 @@ export class WorkspaceMirror {
 
   /** What the command changed since materialise, as changes based on the versions it started from. */
   async scan(): Promise<ScanResult> {
-    return withTree(this.root, async (tree) => {
-      const found: Found = { changes: [], skipped: [], seen: new Set() };
-      await this.walk(tree, '', found);
-      return this.result(found);
-    });
+    return withTree(this.root, (tree) => changesInCopy(this, tree));
   }
 
   /**
@@ -231,46 +203,8 @@ export class WorkspaceMirror {
         `the command's changes could not be applied to the workspace copy, which was discarded (${(error as Error).message})`,
       );
     }
-    return this.exact ? this.changesFromUpper(upper) : this.scan();
-  }
-
-  /**
-   * The same changes `scan` would find, read from an upper layer `applyUpper` put into the
-   * directory: only what the layer holds is looked at. Sound only while `exact` holds, since
-   * anything on disk the layer does not touch is taken to be what `known` says.
-   */
-  private changesFromUpper(upper: UpperNode): Promise<ScanResult> {
-    return withTree(this.root, (tree) => this.changesFromUpperIn(tree, upper));
-  }
-
-  private async changesFromUpperIn(tree: ConfinedTree, upper: UpperNode): Promise<ScanResult> {
-    const found: Found = { changes: [], skipped: [], seen: new Set() };
-    // Paths whose known entries, and all below them, are deleted unless seen again.
-    const replaced = new Set<string>();
-    const visit = async (node: UpperNode, relative: string): Promise<void> => {
-      for (const child of node.children) {
-        const path = relative === '' ? child.name : `${relative}/${child.name}`;
-        replaced.add(path);
-        if (child.kind === 'whiteout') continue;
-        if (
-          child.kind === 'dir' &&
-          !child.opaque &&
-          child.source === undefined &&
-          this.known.get(path)?.entry.type === 'dir'
-        ) {
-          // A directory both layers show: only what the upper layer holds in it changed.
-          replaced.delete(path);
-          found.seen.add(path);
-          await visit(child, path);
-          continue;
-        }
-        await this.visit(tree, path, tree.lstat(path), found);
-      }
-    };
-    await visit(upper, '');
-    found.changes.sort((a, b) => bySegments(a.path, b.path));
-    found.skipped.sort((a, b) => bySegments(a.path, b.path));
-    return this.result(found, replaced);
+    if (!this.exact) return this.scan();
+    return withTree(this.root, (tree) => changesInUpper(this, tree, upper));
   }
 
   /** Gives up the directory (moved to `aside`, for the caller to remove) and all that is known of it: the next materialise starts afresh. */
@@ -290,97 +224,6 @@ export class WorkspaceMirror {
   hasUnwrittenLinks(): boolean {
     for (const { entry } of this.known.values()) if (isUnwrittenLink(entry)) return true;
     return false;
-  }
-
-  /** Walks a directory of the copy (''= the root), visiting every entry below it. */
-  private async walk(tree: ConfinedTree, relative: string, found: Found): Promise<void> {
-    await letEventLoopRun();
-    const names = tree
-      .readdir(relative)
-      .map((entry) => entry.name)
-      .sort();
-    const path = (name: string) => (relative === '' ? name : `${relative}/${name}`);
-    for (const name of names) await this.visit(tree, path(name), tree.lstat(path(name)), found);
-  }
-
-  /**
-   * Compares one entry on disk with what is known of it; a directory is walked. An entry that
-   * turns into a link while it is read (a command still running) is taken as that link.
-   */
-  private async visit(tree: ConfinedTree, path: string, stat: Stats | undefined, found: Found): Promise<void> {
-    const { changes, skipped, seen } = found;
-    if (!isCanonicalPath(path)) {
-      skipped.push({
-        path,
-        reason: 'the name is not a valid workspace path (control characters, backslash or non-NFC)',
-      });
-      return;
-    }
-    // Gone between the listing and the stat: a deletion, which the known-but-unseen pass reports.
-    if (!stat) return;
-    const known = this.known.get(path);
-    const baseVersion = known?.entry.version ?? null;
-    seen.add(path);
-    if (stat.isDirectory()) {
-      try {
-        tree.dir(path);
-      } catch (error) {
-        if (!isNotThere(error)) throw error;
-        seen.delete(path);
-        return this.visit(tree, path, tree.lstat(path), found);
-      }
-      if (known?.entry.type !== 'dir') changes.push({ op: 'mkdir', path });
-      await this.walk(tree, path, found);
-    } else if (stat.isSymbolicLink()) {
-      let disk: string;
-      try {
-        disk = readlinkSync(tree.at(path));
-      } catch (error) {
-        if (!isNotThere(error) && (error as NodeJS.ErrnoException).code !== 'EINVAL') throw error;
-        seen.delete(path);
-        return this.visit(tree, path, tree.lstat(path), found);
-      }
-      const target = fromDiskTarget(path, disk, this.root);
-      if (known?.entry.type !== 'symlink' || known.entry.target !== target)
-        changes.push({ op: 'symlink', path, target, baseVersion });
-    } else if (stat.isFile()) {
-      const stamp = stampFrom(stat);
-      if (known?.entry.type === 'file' && known.stamp === stamp) return;
-      let content: Buffer;
-      try {
-        content = tree.readFile(path);
-      } catch (error) {
-        if (!isNotThere(error) && (error as NodeJS.ErrnoException).code !== 'EINVAL') throw error;
-        seen.delete(path);
-        return this.visit(tree, path, tree.lstat(path), found);
-      }
-      if (known?.entry.type === 'file' && known.entry.blob === sha256(content)) {
-        known.stamp = stamp;
-        return;
-      }
-      changes.push({ op: 'write', path, content, baseVersion });
-    } else {
-      skipped.push({ path, reason: 'only files, directories and symlinks are kept' });
-    }
-  }
-
-  /**
-   * The changes found, then deletions: known entries not seen, children before parents; with
-   * `within`, only those at or below one of its paths. A link kept off the disk (its target leaves
-   * the workspace) is never seen, and is no deletion: no command can have removed it.
-   */
-  private result(found: Found, within?: ReadonlySet<string>): ScanResult {
-    const candidates =
-      within === undefined
-        ? [...this.known]
-        : within.size === 0
-          ? []
-          : [...this.known].filter(([path]) => withinAny(path, within));
-    const deleted = candidates
-      .filter(([path, known]) => !found.seen.has(path) && !isUnwrittenLink(known.entry))
-      .sort(([a], [b]) => (a < b ? 1 : -1));
-    for (const [path, known] of deleted) found.changes.push({ op: 'delete', path, baseVersion: known.entry.version });
-    return { changes: found.changes, skipped: found.skipped };
   }
 
   /** Records entries as committed (after sync-back), so the next scan compares against them. */
@@ -543,9 +386,4 @@ const BLOB_FETCHES = 16;
 interface Placement {
   entry: MirrorEntry;
   occupied: boolean;
-}
-
-/** A link whose target would leave the workspace: materialise never creates it on disk. */
-function isUnwrittenLink(entry: MirrorEntry): boolean {
-  return entry.type === 'symlink' && toDiskTarget(entry.path, entry.target ?? '') === undefined;
 }
