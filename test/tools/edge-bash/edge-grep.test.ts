@@ -77,6 +77,15 @@ async function both(source: EdgeSource, command: string, cwd = EDGE_WORKSPACE) {
   return { theirs: answer(theirs), ours: answer(ours), fast };
 }
 
+/** Runs each command both ways: the same answer, and the fast path taken `fast` times (1 or 0) for each. */
+async function expectSameAnswers(source: EdgeSource, commands: readonly string[], fast: 0 | 1, cwd = EDGE_WORKSPACE) {
+  for (const command of commands) {
+    const run = await both(source, command, cwd);
+    expect({ command, ...run.ours }).toEqual({ command, ...run.theirs });
+    expect({ command, fast: run.fast }).toEqual({ command, fast });
+  }
+}
+
 const FAST = [
   'grep -rn TODO .',
   'grep -r TODO .',
@@ -124,43 +133,27 @@ const GIVEN_BACK = [
 
 describe("the edge's grep", () => {
   it('takes the plain recursive searches and answers them as the interpreter does', async () => {
-    const source = sourceOf(TREE);
-    for (const command of FAST) {
-      const { theirs, ours, fast } = await both(source, command);
-      expect({ command, ...ours }).toEqual({ command, ...theirs });
-      expect({ command, fast }).toEqual({ command, fast: 1 });
-    }
+    await expectSameAnswers(sourceOf(TREE), FAST, 1);
   });
 
   it('answers the same from a directory below, and with the workspace as cwd named by ..', async () => {
-    const source = sourceOf(TREE);
-    for (const command of ['grep -rn TODO ..', 'grep -rn TODO .', 'grep -rl TODO ../util/deep ../../docs']) {
-      const { theirs, ours, fast } = await both(source, command, `${EDGE_WORKSPACE}/src/util`);
-      expect({ command, ...ours }).toEqual({ command, ...theirs });
-      expect({ command, fast }).toEqual({ command, fast: 1 });
-    }
+    const commands = ['grep -rn TODO ..', 'grep -rn TODO .', 'grep -rl TODO ../util/deep ../../docs'];
+    await expectSameAnswers(sourceOf(TREE), commands, 1, `${EDGE_WORKSPACE}/src/util`);
   });
 
   it('gives every other use back to the interpreter, with its answer', async () => {
-    const source = sourceOf(TREE);
-    for (const command of GIVEN_BACK) {
-      const { theirs, ours, fast } = await both(source, command);
-      expect({ command, ...ours }).toEqual({ command, ...theirs });
-      expect({ command, fast }).toEqual({ command, fast: 0 });
-    }
+    await expectSameAnswers(sourceOf(TREE), GIVEN_BACK, 0);
   });
 
   it('gives a walk that meets a link back (the interpreter follows them its own way)', async () => {
     const source = sourceOf(TREE, { 'src/link-dir': 'util', 'src/link-file': 'main.ts', 'up/out': '../src' });
-    for (const command of ['grep -rn TODO .', 'grep -rn TODO src', 'grep -rn TODO up/out', 'grep -rl TODO up']) {
-      const { theirs, ours, fast } = await both(source, command);
-      expect({ command, ...ours }).toEqual({ command, ...theirs });
-      expect({ command, fast }).toEqual({ command, fast: 0 });
-    }
+    await expectSameAnswers(
+      source,
+      ['grep -rn TODO .', 'grep -rn TODO src', 'grep -rn TODO up/out', 'grep -rl TODO up'],
+      0,
+    );
     // A walk that meets none still takes the fast path.
-    const { theirs, ours, fast } = await both(source, 'grep -rn TODO docs');
-    expect(ours).toEqual(theirs);
-    expect(fast).toBe(1);
+    await expectSameAnswers(source, ['grep -rn TODO docs'], 1);
   });
 
   it('reads only plain words with the flags it knows', () => {
