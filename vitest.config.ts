@@ -1,5 +1,6 @@
 // Test configuration: every test file runs in its own process, servers are real processes.
 import { configDefaults, defineConfig } from 'vitest/config';
+import { longestFirst } from './test/support/longest-first.ts';
 
 /**
  * Files that run with no other file beside them, after the others (vitest.alone.config.ts):
@@ -14,6 +15,22 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // These run inside workerd, under vitest.workers.config.ts; those in `runAlone` in the pass after this one.
     exclude: [...configDefaults.exclude, 'test/workers/**', ...runAlone],
+    // The longest files (measured in CI, about 15-45 s each) first, so the pass ends on short ones.
+    sequence: {
+      sequencer: longestFirst([
+        'test/http/blob-gc.test.ts',
+        'test/cli/toolgate-cli.test.ts',
+        'test/http/runner-failover.test.ts',
+        'test/http/console.test.ts',
+        'test/http/grep-differential.test.ts',
+        'test/http/start.test.ts',
+        'test/http/bash-limits.test.ts',
+        'test/tools/tool-formats-types.test.ts',
+        'test/http/tenancy-runner.test.ts',
+        'test/http/runner-confinement.test.ts',
+        'test/http/git-import.test.ts',
+      ]),
+    },
     // The servers the tests start run from one bundle of them made for the pass.
     globalSetup: ['test/support/server-bundle.ts'],
     pool: 'forks',

@@ -1,6 +1,7 @@
 // The HTTP integration tests again, against the Cloudflare home: each test file starts
 // `npm run start:worker` (wrangler dev, workerd with R2 and Durable Objects, a runner attached).
 import { configDefaults, defineConfig } from 'vitest/config';
+import { longestFirst } from './test/support/longest-first.ts';
 
 process.env.TOOLGATE_TEST_HOME = 'worker';
 
@@ -52,6 +53,21 @@ export default defineConfig({
     // The Worker is built once, and every server of the pass serves it, started by one bundle of
     // functions/start-worker.ts.
     globalSetup: ['test/support/worker-script.ts', 'test/support/server-bundle.ts'],
+    // The longest files on this home (measured in CI, about 25-55 s each) first, so the pass ends on short ones.
+    sequence: {
+      sequencer: longestFirst([
+        'test/http/archives.test.ts',
+        'test/http/object-spread.test.ts',
+        'test/http/usage.test.ts',
+        'test/http/runner-failover.test.ts',
+        'test/http/tenancy-runner.test.ts',
+        'test/http/console.test.ts',
+        'test/http/git-import.test.ts',
+        'test/http/runner-uploads.test.ts',
+        'test/http/fork.test.ts',
+        'test/http/bash.test.ts',
+      ]),
+    },
     pool: 'forks',
     // wrangler dev and workerd per file, two files at a time (the machines have two cores).
     maxWorkers: 2,
