@@ -5,10 +5,15 @@ import { longestFirst } from './test/support/longest-first.ts';
 /**
  * Files that run with no other file beside them, after the others (vitest.alone.config.ts):
  * apply_patch's event-loop test measures how late a 10 ms timer fires against a 100 ms bound, which
- * a busy neighbour's processes pushed past it in CI (112 and 127 ms, preempted, not held); the edge
+ * a busy neighbour's processes pushed past it in CI (112 and 127 ms, preempted, not held), and so
+ * did a checkpoint diff's same bound (126 ms, once the longest files began first); the edge
  * engine's differential test keeps both cores busy with a runner's commands and the edge's threads.
  */
-export const runAlone = ['test/tools/apply-patch/event-loop.test.ts', 'test/tools/edge-bash/differential.test.ts'];
+export const runAlone = [
+  'test/tools/apply-patch/event-loop.test.ts',
+  'test/history/checkpoint-diff-loop.test.ts',
+  'test/tools/edge-bash/differential.test.ts',
+];
 
 export default defineConfig({
   test: {
