@@ -38,6 +38,8 @@ export default defineConfig({
     },
     // The servers the tests start run from one bundle of them made for the pass.
     globalSetup: ['test/support/server-bundle.ts'],
+    // A failed test prints what the servers it had running wrote meanwhile.
+    setupFiles: ['test/support/server-output-on-failure.ts'],
     pool: 'forks',
     // Two files at a time, not vitest's default of one fewer than the cores (one on a 2-core CI
     // machine): most of a file's time is spent waiting on the servers and runners it starts, and

@@ -53,6 +53,8 @@ export default defineConfig({
     // The Worker is built once, and every server of the pass serves it, started by one bundle of
     // functions/start-worker.ts.
     globalSetup: ['test/support/worker-script.ts', 'test/support/server-bundle.ts'],
+    // A failed test prints what the servers it had running wrote meanwhile.
+    setupFiles: ['test/support/server-output-on-failure.ts'],
     // The longest files on this home (measured in CI, about 25-55 s each) first, so the pass ends on short ones.
     sequence: {
       sequencer: longestFirst([

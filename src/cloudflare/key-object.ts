@@ -201,10 +201,7 @@ class KeyWatchers {
       await Promise.all(
         names.slice(start, start + FAN_OUT).map(async (workspace) => {
           try {
-            const shard = /^dispatcher:(\d+)$/.exec(workspace)?.[1];
-            if (shard === undefined)
-              await callObject(workspaceObject(env, workspace), workspaceCalls.keyChanged, { id });
-            else await callObject(dispatcherObject(env, Number(shard)), dispatcherCalls.keyChanged, { id });
+            await tellOne(env, workspace, id);
             this.db.query('DELETE FROM key_watchers WHERE workspace = ?', workspace);
             this.known.delete(workspace);
           } catch (error) {
@@ -219,6 +216,26 @@ class KeyWatchers {
         'unavailable',
         `Key ${id} is revoked, but not every copy of it was dropped yet; retry the call.`,
       );
+    }
+  }
+}
+
+/** Pauses before telling a watcher again: a call between objects can fail once (an object restarting) and pass the next time. */
+const TELL_AGAIN_MS = [50, 250];
+
+/** Tells one watcher, by its name, that key `id` changed; a failure is tried again after each pause of TELL_AGAIN_MS. */
+async function tellOne(env: Env, watcher: string, id: string): Promise<void> {
+  const shard = /^dispatcher:(\d+)$/.exec(watcher)?.[1];
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      if (shard === undefined) await callObject(workspaceObject(env, watcher), workspaceCalls.keyChanged, { id });
+      else await callObject(dispatcherObject(env, Number(shard)), dispatcherCalls.keyChanged, { id });
+      return;
+    } catch (error) {
+      const pause = TELL_AGAIN_MS[attempt];
+      if (pause === undefined) throw error;
+      log(`could not tell ${watcher} that key ${id} changed; trying again`, error);
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 }

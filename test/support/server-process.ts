@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { ToolgateClient } from '../../src/client/index.ts';
+import { runningServers } from './running-servers.ts';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const TEST_KEY = 'tg_test_admin_key_0123456789abcdef';
@@ -96,7 +97,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     });
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
+  const server: ServerProcess = {
     url,
     key,
     dataDir,
@@ -113,6 +114,9 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
       await exited;
     },
   };
+  runningServers.add(server);
+  void exited.then(() => runningServers.delete(server));
+  return server;
 }
 
 /**
