@@ -11,6 +11,11 @@ export const KEPT_CONTENT_BYTES = 32 * 1024 * 1024;
 
 export class KeptContents {
   private readonly cache: BlobCache;
+  /**
+   * Each entry's key, made once: a thread keeps a listing's entries between commands, and a new
+   * key string costs its hashing again at every look-up (a grep -r looks up thousands).
+   */
+  private readonly keys = new WeakMap<ManifestEntry, { scope: string; key: string }>();
 
   constructor(maxBytes: number) {
     this.cache = new BlobCache(maxBytes);
@@ -19,21 +24,29 @@ export class KeptContents {
   /** A reader that answers from what is kept for `scope` where it can, and keeps what it is sent. */
   reader(scope: string | undefined, sent: Required<EdgeReader>): Required<EdgeReader> {
     if (scope === undefined) return sent;
-    const keyOf = (entry: ManifestEntry) => (entry.blob === null ? undefined : `${scope}\0${entry.blob}`);
+    const keyOf = (entry: ManifestEntry) => {
+      if (entry.blob === null) return undefined;
+      const made = this.keys.get(entry);
+      if (made?.scope === scope) return made.key;
+      const key = `${scope}\0${entry.blob}`;
+      this.keys.set(entry, { scope, key });
+      return key;
+    };
     const cached = (entry: ManifestEntry) => {
       const key = keyOf(entry);
       return key === undefined ? undefined : this.cache.get(key);
     };
     const keep = (entry: ManifestEntry, bytes: Uint8Array) => {
       const key = keyOf(entry);
-      if (key !== undefined) this.cache.set(key, bytes.slice());
+      if (key !== undefined) this.cache.set(key, bytes);
       return bytes;
     };
+    // The kept arrays themselves: a command's filesystem changes no content in place, and gives a
+    // command only copies (EdgeFs.readFileBuffer).
     return {
-      // A copy each time: the command's filesystem holds the array it is given, and may change it.
-      read: async (path, entry) => cached(entry)?.slice() ?? keep(entry, await sent.read(path, entry)),
+      read: async (path, entry) => cached(entry) ?? keep(entry, await sent.read(path, entry)),
       readMany: async (entries) => {
-        const found: (Uint8Array | undefined)[] = copies(entries.map(cached));
+        const found = entries.map(cached);
         const missing = entries.filter((_, index) => found[index] === undefined);
         if (missing.length > 0) {
           const fetched = await sent.readMany(missing);
@@ -46,23 +59,6 @@ export class KeptContents {
       },
     };
   }
-}
-
-/**
- * Copies of the arrays given, each a view of one new buffer: a few hundred small files cost one
- * allocation rather than one each (most of the time a thread spent on a grep -r it had kept).
- */
-function copies(arrays: (Uint8Array | undefined)[]): (Uint8Array | undefined)[] {
-  let total = 0;
-  for (const bytes of arrays) total += bytes?.byteLength ?? 0;
-  const buffer = new Uint8Array(total);
-  let at = 0;
-  return arrays.map((bytes) => {
-    if (bytes === undefined) return undefined;
-    buffer.set(bytes, at);
-    at += bytes.byteLength;
-    return buffer.subarray(at - bytes.byteLength, at);
-  });
 }
 
 /** The most listing entries a thread keeps (about 150 bytes each: some 30 MB). */

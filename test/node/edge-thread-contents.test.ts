@@ -1,8 +1,9 @@
 // What an edge thread keeps of the contents it was sent (edge-thread-contents.ts): a workspace's
 // next command is answered from it, another workspace's never, and a command changing the bytes
-// it was given changes nothing kept.
+// its filesystem gave it changes nothing kept (the filesystem hands out copies, EdgeFs.readFileBuffer).
 import { describe, expect, it } from 'vitest';
 import { KeptContents } from '../../src/node/edge-thread-contents.ts';
+import { EdgeFs } from '../../src/tools/edge-bash/edge-fs.ts';
 import type { ManifestEntry } from '../../src/workspace/manifest-entry.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -64,16 +65,28 @@ describe('KeptContents', () => {
     expect(unscoped.sent.files).toBe(1);
   });
 
-  it('gives each command its own copy: bytes a command changes in place change nothing kept', async () => {
+  it('gives a command copies: bytes it changes in place change nothing kept, nor what it or the next command reads', async () => {
     const kept = new KeptContents(1024 * 1024);
-    const reader = kept.reader('s', sender({ h1: 'abc', h2: 'def' }).reader);
-    const [sent] = await reader.readMany([entry('a', 'h1')]);
-    sent!.fill(0x7a);
-    const [first, second] = await reader.readMany([entry('a', 'h1'), entry('b', 'h2')]);
-    first!.fill(0x78);
-    second!.fill(0x78);
-    const one = await reader.read('a', entry('a', 'h1'));
-    one.fill(0x79);
-    expect((await reader.readMany([entry('a', 'h1'), entry('b', 'h2')])).map(text)).toEqual(['abc', 'def']);
+    const files = { 'a.txt': 'h1', 'b.txt': 'h2' };
+    const commandFs = () => {
+      const fs = new EdgeFs({ reader: kept.reader('s', sender({ h1: 'abc', h2: 'def' }).reader) });
+      fs.mkdirSync('/w');
+      fs.addEntries(
+        '/w',
+        Object.entries(files).map(([path, blob]) => entry(path, blob)),
+      );
+      return fs;
+    };
+    const first = commandFs();
+    (await first.readFileBuffer('/w/a.txt')).fill(0x7a);
+    // b.txt arrives with a.txt's directory, together: the kept array, shared.
+    (await first.readFileBuffer('/w/b.txt')).fill(0x78);
+    expect([await first.readFile('/w/a.txt'), await first.readFile('/w/b.txt')]).toEqual(['abc', 'def']);
+    const next = commandFs();
+    expect(await next.readFile('/w/a.txt')).toBe('abc');
+    expect(text(await next.readFileBuffer('/w/b.txt'))).toBe('def');
+    expect(
+      (await kept.reader('s', sender({}).reader).readMany([entry('a', 'h1'), entry('b', 'h2')])).map(text),
+    ).toEqual(['abc', 'def']);
   });
 });

@@ -35,8 +35,8 @@ export interface FileNode extends Meta {
   loadSize: number | undefined;
   /** The directory the workspace's file was copied into, whose other files are fetched with it. */
   home?: DirNode;
-  /** Its content fetched with others, undefined when that failed (then it is read alone). */
-  pending?: Promise<Uint8Array | undefined>;
+  /** The fetch of its content with others', which fills it in when it arrives; if it does not, the file is read alone. */
+  pending?: Promise<void>;
 }
 export interface LinkNode extends Meta {
   type: 'symlink';
@@ -276,11 +276,11 @@ export class EdgeTree {
     const load = file.load;
     const entry = file.entry;
     if (entry !== undefined && file.pending === undefined) this.fetchAround(file);
-    let content = file.pending && (await file.pending);
-    if (content === undefined) {
-      if (entry !== undefined) content = await this.reader!.read(entry.path, entry);
-      else content = await load!();
+    if (file.pending !== undefined) {
+      await file.pending;
+      if (file.content !== undefined) return file.content;
     }
+    const content = entry !== undefined ? await this.reader!.read(entry.path, entry) : await load!();
     // Another read may have filled it meanwhile, or a write replaced it: that one stands.
     if (file.content !== undefined) return file.content;
     if (file.load === load && file.entry === entry) {
@@ -317,21 +317,15 @@ export class EdgeTree {
   }
 
   /**
-   * The workspace's unread files at `paths` (links not followed: a link is left to be read when
-   * used), fetched together now, as many to a call as a directory's are (grep -r reads them all next).
+   * The workspace's unread files among `files`, fetched together now, as many to a call as a
+   * directory's are (grep -r reads them all next).
    */
-  prefetch(paths: Iterable<string>): void {
+  prefetch(files: Iterable<FileNode>): void {
     if (this.reader?.readMany === undefined) return;
     let batch: FileNode[] = [];
     let bytes = 0;
-    for (const path of paths) {
-      let node: FsNode | undefined;
-      try {
-        node = this.locate(lexical(path), false, 'open', path).node;
-      } catch {
-        continue;
-      }
-      if (node?.type !== 'file' || node.entry === undefined || node.pending !== undefined) continue;
+    for (const node of files) {
+      if (node.entry === undefined || node.pending !== undefined) continue;
       batch.push(node);
       bytes += node.loadSize ?? 0;
       if (batch.length >= BATCH_FILES || bytes >= BATCH_BYTES) {
@@ -343,14 +337,39 @@ export class EdgeTree {
     if (batch.length > 0) this.fetchTogether(batch);
   }
 
+  /** One fetch for the batch, filling in each file it still names (one promise for all, not one a file). */
   private fetchTogether(batch: FileNode[]): void {
-    const fetched = this.reader!.readMany!(batch.map((node) => node.entry!));
-    batch.forEach((node, index) => {
-      node.pending = fetched.then(
-        (contents) => contents[index],
-        () => undefined,
-      );
-    });
+    const entries = batch.map((node) => node.entry!);
+    const fetched = this.reader!.readMany!(entries).then(
+      (contents) =>
+        batch.forEach((node, index) => {
+          // Written meanwhile, or over the bound: left to the file's own read, which reports it.
+          if (node.entry !== entries[index] || node.content !== undefined) return;
+          const content = contents[index]!;
+          if (this.retainedBytes + content.byteLength > this.maxTotalBytes) return;
+          this.reserve(content.byteLength);
+          node.content = content;
+          node.entry = undefined;
+          node.load = undefined;
+          node.pending = undefined;
+          node.home = undefined;
+        }),
+      () => undefined,
+    );
+    for (const node of batch) node.pending = fetched;
+  }
+
+  /**
+   * The contents of `files`, in their order, as contentOf reads each: the fetches they wait on
+   * awaited once each, rather than a promise a file (a grep -r reads thousands).
+   */
+  protected async contentsOf(files: readonly FileNode[]): Promise<Uint8Array[]> {
+    const fetches = new Set<Promise<void>>();
+    for (const file of files) if (file.content === undefined && file.pending !== undefined) fetches.add(file.pending);
+    if (fetches.size > 0) await Promise.all(fetches);
+    const contents: Uint8Array[] = [];
+    for (const file of files) contents.push(file.content ?? (await this.contentOf(file)));
+    return contents;
   }
 
   protected statOf(node: FsNode): FsStat {

@@ -53,21 +53,32 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
     }
     const bytes = node.content;
     if (bytes === undefined) return this.fileNode(undefined, node.load, node.loadSize, node.mode, this.made);
-    // Its bytes copied when first read (few ever are): a command given a file's bytes may change them in place.
-    return this.fileNode(undefined, () => bytes.slice(), bytes.byteLength, node.mode, this.made);
+    // The layout's own bytes, shared (none of this filesystem's calls changes a content in place),
+    // counted against the bound when first read, as the workspace's files are.
+    return this.fileNode(undefined, () => bytes, bytes.byteLength, node.mode, this.made);
   }
 
   // --- Reading ---
 
   async readFile(path: string, options?: ReadFileOptions | BufferEncoding): Promise<string> {
-    return fromBytes(await this.readFileBuffer(path), encodingOf(options));
+    return fromBytes(await this.bytesAt(path), encodingOf(options));
   }
 
   async readFileBytes(path: string): Promise<never> {
-    return fromBytes(await this.readFileBuffer(path), 'latin1') as never;
+    return fromBytes(await this.bytesAt(path), 'latin1') as never;
   }
 
+  /**
+   * A copy of the file's bytes: the array a file holds may be shared (with the layout, with a
+   * thread's kept contents, with the blob cache, with a file `cp` made), and a command given bytes
+   * may change them in place. This is the one call that hands out a file's array.
+   */
   async readFileBuffer(path: string): Promise<Uint8Array> {
+    return (await this.bytesAt(path)).slice();
+  }
+
+  /** The array the file at `path` holds, for reading only (read as text, never handed out). */
+  private bytesAt(path: string): Promise<Uint8Array> {
     const { node } = this.locate(lexical(path), true, 'open', path);
     if (node === undefined) throw noEntry('open', path);
     if (node.type === 'dir') throw failure('EISDIR', 'illegal operation on a directory', 'read', path);
@@ -154,6 +165,23 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
         if (child.type === 'dir') stack.push([child, relative]);
       }
     }
+  }
+
+  // --- For the edge's own commands (edge-grep.ts): nodes walked rather than paths resolved ---
+
+  /** What is at `path` (absolute), its last name not followed, as lstat finds it; undefined when nothing is. */
+  nodeAt(path: string): FsNode | undefined {
+    return this.locate(lexical(path), false, 'lstat', path).node;
+  }
+
+  /** A directory's children with their nodes, sorted by name as readdir sorts them. */
+  childrenOf(dir: DirNode): [string, FsNode][] {
+    return [...dir.children].sort(([a], [b]) => byName(a, b));
+  }
+
+  /** Files' contents as UTF-8 text, in their order (read on first use). */
+  async textsOf(files: readonly FileNode[]): Promise<string[]> {
+    return (await this.contentsOf(files)).map((bytes) => fromBytes(bytes));
   }
 
   // --- Changing ---

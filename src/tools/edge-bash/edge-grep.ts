@@ -6,6 +6,7 @@
 // the way, a limit within reach) goes to the interpreter's grep unchanged (origCommand).
 import type { Command, CommandContext, ExecResult } from 'just-bash';
 import type { EdgeFs } from './edge-fs.ts';
+import type { FileNode, FsNode } from './edge-fs-tree.ts';
 
 /** What the fast path answers: the flags it knows (r and R recurse, n numbers lines, l names files, F fixed). */
 interface Plan {
@@ -73,12 +74,12 @@ export function edgeGrep(fs: EdgeFs, onFast?: () => void): Command {
 async function fastGrep(fs: EdgeFs, plan: Plan, ctx: CommandContext): Promise<ExecResult> {
   const limits = ctx.limits!;
   const budget = { operations: 0, max: limits.maxGlobOperations };
-  const files: string[] = [];
-  for (const operand of plan.operands) await walk(fs, ctx.cwd, operand, 0, files, budget);
+  const files: Found[] = [];
+  for (const operand of plan.operands) await walk(fs, fs.resolvePath(ctx.cwd, operand), operand, 0, files, budget);
   if (files.length >= limits.maxArrayElements) throw new GiveBack();
   // Every file's content asked for at once: a few round trips (on the Node home, to the server
   // thread) rather than one or two per directory.
-  fs.prefetch(files.map((file) => fs.resolvePath(ctx.cwd, file)));
+  fs.prefetch(files.map((file) => file.node));
   const maxWork = Math.max(limits.maxLoopIterations, Math.min(limits.maxArrayElements, limits.maxLoopIterations * 10));
   let stdout = '';
   let matched = false;
@@ -87,73 +88,87 @@ async function fastGrep(fs: EdgeFs, plan: Plan, ctx: CommandContext): Promise<Ex
     const batch = files.slice(start, start + BATCH);
     let contents: string[];
     try {
-      contents = await Promise.all(batch.map((file) => fs.readFile(fs.resolvePath(ctx.cwd, file))));
+      contents = await fs.textsOf(batch.map((file) => file.node));
     } catch {
       throw new GiveBack();
     }
-    batch.forEach((file, index) => {
+    batch.forEach(({ name }, index) => {
       const lines = matchingLines(contents[index]!, plan.word, maxWork, limits.maxArrayElements);
       if (lines.length === 0) return;
       matched = true;
-      if (plan.filesOnly) stdout += `${file}\n`;
+      if (plan.filesOnly) stdout += `${name}\n`;
       else
         for (const [number, line] of lines)
-          stdout += plan.lineNumbers ? `${file}:${number}:${line}\n` : `${file}:${line}\n`;
+          stdout += plan.lineNumbers ? `${name}:${number}:${line}\n` : `${name}:${line}\n`;
     });
   }
   return { stdout, stderr: '', exitCode: matched ? 0 : 1 };
 }
 
+/** A file the walk found: its name as grep prints it, and its node. */
+interface Found {
+  name: string;
+  node: FileNode;
+}
+
 /**
- * The files below `path` as the interpreter's grep -r lists them: names in order, those starting
- * with a dot left out, directories walked depth first. A link, or anything the walk cannot
- * read as it does, gives the command back.
+ * The files below `name` (at `at`, absolute) as the interpreter's grep -r lists them: names in
+ * order, those starting with a dot left out, directories walked depth first. A link, or anything
+ * the walk cannot read as it does, gives the command back.
  */
 async function walk(
   fs: EdgeFs,
-  cwd: string,
-  path: string,
+  at: string,
+  name: string,
   depth: number,
-  files: string[],
+  files: Found[],
   budget: { operations: number; max: number },
 ): Promise<void> {
   const spend = () => {
     if (++budget.operations > budget.max) throw new GiveBack();
   };
   if (depth >= MAX_DEPTH) throw new GiveBack();
-  const at = fs.resolvePath(cwd, path);
-  let stat;
+  let node: FsNode | undefined;
   try {
-    stat = await fs.lstat(at);
+    node = fs.nodeAt(at);
     // A link above it (the operand's own directories) is followed by the interpreter: not here.
-    if ((await fs.realpath(at)) !== at) throw new GiveBack();
+    if (node === undefined || (await fs.realpath(at)) !== at) throw new GiveBack();
   } catch {
     throw new GiveBack();
   }
   if (depth === 0) spend();
-  if (stat.isSymbolicLink) throw new GiveBack();
-  if (stat.isFile) {
-    files.push(path);
+  walkNode(node, name, depth, files, spend, fs);
+}
+
+/** The walk below a node reached without a link: synchronous, since the tree is in memory. */
+function walkNode(node: FsNode, name: string, depth: number, files: Found[], spend: () => void, fs: EdgeFs): void {
+  if (depth >= MAX_DEPTH) throw new GiveBack();
+  if (node.type === 'symlink') throw new GiveBack();
+  if (node.type === 'file') {
+    files.push({ name, node });
     return;
   }
-  if (!stat.isDirectory) throw new GiveBack();
   spend();
-  for (const child of await fs.readdirWithFileTypes(at)) {
+  for (const [childName, child] of fs.childrenOf(node)) {
     spend();
-    if (child.name.startsWith('.')) continue;
-    const below = path === '.' ? child.name : `${path}/${child.name}`;
-    if (child.isSymbolicLink) throw new GiveBack();
-    if (child.isFile) files.push(below);
-    else await walk(fs, cwd, below, depth + 1, files, budget);
+    if (childName.startsWith('.')) continue;
+    const below = name === '.' ? childName : `${name}/${childName}`;
+    if (child.type === 'symlink') throw new GiveBack();
+    if (child.type === 'file') files.push({ name: below, node: child });
+    else walkNode(child, below, depth + 1, files, spend, fs);
   }
 }
 
 /** The lines of `text` holding `word` (number from 1, line), as the interpreter's grep numbers them, within its limits. */
 function matchingLines(text: string, word: string, maxWork: number, maxLines: number): [number, string][] {
-  // The interpreter's grep counts its work (a unit per 1,024 characters and per line) and its lines.
-  let newlines = 0;
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) newlines += 1;
-  if (newlines + 1 > maxLines || Math.ceil(text.length / 1024) + newlines + 1 > maxWork) throw new GiveBack();
+  // The interpreter's grep counts its work (a unit per 1,024 characters and per line) and its
+  // lines; a text has fewer lines than characters, so most need no count.
+  const bound = text.length + 1;
+  if (bound > maxLines || Math.ceil(text.length / 1024) + bound > maxWork) {
+    let newlines = 0;
+    for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) newlines += 1;
+    if (newlines + 1 > maxLines || Math.ceil(text.length / 1024) + newlines + 1 > maxWork) throw new GiveBack();
+  }
   if (!text.includes(word)) return [];
   const lines = text.split('\n');
   const count = lines.length > 0 && lines[lines.length - 1] === '' ? lines.length - 1 : lines.length;
