@@ -2,22 +2,18 @@
 // interpreter off the server's event loop (see edge-threads.ts). File contents come from the server
 // thread when a command first reads them.
 import { parentPort } from 'node:worker_threads';
-import type { BashEngine } from '../contract/tool-inputs.ts';
 import { isToolError, type ErrorCode, type ErrorDetails } from '../core/errors.ts';
 import {
-  engineFor,
   holdDefenceInDepth,
   interpret,
   type EdgeInterpretation,
   type EdgeRun,
 } from '../tools/edge-bash/edge-interpreter.ts';
-import type { WorkspaceFacts } from '../tools/edge-bash/edge-script.ts';
 import type { ManifestEntry } from '../workspace/manifest-entry.ts';
 import { KEPT_CONTENT_BYTES, KEPT_LISTING_ENTRIES, KeptContents, KeptListings } from './edge-thread-contents.ts';
 
 /** What the server thread asks of an edge thread. */
 export type EdgeThreadRequest =
-  | { kind: 'engine'; id: number; command: string; requested: BashEngine; workspace?: WorkspaceFacts }
   | {
       kind: 'interpret';
       id: number;
@@ -37,7 +33,6 @@ export type EdgeThreadRequest =
 
 /** What an edge thread answers, or asks of the server thread (a file's bytes). */
 export type EdgeThreadMessage =
-  | { kind: 'engine'; id: number; engine: 'edge' | 'runner' }
   | { kind: 'interpreted'; id: number; interpretation: EdgeInterpretation }
   | { kind: 'error'; id: number; error: { code: ErrorCode; message: string; details: ErrorDetails | undefined } }
   | { kind: 'failure'; id: number; failure: string }
@@ -77,11 +72,6 @@ function read(id: number, what: string | readonly ManifestEntry[], entry?: Manif
 
 async function answer(request: Exclude<EdgeThreadRequest, { kind: 'read' }>): Promise<void> {
   try {
-    if (request.kind === 'engine') {
-      const engine = await engineFor(request.command, request.requested, request.workspace);
-      send({ kind: 'engine', id: request.id, engine });
-      return;
-    }
     const source = kept.reader(request.scope, {
       read: (path: string, entry: ManifestEntry) => read(request.id, path, entry),
       readMany: (entries: readonly ManifestEntry[]) => read(request.id, entries),

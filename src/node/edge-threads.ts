@@ -1,12 +1,10 @@
 // The edge engine's threads on the Node home: bash command lines are read and run by the
 // interpreter on worker threads, so that a script's work (just-bash runs it in JavaScript, a loop
 // for seconds) never holds the event loop all tenants share. The threads start on first use.
-import type { BashEngine } from '../contract/tool-inputs.ts';
 import { INTERNAL_MESSAGE, ToolError } from '../core/errors.ts';
 import { consoleLog, type Log } from '../core/log.ts';
 import type { EdgeSource } from '../tools/edge-bash/edge-copy.ts';
 import type { EdgeEngine, EdgeInterpretation, EdgeRun } from '../tools/edge-bash/edge-interpreter.ts';
-import type { WorkspaceFacts } from '../tools/edge-bash/edge-script.ts';
 import type { EdgeThreadMessage, EdgeThreadRequest } from './edge-thread.ts';
 import { KEPT_LISTING_ENTRIES, KeptListings } from './edge-thread-contents.ts';
 import { ThreadPool, type PoolThread } from './thread-pool.ts';
@@ -64,12 +62,6 @@ export class EdgeThreadPool implements EdgeEngine {
     });
   }
 
-  engineFor(command: string, requested: BashEngine, workspace?: WorkspaceFacts): Promise<'edge' | 'runner'> {
-    // Asked of no thread when the answer needs no interpreter.
-    if (requested === 'runner') return Promise.resolve('runner');
-    return this.ask<'edge' | 'runner'>((id) => ({ kind: 'engine', id, command, requested, workspace }));
-  }
-
   interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation> {
     const { scope, listing } = source;
     return this.ask<EdgeInterpretation>(
@@ -113,8 +105,7 @@ export class EdgeThreadPool implements EdgeEngine {
     }
     const job = this.pool.settle(thread, message.id);
     if (job === undefined) return;
-    if (message.kind === 'engine') job.resolve(message.engine);
-    else if (message.kind === 'interpreted') job.resolve(message.interpretation);
+    if (message.kind === 'interpreted') job.resolve(message.interpretation);
     else if (message.kind === 'error')
       job.reject(new ToolError(message.error.code, message.error.message, message.error.details));
     else {

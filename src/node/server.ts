@@ -202,8 +202,6 @@ function lazyEdgeEngine(size: number, log: Log): EdgeEngine & { close(): Promise
   const threads = () =>
     (pool ??= import('./edge-threads.ts').then(({ EdgeThreadPool }) => new EdgeThreadPool({ size, log })));
   return {
-    engineFor: async (command, requested, workspace) =>
-      requested === 'runner' ? 'runner' : (await threads()).engineFor(command, requested, workspace),
     interpret: async (source, run) => (await threads()).interpret(source, run),
     close: async () => {
       if (pool !== undefined) await (await pool).close();

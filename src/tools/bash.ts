@@ -53,9 +53,10 @@ export const bash = defineTool({
   check: checkArguments,
   async execute(args, { workspace, processes, recordEffect, limits, edgeEngine }) {
     checkArguments(args);
-    if (args.action === 'exec' && args.engine !== 'runner') edgeEngine ??= (await loadEdge())[0].handlerEdgeEngine;
-    if (args.action === 'exec' && edgeEngine && (await engineOf(args, workspace, edgeEngine)) === 'edge') {
-      // On auto, a command the interpreter cannot finish within its own limits goes on to a runner.
+    if (args.action === 'exec' && args.engine !== 'runner') {
+      edgeEngine ??= (await loadEdge())[0].handlerEdgeEngine;
+      // On auto, a command off the edge's allow-list, or one the interpreter cannot finish within
+      // its own limits, goes on to a runner.
       const answer = await execOnEdge(args, workspace, limits, recordEffect, edgeEngine);
       if (answer !== undefined) return answer;
     }
@@ -199,15 +200,11 @@ async function exec(
   } satisfies BashExecResult;
 }
 
-/** Where an exec runs (edge-interpreter.ts), with what the choice may know of the workspace. */
-function engineOf(args: Input, workspace: Workspace, engine: EdgeEngine): Promise<'edge' | 'runner'> {
-  const requested = args.engine ?? 'auto';
-  // Asked of the manifest (one row at most), not by listing it: the run lists it once, if it runs.
-  const links = requested === 'auto' && workspace.holdsLinks();
-  return engine.engineFor(args.command!, requested, { links });
-}
-
-/** exec in the handler: the same answer as a runner's, its changes committed with the call's usage record. */
+/**
+ * exec in the handler, where the edge takes the command (edge-interpreter.ts engineFor): the same
+ * answer as a runner's, its changes committed with the call's usage record; undefined on auto for
+ * a command a runner should run.
+ */
 async function execOnEdge(
   args: Input,
   workspace: Workspace,
@@ -215,6 +212,7 @@ async function execOnEdge(
   recordEffect: (() => void) | undefined,
   engine: EdgeEngine,
 ) {
+  const requested = args.engine === 'edge' ? 'edge' : 'auto';
   const { cwd } = await newProcess(args, workspace, 'exec');
   const started = performance.now();
   const [, { runOnEdge }] = await loadEdge();
@@ -228,7 +226,10 @@ async function execOnEdge(
       maxFileBytes: limits.maxFileBytes,
       maxWorkspaceBytes: limits.edgeMemoryBytes,
       onCommit: recordEffect,
-      orRunner: args.engine !== 'edge',
+      orRunner: requested === 'auto',
+      requested,
+      // Asked of the manifest (one row at most), not by listing it: the run lists it once, if it runs.
+      workspace: { links: requested === 'auto' && workspace.holdsLinks() },
     },
     engine,
   );

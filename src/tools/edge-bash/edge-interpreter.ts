@@ -24,8 +24,16 @@ export interface EdgeRun {
   timeoutMs: number;
   /** The most the command's copy may hold in memory (its files and what it writes), in bytes. */
   maxWorkspaceBytes?: number;
-  /** Give the command back (stoppedAtLimit) rather than fail where the edge cannot finish it as bash would. */
+  /** Give the command back (forRunner) rather than fail where the edge cannot finish it as bash would. */
   orRunner?: boolean;
+  /**
+   * The engine the caller asked for, decided here before anything runs (engineFor, in the same
+   * step, so a thread is asked once): `auto` gives back (forRunner) a command off its allow-list,
+   * `edge` refuses one the edge cannot run. Absent: the command runs.
+   */
+  requested?: 'auto' | 'edge';
+  /** What the decision on auto may know of the workspace. */
+  workspace?: WorkspaceFacts;
 }
 
 /** What the interpreter made of a command: its output and what it changed in its copy. */
@@ -37,8 +45,12 @@ export interface EdgeInterpretation {
   timedOut: boolean;
   /** stdout or stderr was longer than an answer keeps (MAX_EXEC_STREAM_CHARS each). */
   truncated: boolean;
-  /** The interpreter stopped the command at one of its own limits (commands, loop iterations, ...), which bash does not have, or could not go on as bash does (a redirection into a missing directory): a runner should run it. */
-  stoppedAtLimit: boolean;
+  /**
+   * A runner should run the command: auto's allow-list does not hold it, or the interpreter stopped
+   * it at one of its own limits (commands, loop iterations, ...), which bash does not have, or
+   * could not go on as bash does (a redirection into a missing directory).
+   */
+  forRunner: boolean;
   /** What the command changed, as a runner's copy reports it. */
   changes: RunnerChange[];
   /** What the copy held that no disk could, with why. */
@@ -47,12 +59,6 @@ export interface EdgeInterpretation {
 
 /** Where the edge engine's commands are read and run: in the handler, or on a home's threads. */
 export interface EdgeEngine {
-  /**
-   * Where an exec runs: `runner` as asked; `edge` as asked, unless the edge cannot run the command
-   * at all (invalid_argument naming it); `auto` on the edge only when every command, option and
-   * shell feature in it is on the allow-list the differential test proves.
-   */
-  engineFor(command: string, requested: BashEngine, workspace?: WorkspaceFacts): Promise<'edge' | 'runner'>;
   interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation>;
 }
 
@@ -74,7 +80,7 @@ const NOTHING: EdgeInterpretation = {
   exitCode: 0,
   timedOut: false,
   truncated: false,
-  stoppedAtLimit: false,
+  forRunner: false,
   changes: [],
   skipped: [],
 };
@@ -111,8 +117,13 @@ export async function holdDefenceInDepth(): Promise<void> {
 }
 
 /** The edge engine in the calling thread: the Cloudflare home's, whose object serves one workspace. */
-export const handlerEdgeEngine: EdgeEngine = { engineFor, interpret };
+export const handlerEdgeEngine: EdgeEngine = { interpret };
 
+/**
+ * Where an exec runs: `runner` as asked; `edge` as asked, unless the edge cannot run the command
+ * at all (invalid_argument naming it); `auto` on the edge only when every command, option and
+ * shell feature in it is on the allow-list the differential test proves.
+ */
 export async function engineFor(
   command: string,
   requested: BashEngine,
@@ -143,6 +154,8 @@ export async function engineFor(
 }
 
 export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation> {
+  if (run.requested !== undefined && (await engineFor(run.command, run.requested, run.workspace)) === 'runner')
+    return { ...NOTHING, forRunner: true };
   const { Bash } = await loadInterpreter();
   const copy = await EdgeCopy.of(source, run.maxWorkspaceBytes, (layout ??= interpreterLayout(Bash)));
   const cwd = run.cwd === '' ? EDGE_WORKSPACE : `${EDGE_WORKSPACE}/${run.cwd}`;
@@ -166,7 +179,7 @@ export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeI
     // script, while the interpreter's redirections let the failure end the whole run. Auto gives
     // the command to a runner (nothing kept); engine "edge" refuses it.
     if (!(error instanceof MissingDirectoryError)) throw error;
-    if (run.orRunner) return { ...NOTHING, stoppedAtLimit: true };
+    if (run.orRunner) return { ...NOTHING, forRunner: true };
     throw new ToolError(
       'invalid_argument',
       `engine "edge" cannot run this command: it redirects into ${JSON.stringify(relativeToWorkspace(error.path, cwd))}, ` +
@@ -183,7 +196,7 @@ export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeI
     truncated: stdout.length < result.stdout.length || stderr.length < result.stderr.length,
     exitCode: timeout.aborted ? TIMED_OUT_EXIT_CODE : result.exitCode,
     timedOut: timeout.aborted,
-    stoppedAtLimit: !timeout.aborted && result.exitCode === INTERPRETER_LIMIT_EXIT_CODE,
+    forRunner: !timeout.aborted && result.exitCode === INTERPRETER_LIMIT_EXIT_CODE,
     changes,
     skipped,
   };

@@ -43,9 +43,9 @@ export function edgeSource(workspace: Workspace): EdgeSource {
 
 /**
  * Runs `run` on the edge (in the handler unless a home gives its own engine) and syncs what it
- * changed. With `orRunner`, a command the interpreter stopped at one of its own limits (126: too
- * many commands, loop iterations, ...) answers undefined and keeps nothing, so the caller runs it
- * on a runner, where those limits do not exist.
+ * changed. With `orRunner`, a command auto's allow-list does not hold (with `requested: 'auto'`),
+ * or one the interpreter stopped at one of its own limits (126: too many commands, loop iterations,
+ * ...), answers undefined and keeps nothing, so the caller runs it on a runner.
  */
 export async function runOnEdge(
   workspace: Workspace,
@@ -61,7 +61,7 @@ export async function runOnEdge(
   const { maxFileBytes, onCommit, ...interpreted } = run;
   const { orRunner } = run;
   const outcome = await engine.interpret(edgeSource(workspace), interpreted);
-  if (orRunner && outcome.stoppedAtLimit) return undefined;
+  if (orRunner && outcome.forRunner) return undefined;
   const synced = await syncChanges(workspace, outcome.changes, { maxFileBytes, onCommit });
   return {
     stdout: outcome.stdout,
