@@ -179,9 +179,9 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
     return [...dir.children].sort(([a], [b]) => byName(a, b));
   }
 
-  /** Files' contents as UTF-8 text, in their order (read on first use). */
-  async textsOf(files: readonly FileNode[]): Promise<string[]> {
-    return (await this.contentsOf(files)).map((bytes) => fromBytes(bytes));
+  /** Files' contents, in their order (read on first use): the arrays they hold, to be read and never changed. */
+  heldContents(files: readonly FileNode[]): Promise<Uint8Array[]> {
+    return this.contentsOf(files);
   }
 
   // --- Changing ---

@@ -6,6 +6,7 @@
 // the way, a limit within reach) goes to the interpreter's grep unchanged (origCommand).
 import type { Command, CommandContext, ExecResult } from 'just-bash';
 import type { EdgeFs } from './edge-fs.ts';
+import { fromBytes } from './edge-fs-paths.ts';
 import type { FileNode, FsNode } from './edge-fs-tree.ts';
 
 /** What the fast path answers: the flags it knows (r and R recurse, n numbers lines, l names files, F fixed). */
@@ -80,20 +81,21 @@ async function fastGrep(fs: EdgeFs, plan: Plan, ctx: CommandContext): Promise<Ex
   // Every file's content asked for at once: a few round trips (on the Node home, to the server
   // thread) rather than one or two per directory.
   fs.prefetch(files.map((file) => file.node));
+  const search = wordSearch(plan.word);
   const maxWork = Math.max(limits.maxLoopIterations, Math.min(limits.maxArrayElements, limits.maxLoopIterations * 10));
   let stdout = '';
   let matched = false;
   for (let start = 0; start < files.length; start += BATCH) {
     if (ctx.signal?.aborted) throw new GiveBack();
     const batch = files.slice(start, start + BATCH);
-    let contents: string[];
+    let contents: Uint8Array[];
     try {
-      contents = await fs.textsOf(batch.map((file) => file.node));
+      contents = await fs.heldContents(batch.map((file) => file.node));
     } catch {
       throw new GiveBack();
     }
     batch.forEach(({ name }, index) => {
-      const lines = matchingLines(contents[index]!, plan.word, maxWork, limits.maxArrayElements);
+      const lines = matchingLines(contents[index]!, search, maxWork, limits.maxArrayElements);
       if (lines.length === 0) return;
       matched = true;
       if (plan.filesOnly) stdout += `${name}\n`;
@@ -159,16 +161,54 @@ function walkNode(node: FsNode, name: string, depth: number, files: Found[], spe
   }
 }
 
-/** The lines of `text` holding `word` (number from 1, line), as the interpreter's grep numbers them, within its limits. */
-function matchingLines(text: string, word: string, maxWork: number, maxLines: number): [number, string][] {
+/** A word to find, with what finds it in a file's bytes without decoding them when it is ASCII. */
+interface WordSearch {
+  word: string;
+  /** The word's bytes and Horspool's shift for each byte value; undefined for a word beyond ASCII. */
+  bytes?: Uint8Array;
+  shift?: Uint8Array;
+}
+
+function wordSearch(word: string): WordSearch {
+  // eslint-disable-next-line no-control-regex
+  if (!/^[\x00-\x7f]+$/.test(word) || word.length > 255) return { word };
+  const bytes = new TextEncoder().encode(word);
+  const shift = new Uint8Array(256).fill(bytes.length);
+  for (let at = 0; at < bytes.length - 1; at += 1) shift[bytes[at]!] = bytes.length - 1 - at;
+  return { word, bytes, shift };
+}
+
+/**
+ * Whether `content` holds the ASCII word's bytes (Boyer-Moore-Horspool). It holds them exactly when
+ * its UTF-8 text holds the word: the decoder turns each ASCII byte into that character and every
+ * other byte into characters beyond ASCII, valid or not, so runs of ASCII match alike.
+ */
+function holdsBytes(content: Uint8Array, word: Uint8Array, shift: Uint8Array): boolean {
+  const last = word.length - 1;
+  for (let at = last; at < content.length; at += shift[content[at]!]!) {
+    let back = 0;
+    while (back <= last && content[at - back] === word[last - back]) back += 1;
+    if (back > last) return true;
+  }
+  return false;
+}
+
+/** The lines of a file holding the word (number from 1, line), as the interpreter's grep numbers them, within its limits. */
+function matchingLines(content: Uint8Array, search: WordSearch, maxWork: number, maxLines: number): [number, string][] {
   // The interpreter's grep counts its work (a unit per 1,024 characters and per line) and its
-  // lines; a text has fewer lines than characters, so most need no count.
-  const bound = text.length + 1;
-  if (bound > maxLines || Math.ceil(text.length / 1024) + bound > maxWork) {
+  // lines; a text has no more characters than its UTF-8 bytes, nor lines than characters, so most
+  // need no count.
+  const bound = content.byteLength + 1;
+  let text: string | undefined;
+  if (bound > maxLines || Math.ceil(content.byteLength / 1024) + bound > maxWork) {
+    text = fromBytes(content);
     let newlines = 0;
     for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) newlines += 1;
     if (newlines + 1 > maxLines || Math.ceil(text.length / 1024) + newlines + 1 > maxWork) throw new GiveBack();
   }
+  if (text === undefined && search.bytes !== undefined && !holdsBytes(content, search.bytes, search.shift!)) return [];
+  text ??= fromBytes(content);
+  const { word } = search;
   if (!text.includes(word)) return [];
   const lines = text.split('\n');
   const count = lines.length > 0 && lines[lines.length - 1] === '' ? lines.length - 1 : lines.length;

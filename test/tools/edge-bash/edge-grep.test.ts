@@ -156,6 +156,23 @@ describe("the edge's grep", () => {
     await expectSameAnswers(source, ['grep -rn TODO docs'], 1);
   });
 
+  it('finds a word in the bytes exactly where the text holds it: beside invalid UTF-8, at either end, in repeats', async () => {
+    const source = sourceOf({
+      'invalid.bin': new Uint8Array([0xe2, 0x82, 0x61, 0x62, 0x61, 0x62, 0x63, 0xff, 0x0a, 0xc3, 0x61, 0x62, 0x63]),
+      'ends.txt': 'abc in the middle\nand at the end abc',
+      'repeats.txt': 'aab aaab ababab abcabc\nxyz\n',
+      'split.txt': 'ab\nc abX\n',
+      'wide.txt': '日本abc語 ééabcéé\n',
+      'only.txt': 'abc',
+      'short.txt': 'ab',
+    });
+    await expectSameAnswers(
+      source,
+      ['grep -rn abc .', 'grep -rn ab .', 'grep -rl abab .', 'grep -rn c .', 'grep -rn "日本" .', 'grep -rn "b a" .'],
+      1,
+    );
+  });
+
   it('reads only plain words with the flags it knows', () => {
     expect(planOf(['-rn', 'TODO', '.'])).toEqual({
       word: 'TODO',
