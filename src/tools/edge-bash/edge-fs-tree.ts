@@ -283,15 +283,18 @@ export class EdgeTree {
     const content = entry !== undefined ? await this.reader!.read(entry.path, entry) : await load!();
     // Another read may have filled it meanwhile, or a write replaced it: that one stands.
     if (file.content !== undefined) return file.content;
-    if (file.load === load && file.entry === entry) {
-      this.reserve(content.byteLength);
-      file.content = content;
-      file.load = undefined;
-      file.entry = undefined;
-      file.pending = undefined;
-      file.home = undefined;
-    }
+    if (file.load === load && file.entry === entry) this.fill(file, content);
     return file.content ?? content;
+  }
+
+  /** A file's content read: held from now on, counted against the bound (ENOSPC beyond it). */
+  private fill(file: FileNode, content: Uint8Array): void {
+    this.reserve(content.byteLength);
+    file.content = content;
+    file.load = undefined;
+    file.entry = undefined;
+    file.pending = undefined;
+    file.home = undefined;
   }
 
   /**
@@ -346,13 +349,7 @@ export class EdgeTree {
           // Written meanwhile, or over the bound: left to the file's own read, which reports it.
           if (node.entry !== entries[index] || node.content !== undefined) return;
           const content = contents[index]!;
-          if (this.retainedBytes + content.byteLength > this.maxTotalBytes) return;
-          this.reserve(content.byteLength);
-          node.content = content;
-          node.entry = undefined;
-          node.load = undefined;
-          node.pending = undefined;
-          node.home = undefined;
+          if (this.retainedBytes + content.byteLength <= this.maxTotalBytes) this.fill(node, content);
         }),
       () => undefined,
     );
