@@ -6,6 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RunnerClient } from '../../src/runner/runner-client.ts';
 import { createRunnerKey } from '../support/keys.ts';
 import { callApi, useServer } from '../support/server-process.ts';
+import { JOB_WAIT_MS } from '../support/runner-sync.ts';
 
 // A runner reads a workspace only while it holds a lease on one of its jobs: the lease of the
 // job that commits the files is held (not ended) for the whole file, so it must not expire.
@@ -28,7 +29,7 @@ beforeAll(async () => {
   // Files go in as a runner commits them (binary included): lease a job, sync its writes, report its exit.
   await server.call('POST', '/v1/workspaces/bl/tools/bash', { action: 'start', command: 'true' });
   const { processId, token } = (
-    await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 })
+    await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: JOB_WAIT_MS })
   ).body.job;
   const changes = Object.entries(contents).map(([path, bytes]) => ({
     op: 'write',

@@ -5,6 +5,7 @@ import { eventually } from '../support/eventually.ts';
 import { createRunnerKey } from '../support/keys.ts';
 import { callApi, makeDataDir, removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
 import { freePort, startRunner, type RunnerProcess } from '../support/runner-process.ts';
+import { JOB_WAIT_MS } from '../support/runner-sync.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -66,7 +67,10 @@ describe('runner failure', () => {
       .body.result;
     // Play a runner that leases the job, starts it, then goes silent.
     const runnerKey = (await createRunnerKey(target)).secret;
-    const lease = await callApi(target.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'silent', waitMs: 0 });
+    const lease = await callApi(target.url, runnerKey, 'POST', '/v1/runner/lease', {
+      runnerId: 'silent',
+      waitMs: JOB_WAIT_MS,
+    });
     expect(lease.body.job.processId).toBe(started.processId);
     const { token } = lease.body.job;
     expect(

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { RunnerClient, StaleLeaseError } from '../../src/runner/runner-client.ts';
 import { createRunnerKey } from '../support/keys.ts';
 import { callApi, useServer } from '../support/server-process.ts';
+import { JOB_WAIT_MS } from '../support/runner-sync.ts';
 
 const RING = 1024;
 // Each test leases processes of one workspace and leaves them running: no cap on them here.
@@ -24,7 +25,10 @@ beforeAll(async () => {
 /** Starts a process and plays its runner: leases the job and reports it started. */
 async function leasedProcess(): Promise<{ processId: string; token: number }> {
   const started = await server.call('POST', '/v1/workspaces/out/tools/bash', { action: 'start', command: 'true' });
-  const lease = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 });
+  const lease = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', {
+    runnerId: 'by-hand',
+    waitMs: JOB_WAIT_MS,
+  });
   const { processId, token } = lease.body.job;
   expect(processId).toBe(started.body.result.processId);
   expect(

@@ -3,6 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createRunnerKey } from '../support/keys.ts';
 import { callApi, useServer } from '../support/server-process.ts';
+import { JOB_WAIT_MS } from '../support/runner-sync.ts';
 
 const server = useServer({ env: { TOOLGATE_RUNNER: 'off' } });
 let runnerKey = '';
@@ -13,7 +14,7 @@ const runner = (path: string, body: unknown) => callApi(server.url, runnerKey, '
 
 async function leaseJob(ws: string): Promise<{ processId: string; token: number }> {
   await server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' });
-  const leased = await runner('/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 });
+  const leased = await runner('/v1/runner/lease', { runnerId: 'by-hand', waitMs: JOB_WAIT_MS });
   return leased.body.job;
 }
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunnerKey, type TestKey } from '../support/keys.ts';
 import { startRunner, type RunnerProcess } from '../support/runner-process.ts';
 import { makeDataDir, removeDir, useServer, type ApiAnswer } from '../support/server-process.ts';
+import { JOB_WAIT_MS } from '../support/runner-sync.ts';
 
 const MiB = 1024 * 1024;
 /** Default limits, runners started by the tests. */
@@ -91,7 +92,7 @@ describe('PUT and POST /v1/runner/workspaces/{ws}/processes/{id}/blobs', () => {
     await server.call('PUT', `/v1/workspaces/${ws}`);
     holder = await createRunnerKey(server, [ws]);
     await server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' });
-    job = (await holder.call('POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: 0 })).body.job;
+    job = (await holder.call('POST', '/v1/runner/lease', { runnerId: 'by-hand', waitMs: JOB_WAIT_MS })).body.job;
   });
 
   const send = async (

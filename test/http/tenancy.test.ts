@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createRunnerKey, type TestKey } from '../support/keys.ts';
 import { callApi, useServer, type ApiAnswer } from '../support/server-process.ts';
+import { JOB_WAIT_MS } from '../support/runner-sync.ts';
 
 const server = useServer({ env: { TOOLGATE_RUNNER: 'off', TOOLGATE_LEASE_MS: '3600000' } });
 
@@ -529,7 +530,9 @@ beforeAll(async () => {
   }
   keys.runner = await createRunnerKey(server, [A, A2]);
   // A's runner key leases A's job (B's older job is never handed to it) and holds that lease.
-  const lease = await ok(keys.runner.call('POST', '/v1/runner/lease', { runnerId: 'tenant-a-runner', waitMs: 0 }));
+  const lease = await ok(
+    keys.runner.call('POST', '/v1/runner/lease', { runnerId: 'tenant-a-runner', waitMs: JOB_WAIT_MS }),
+  );
   expect(lease.job.processId).toBe(tenantA.processId);
   tenantA.token = lease.job.token;
 }, 120_000);

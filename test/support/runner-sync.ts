@@ -5,6 +5,14 @@ import { expect } from 'vitest';
 import { createRunnerKey } from './keys.ts';
 import { callApi, type ServerProcess } from './server-process.ts';
 
+/**
+ * How long a test playing a runner waits for a job it just started to be leased: at once on the
+ * Node home; on the Cloudflare home the job reaches the dispatcher through the Queue a moment
+ * later, and a lease asked with `waitMs: 0` can come back empty (seen in CI). The lease answers as
+ * soon as the job is there.
+ */
+export const JOB_WAIT_MS = 20_000;
+
 /** A change as the sync route takes it: a file's bytes, a symlink, or an empty directory. */
 export type SyncedChange =
   | { op: 'write'; path: string; bytes: Uint8Array }
@@ -19,10 +27,9 @@ export async function syncWorkspaceChanges(
   const runnerKey = (await createRunnerKey(server)).secret;
   await server.call('PUT', `/v1/workspaces/${ws}`);
   await server.call('POST', `/v1/workspaces/${ws}/tools/bash`, { action: 'start', command: 'true' });
-  // It waits for the job: on the Cloudflare home it reaches the dispatcher through the Queue, a moment later.
   const leased = await callApi(server.url, runnerKey, 'POST', '/v1/runner/lease', {
     runnerId: 'by-hand',
-    waitMs: 20_000,
+    waitMs: JOB_WAIT_MS,
   });
   expect(leased.body.job, JSON.stringify(leased.body)).toBeDefined();
   const { processId, token } = leased.body.job;
