@@ -4,8 +4,10 @@
 import { parentPort } from 'node:worker_threads';
 import { isToolError, type ErrorCode, type ErrorDetails } from '../core/errors.ts';
 import {
+  GIVEN_TO_RUNNER,
   holdDefenceInDepth,
   interpret,
+  runnerTakes,
   type EdgeInterpretation,
   type EdgeRun,
 } from '../tools/edge-bash/edge-interpreter.ts';
@@ -72,13 +74,18 @@ function read(id: number, what: string | readonly ManifestEntry[], entry?: Manif
 
 async function answer(request: Exclude<EdgeThreadRequest, { kind: 'read' }>): Promise<void> {
   try {
+    // Decided before the listing is asked for: a command given to a runner needs none.
+    if (await runnerTakes(request.run)) {
+      send({ kind: 'interpreted', id: request.id, interpretation: GIVEN_TO_RUNNER });
+      return;
+    }
     const source = kept.reader(request.scope, {
       read: (path: string, entry: ManifestEntry) => read(request.id, path, entry),
       readMany: (entries: readonly ManifestEntry[]) => read(request.id, entries),
     });
     const entries = request.entries ?? listings.get(request.listing) ?? (await read(request.id, 'listing'));
     listings.keep(request.listing, entries, entries.length);
-    const interpretation = await interpret({ entries, ...source }, request.run);
+    const interpretation = await interpret({ entries, ...source }, { ...request.run, requested: undefined });
     // The written contents move to the server thread rather than being copied (each buffer once).
     const contents = new Set<ArrayBuffer>();
     for (const change of interpretation.changes)

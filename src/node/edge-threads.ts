@@ -66,8 +66,11 @@ export class EdgeThreadPool implements EdgeEngine {
     const { scope, listing } = source;
     return this.ask<EdgeInterpretation>(
       (id, thread) => {
-        // A listing the thread was sent is not sent again (it asks for it if it has dropped it).
-        if (thread.kept.get(listing) !== undefined) return { kind: 'interpret', id, scope, listing, run };
+        // A listing the thread was sent is not sent again (it asks for it if it has dropped it), nor
+        // one the command may not need: where the engine is still to be decided, the thread asks for
+        // it once it runs the command, and a command it gives to a runner is never listed.
+        if (thread.kept.get(listing) !== undefined || run.requested !== undefined)
+          return { kind: 'interpret', id, scope, listing, run };
         const { entries } = source;
         thread.kept.keep(listing, entries.length, entries.length);
         return { kind: 'interpret', id, entries, scope, listing, run };
@@ -124,7 +127,9 @@ export class EdgeThreadPool implements EdgeEngine {
     try {
       if (source === undefined) throw new Error('the command reading it has ended');
       if (message.kind === 'read-listing') {
-        answer = { kind: 'read', readId: message.readId, entries: source.entries };
+        const { entries } = source;
+        thread.kept.keep(source.listing, entries.length, entries.length);
+        answer = { kind: 'read', readId: message.readId, entries };
         thread.worker.postMessage(answer);
         return;
       }

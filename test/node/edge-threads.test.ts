@@ -1,6 +1,7 @@
 // The edge engine's threads (edge-threads.ts) and what they keep of what they were sent: a
 // workspace's listing is sent once for each state of it (its manifest stamp), a new state is sent
-// again, and a thread that no longer holds one asks for it; its files' contents cross once.
+// again, and a thread that no longer holds one asks for it; its files' contents cross once; and a
+// command the engine gives to a runner is decided before anything is listed.
 import { afterAll, describe, expect, it } from 'vitest';
 import { EdgeThreadPool } from '../../src/node/edge-threads.ts';
 import { KeptListings } from '../../src/node/edge-thread-contents.ts';
@@ -66,6 +67,24 @@ describe('EdgeThreadPool', () => {
     threads[0]!.kept.keep('ws-z#1', 1, 1);
     expect((await pool.interpret(other.source, run('ls; cat z.txt'))).stdout).toBe('z.txt\nzed\n');
     expect(other.taken.listings).toBe(1);
+  });
+
+  it('decides the engine before it lists: a command auto gives to a runner is never listed, one it runs is, once', async () => {
+    const big = state({ 'x.txt': 'x\n' }, 'ws-auto#1');
+    const auto = (command: string) => ({ ...run(command), requested: 'auto' as const, orRunner: true });
+    expect(await pool.interpret(big.source, auto('npm test'))).toMatchObject({ forRunner: true, stdout: '' });
+    expect(await pool.interpret(big.source, auto('curl http://127.0.0.1:1/'))).toMatchObject({ forRunner: true });
+    expect(big.taken).toEqual({ listings: 0, files: 0 });
+    expect(await pool.interpret(big.source, auto('cat x.txt'))).toMatchObject({ forRunner: false, stdout: 'x\n' });
+    expect(await pool.interpret(big.source, auto('wc -l x.txt'))).toMatchObject({ stdout: '1 x.txt\n' });
+    expect(big.taken).toEqual({ listings: 1, files: 1 });
+    // Engine "edge" refuses what it cannot run, naming it, without a listing either.
+    const refused = state({}, 'ws-edge#1');
+    await expect(pool.interpret(refused.source, { ...run('npm test'), requested: 'edge' })).rejects.toMatchObject({
+      code: 'invalid_argument',
+      details: { command: 'npm' },
+    });
+    expect(refused.taken.listings).toBe(0);
   });
 
   it('never gives one store the contents another was sent', async () => {

@@ -153,9 +153,16 @@ export async function engineFor(
   return 'edge';
 }
 
+/** What the engine answers for a command it gives to a runner without running it. */
+export const GIVEN_TO_RUNNER: EdgeInterpretation = { ...NOTHING, forRunner: true };
+
+/** Whether the engine the run asks for (`requested`) gives the command to a runner: decided before anything is listed or run. */
+export async function runnerTakes(run: EdgeRun): Promise<boolean> {
+  return run.requested !== undefined && (await engineFor(run.command, run.requested, run.workspace)) === 'runner';
+}
+
 export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation> {
-  if (run.requested !== undefined && (await engineFor(run.command, run.requested, run.workspace)) === 'runner')
-    return { ...NOTHING, forRunner: true };
+  if (await runnerTakes(run)) return GIVEN_TO_RUNNER;
   const { Bash } = await loadInterpreter();
   const copy = await EdgeCopy.of(source, run.maxWorkspaceBytes, (layout ??= interpreterLayout(Bash)));
   const cwd = run.cwd === '' ? EDGE_WORKSPACE : `${EDGE_WORKSPACE}/${run.cwd}`;
@@ -179,7 +186,7 @@ export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeI
     // script, while the interpreter's redirections let the failure end the whole run. Auto gives
     // the command to a runner (nothing kept); engine "edge" refuses it.
     if (!(error instanceof MissingDirectoryError)) throw error;
-    if (run.orRunner) return { ...NOTHING, forRunner: true };
+    if (run.orRunner) return GIVEN_TO_RUNNER;
     throw new ToolError(
       'invalid_argument',
       `engine "edge" cannot run this command: it redirects into ${JSON.stringify(relativeToWorkspace(error.path, cwd))}, ` +
