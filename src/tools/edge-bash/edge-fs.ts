@@ -6,20 +6,11 @@
 // changed (`onChange`), so the copy (edge-copy.ts) compares only those with the manifest.
 import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from 'just-bash';
 import { fromBytes, joined, lexical, toBytes } from './edge-fs-paths.ts';
-import {
-  EdgeTree,
-  exists,
-  failure,
-  isDirectory,
-  noEntry,
-  notDirectory,
-  type DirNode,
-  type FileNode,
-  type FsNode,
-  type Located,
-} from './edge-fs-tree.ts';
+import type { DirNode, FileNode, FsNode } from './edge-fs-nodes.ts';
+import { EdgeTree, exists, failure, isDirectory, noEntry, notDirectory, type Located } from './edge-fs-tree.ts';
 
-export { MissingDirectoryError, type EdgeFsOptions, type EdgeReader } from './edge-fs-tree.ts';
+export type { EdgeReader } from './edge-fs-nodes.ts';
+export { MissingDirectoryError, type EdgeFsOptions } from './edge-fs-tree.ts';
 
 type DirentEntry = Awaited<ReturnType<NonNullable<IFileSystem['readdirWithFileTypes']>>>[number];
 type ReadFileOptions = Exclude<Parameters<IFileSystem['readFile']>[1], BufferEncoding | undefined>;

@@ -7,7 +7,7 @@
 import type { Command, CommandContext, ExecResult } from 'just-bash';
 import type { EdgeFs } from './edge-fs.ts';
 import { fromBytes } from './edge-fs-paths.ts';
-import type { FileNode, FsNode } from './edge-fs-tree.ts';
+import type { FileNode, FsNode } from './edge-fs-nodes.ts';
 
 /** What the fast path answers: the flags it knows (r and R recurse, n numbers lines, l names files, F fixed). */
 interface Plan {
