@@ -1,6 +1,6 @@
 // A key's quota ledger in its key object's SQLite: calls admitted one at a time (so a quota of N
 // admits exactly N across workspaces), and process seconds added as workspace objects count them.
-import { checkQuota, periodStart } from '../metering/usage-meter.ts';
+import { checkQuota, periodStart } from '../metering/quota-rules.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 

@@ -1,5 +1,5 @@
 // Usage records: exactly one per tool call, the quota check that admits a call, and the totals.
-import { ToolError } from '../core/errors.ts';
+import { checkQuota, periodStart } from './quota-rules.ts';
 import { scopeFilter } from '../core/workspace-scope.ts';
 import type { ApiKey, Quota } from '../keys/key-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
@@ -388,56 +388,4 @@ export class UsageMeter {
     );
     return { calls: spent!.calls, seconds: spent!.seconds ?? 0 };
   }
-}
-
-/**
- * Throws `quota_exceeded` when what a key spent this period leaves no room for one more call;
- * spent process seconds stop only calls that use process time.
- */
-export function checkQuota(
-  quota: Quota,
-  spent: { calls: number; seconds: number },
-  usesProcessTime: boolean,
-  now: number,
-): void {
-  const resetsAt = new Date(periodEnd(quota.period, now)).toISOString();
-  if (quota.calls !== undefined && spent.calls >= quota.calls) {
-    throw new ToolError(
-      'quota_exceeded',
-      `This key's quota of ${quota.calls} calls a ${quota.period} is spent; it renews at ${resetsAt}.`,
-      {
-        quota: 'calls',
-        limit: quota.calls,
-        used: spent.calls,
-        resetsAt,
-      },
-    );
-  }
-  if (usesProcessTime && quota.processSeconds !== undefined && spent.seconds >= quota.processSeconds) {
-    throw new ToolError(
-      'quota_exceeded',
-      `This key's quota of ${quota.processSeconds} process seconds a ${quota.period} is spent; it renews at ${resetsAt}.`,
-      {
-        quota: 'processSeconds',
-        limit: quota.processSeconds,
-        used: spent.seconds,
-        resetsAt,
-      },
-    );
-  }
-}
-
-/** The start of the calendar day or month (UTC) holding `at`. */
-export function periodStart(period: Quota['period'], at: number): number {
-  const date = new Date(at);
-  return period === 'day'
-    ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate())
-    : Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
-}
-
-function periodEnd(period: Quota['period'], at: number): number {
-  const date = new Date(at);
-  return period === 'day'
-    ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1)
-    : Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
 }
