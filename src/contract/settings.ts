@@ -281,6 +281,15 @@ export const settings = {
       'how often the sweeper looks for file contents to delete (a sweep starts only once the last has ended; on Cloudflare each workspace object sweeps its own store while it has something to sweep)',
     homes: server,
   }),
+  TOOLGATE_BLOB_JOURNAL_MOVE_DELAY_MS: integer({
+    name: 'TOOLGATE_BLOB_JOURNAL_MOVE_DELAY_MS',
+    fallback: 0,
+    min: 0,
+    max: DAY_MS,
+    meaning:
+      "how long a journal of the data dir's blob store (a large set of small contents written as one file, such as an archive upload) waits before its contents are moved to files of their own; only tests set it, to stop a server while one is pending",
+    homes: ['node'],
+  }),
   TOOLGATE_RATE_LIMIT_PER_MINUTE: integer({
     name: 'TOOLGATE_RATE_LIMIT_PER_MINUTE',
     fallback: 0,

@@ -25,6 +25,8 @@ export interface NodeConfig {
   /** Processes of one workspace that run at once (TOOLGATE_WORKSPACE_MAX_PROCESSES); more wait queued. */
   workspaceMaxProcesses: number;
   maxProcessOutputChars: number;
+  /** How long a blob journal waits before its contents move to their files (TOOLGATE_BLOB_JOURNAL_MOVE_DELAY_MS; tests). */
+  blobJournalMoveDelayMs: number;
   /** Commands may use the network (TOOLGATE_RUNNER_NETWORK=on); off by default. */
   runnerNetwork: boolean;
   /** exec jobs of the in-process runner run over an overlay where the host can mount one (TOOLGATE_RUNNER_OVERLAY, default on). */
@@ -75,6 +77,7 @@ export function readNodeConfig(env: Record<string, string | undefined>): NodeCon
     approvalTtlMs: read('TOOLGATE_APPROVAL_TTL_MS'),
     streamKeepAliveMs: read('TOOLGATE_STREAM_KEEPALIVE_MS'),
     blobGc: { graceMs: read('TOOLGATE_BLOB_GC_GRACE_MS'), intervalMs: read('TOOLGATE_BLOB_GC_INTERVAL_MS') },
+    blobJournalMoveDelayMs: read('TOOLGATE_BLOB_JOURNAL_MOVE_DELAY_MS'),
     processAccrualMs: read('TOOLGATE_PROCESS_ACCRUAL_MS'),
     rateLimitPerMinute: read('TOOLGATE_RATE_LIMIT_PER_MINUTE'),
     importLimits: {

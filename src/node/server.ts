@@ -39,6 +39,8 @@ export interface NodeHome {
   workspaces: Workspaces;
   processes: ProcessStore;
   blobs: 'fs' | 's3';
+  /** Resolves once the blob store has no work left after its answers (the fs store's journals moved to their files). */
+  blobsSettled(): Promise<void>;
   adminKey: AdminSecret;
   /** The secret of the in-process runner's key, when the server runs one. */
   runnerKey: string | undefined;
@@ -64,7 +66,14 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
       ? undefined
       : (await import('../storage/s3-object-store.ts')).s3ObjectStoreFromEnv(config.env);
   if (!s3) makePrivateDir(join(config.dataDir, 'blobs'));
-  const objects: ObjectStore = s3 ?? new FsObjectStore(join(config.dataDir, 'blobs'));
+  // A blob journal left by a crash is moved to its files before anything is served.
+  const fsObjects = s3
+    ? undefined
+    : await FsObjectStore.open(join(config.dataDir, 'blobs'), {
+        journalMoveDelayMs: config.blobJournalMoveDelayMs,
+        log,
+      });
+  const objects: ObjectStore = s3 ?? fsObjects!;
   // Node's SHA-256 answers at once; WebCrypto's would take a trip through the thread pool per file.
   const workspaces = new Workspaces(db, objects, {
     readOnlyRoots: config.readOnlyRoots,
@@ -140,6 +149,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     workspaces,
     processes,
     blobs: s3 ? 's3' : 'fs',
+    blobsSettled: async () => fsObjects?.settled(),
     adminKey,
     runnerKey,
     close: () => {

@@ -29,7 +29,13 @@ describeObjectStoreContract('memory', async () => ({ store: new MemoryObjectStor
 
 describeObjectStoreContract('fs', async () => {
   const rootDir = await mkdtemp(join(tmpdir(), 'toolgate-fs-store-'));
-  return { store: new FsObjectStore(rootDir), teardown: () => rm(rootDir, { recursive: true, force: true }) };
+  const store = new FsObjectStore(rootDir);
+  // A large set's journal is moved to its files after the answer: the directory goes once it is.
+  const teardown = async () => {
+    await store.settled();
+    await rm(rootDir, { recursive: true, force: true });
+  };
+  return { store, teardown };
 });
 
 let bucketCount = 0;

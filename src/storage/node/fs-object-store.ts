@@ -11,12 +11,20 @@
 // rename replaces both together, which a sidecar file could not), and read back by `head`
 // from the header alone. Size and mtime would be cheaper but can repeat for different bytes
 // written within one timestamp tick.
+//
+// A large set of small objects (an archive unpacked) is first written as one journal file
+// (object-journal.ts), answered once that is synced, and served from memory until a background
+// step has moved its objects into their own files, synced those and removed the journal. Every
+// write or delete of a journalled key waits for that removal, so replaying a journal left by a
+// crash (done before the store serves) never undoes a later write.
 
 import { hash, randomBytes } from 'node:crypto';
 import { readFile as readFileWithCallback } from 'node:fs';
-import { mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+import { access, mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import type { Log } from '../../core/log.ts';
 import {
   assertDeleteBatch,
   DEFAULT_LIST_LIMIT,
@@ -31,6 +39,15 @@ import {
 } from '../object-store.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 import { DurableFiles } from './durable-files.ts';
+import {
+  journalImage,
+  journalName,
+  leftJournals,
+  readJournal,
+  readJournalFile,
+  removeJournal,
+  writeJournal,
+} from './object-journal.ts';
 
 /**
  * Whole-file reads by fs.readFile's callback form, whose open, stat, read and close are chained in
@@ -55,9 +72,48 @@ const MAX_REMEMBERED_DIRECTORIES = 10_000;
  */
 const TEMP_TAG = randomBytes(6).toString('hex');
 let tempCount = 0;
+/**
+ * The smallest set journalled: a smaller one syncs each file by fdatasync (durable-files.ts), a
+ * larger one would otherwise need a syncfs of the filesystem, which costs more than the journal's
+ * one fdatasync the more files it makes durable.
+ */
+const JOURNAL_FROM = 128;
+/**
+ * The largest set journalled, in bytes of its object files: small objects are what a journal
+ * saves (a file each costs far more than its bytes); a set this large is mostly a few big files.
+ * The archive reader's sets are at most 8 MiB (archive-unpack.ts).
+ */
+const JOURNAL_MAX_BYTES = 16 * 1024 * 1024;
+/** Bytes of journals held in memory (served from there until moved) at most; past it sets go to their files directly. */
+const JOURNALLED_MAX_BYTES = 64 * 1024 * 1024;
+
+/** A journalled object, served from its journal's image until the journal is removed. */
+interface JournalledObject {
+  key: string;
+  dir: string;
+  name: string;
+  etag: string;
+  image: Uint8Array;
+  /** The key lock's chain while the journal holds it: nothing else waits on the key while it is the chain's end. */
+  lock: Promise<unknown> | undefined;
+}
+
+export interface FsObjectStoreOptions {
+  /** How long a journal waits before its objects are moved to their own files (tests crash a process meanwhile). */
+  journalMoveDelayMs?: number;
+  /** Where failures of the background move are reported. */
+  log?: Log;
+}
 
 export class FsObjectStore implements ObjectStore {
   readonly #rootDir: string;
+  readonly #journalMoveDelayMs: number;
+  readonly #log: Log | undefined;
+  /** Objects of journals not yet removed, by key. */
+  readonly #journalled = new Map<string, JournalledObject>();
+  #journalledBytes = 0;
+  /** Journals left by a crash, replayed before the store serves anything (see `recover`). */
+  #recovered: Promise<void> | undefined;
   /**
    * One promise chain per key: writes and deletes of a key run one at a time, which makes the
    * check-then-rename of `ifMatch` / `ifNoneMatch` atomic within this process. Two processes
@@ -71,11 +127,40 @@ export class FsObjectStore implements ObjectStore {
    */
   readonly #directories = new Map<string, string>();
 
-  constructor(rootDir: string) {
+  constructor(rootDir: string, options: FsObjectStoreOptions = {}) {
     this.#rootDir = rootDir;
+    this.#journalMoveDelayMs = options.journalMoveDelayMs ?? 0;
+    this.#log = options.log;
+  }
+
+  /** A store whose journals left by a crash are replayed: it fails here, rather than at its first call, if one cannot be. */
+  static async open(rootDir: string, options: FsObjectStoreOptions = {}): Promise<FsObjectStore> {
+    const store = new FsObjectStore(rootDir, options);
+    await store.recover();
+    return store;
+  }
+
+  /** Moves the objects of journals left by a crash into their files; every call waits for it. */
+  recover(): Promise<void> {
+    this.#recovered ??= this.#replayJournals();
+    return this.#recovered;
+  }
+
+  /** Resolves once no journal is pending (tests and benchmarks wait for the store to be quiet). */
+  async settled(): Promise<void> {
+    await this.recover();
+    while (this.#journalled.size > 0)
+      await Promise.all([...new Set([...this.#journalled.values()].map((o) => o.lock))]);
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
+    await this.recover();
+    const journalled = this.#journalled.get(key);
+    if (journalled !== undefined) {
+      // A copy: the journal's image is shared with the writing threads.
+      const body = new Uint8Array(journalled.image.subarray(HEADER_SIZE));
+      return { key, size: body.byteLength, etag: journalled.etag, body };
+    }
     const file = this.#objectPath(key);
     const bytes = await readFile(file).catch(nullWhenMissing);
     if (bytes === null) return undefined;
@@ -85,6 +170,10 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
+    await this.recover();
+    const journalled = this.#journalled.get(key);
+    if (journalled !== undefined)
+      return { key, size: journalled.image.byteLength - HEADER_SIZE, etag: journalled.etag };
     const file = this.#objectPath(key);
     const handle = await open(file, 'r').catch(nullWhenMissing);
     if (handle === null) return undefined;
@@ -100,6 +189,7 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<ObjectInfo> {
+    await this.recover();
     const { dir, name } = this.#objectLocation(key);
     // The file image doubles as a private copy: the caller may reuse its buffer while this
     // write waits for the key lock.
@@ -107,6 +197,15 @@ export class FsObjectStore implements ObjectStore {
     image.set(body, HEADER_SIZE);
     const etag = options.sha256 ?? hash('sha256', image.subarray(HEADER_SIZE), 'hex');
     image.write(`${HEADER_PREFIX}${etag}\n`, 0, 'latin1');
+    // The same bytes again for a journalled key nothing else waits on: the journal already holds them durably.
+    const journalled = this.#journalled.get(key);
+    if (
+      journalled?.etag === etag &&
+      this.#keyLocks.get(key) === journalled.lock &&
+      options.ifNoneMatch === undefined &&
+      (options.ifMatch === undefined || options.ifMatch === etag)
+    )
+      return { key, size: body.byteLength, etag };
     return this.#withKeyLock(key, async () => {
       if (options.ifMatch !== undefined || options.ifNoneMatch !== undefined) {
         const current = await this.head(key);
@@ -125,6 +224,7 @@ export class FsObjectStore implements ObjectStore {
    * durable-files.ts), under one turn of every key's lock rather than a chain of promises per key.
    */
   async putMany(items: readonly PutManyItem[]): Promise<void> {
+    await this.recover();
     const keys = items.map((item) => item.key);
     if (new Set(keys).size !== keys.length) {
       // Writes of one key take turns in the order asked, which one batch could not keep.
@@ -136,6 +236,12 @@ export class FsObjectStore implements ObjectStore {
     // One image buffer for the set: thousands of small buffers cost more to make and to collect.
     let total = 0;
     for (const { body } of items) total += HEADER_SIZE + body.byteLength;
+    if (
+      items.length >= JOURNAL_FROM &&
+      total <= JOURNAL_MAX_BYTES &&
+      this.#journalledBytes + total <= JOURNALLED_MAX_BYTES
+    )
+      return this.#journal(items, keys);
     const images = Buffer.allocUnsafeSlow(total);
     let at = 0;
     const files = items.map(({ key, body, sha256 }) => {
@@ -155,6 +261,7 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async delete(key: string): Promise<void> {
+    await this.recover();
     const file = this.#objectPath(key);
     await this.#withKeyLock(key, async () => {
       await unlink(file).catch(nullWhenMissing);
@@ -172,18 +279,98 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ObjectList> {
+    await this.recover();
     const limit = Math.max(1, options.limit ?? DEFAULT_LIST_LIMIT);
     // The cursor is the last key of the previous page; the walk resumes strictly after it.
     const after = options.cursor;
     const found: ObjectInfo[] = [];
+    const journalled: string[] = [];
+    for (const key of this.#journalled.keys())
+      if (key.startsWith(prefix) && (after === undefined || key > after)) journalled.push(key);
+    journalled.sort(byCodeUnits);
     // One object beyond the page tells whether another page follows.
-    for await (const key of walkKeys(this.#rootDir, '', prefix, after)) {
+    for await (const key of mergeKeys(walkKeys(this.#rootDir, '', prefix, after), journalled)) {
       if (found.length === limit) return { objects: found, cursor: (found[limit - 1] as ObjectInfo).key };
       const info = await this.head(key);
       // An object deleted during the walk is simply absent from the page.
       if (info !== undefined) found.push(info);
     }
     return { objects: found };
+  }
+
+  /**
+   * Writes the set as a journal and answers once it is durable; its objects are served from it
+   * until they are moved to their own files, every key's lock held until the journal is removed.
+   */
+  #journal(items: readonly PutManyItem[], keys: readonly string[]): Promise<void> {
+    const journal = journalImage(
+      keys,
+      items.map(({ body }) => HEADER_SIZE + body.byteLength),
+    );
+    let at = journal.imagesAt;
+    const objects: JournalledObject[] = items.map(({ key, body, sha256 }) => {
+      const { dir, name } = this.#objectLocation(key);
+      const image = journal.bytes.subarray(at, (at += HEADER_SIZE + body.byteLength));
+      image.set(body, HEADER_SIZE);
+      const etag = sha256 ?? hash('sha256', image.subarray(HEADER_SIZE), 'hex');
+      image.write(`${HEADER_PREFIX}${etag}\n`, 0, 'latin1');
+      return { key, dir, name, etag, image, lock: undefined };
+    });
+    const bytes = journal.bytes.byteLength;
+    this.#journalledBytes += bytes;
+    const name = journalName(`${TEMP_TAG}-${(tempCount += 1)}`);
+    return new Promise((answer, refuse) => {
+      this.#withKeyLocks(keys, async () => {
+        try {
+          await mkdir(this.#rootDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+          await writeJournal(this.#rootDir, name, journal.bytes, PRIVATE_FILE_MODE);
+        } catch (error) {
+          refuse(error);
+          return;
+        }
+        for (const object of objects) this.#journalled.set(object.key, object);
+        answer();
+        await this.#moveJournalled(name, objects);
+      })
+        .catch((error: unknown) => this.#log?.('blob store: a journal could not be moved to its files', error))
+        .finally(() => {
+          this.#journalledBytes -= bytes;
+        });
+      const lock = this.#keyLocks.get(keys[0]!);
+      for (const object of objects) object.lock = lock;
+    });
+  }
+
+  /** Moves a journal's objects to their own files durably, then removes the journal (retrying while it cannot). */
+  async #moveJournalled(name: string, objects: readonly JournalledObject[]): Promise<void> {
+    if (this.#journalMoveDelayMs > 0) await sleep(this.#journalMoveDelayMs);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await writeFilesAtomically(objects);
+        await removeJournal(this.#rootDir, name);
+        break;
+      } catch (error) {
+        // The store's directory removed under it (a test's, a deleted data dir): nothing is left to move.
+        const gone = await access(join(this.#rootDir, name)).then(
+          () => false,
+          () => true,
+        );
+        if (gone) break;
+        if (attempt === 0) this.#log?.(`blob store: moving journal ${name} to its files failed; retrying`, error);
+        await sleep(Math.min(30_000, 500 * 2 ** attempt));
+      }
+    }
+    for (const object of objects) if (this.#journalled.get(object.key) === object) this.#journalled.delete(object.key);
+  }
+
+  async #replayJournals(): Promise<void> {
+    for (const name of await leftJournals(this.#rootDir)) {
+      const entries = readJournal(await readJournalFile(this.#rootDir, name), join(this.#rootDir, name));
+      const files = entries.map(({ key, image }) => ({ ...this.#objectLocation(key), image }));
+      for (const { image } of files) parseHeader(image, name);
+      await writeFilesAtomically(files);
+      await removeJournal(this.#rootDir, name);
+    }
   }
 
   #objectPath(key: string): string {
@@ -370,11 +557,11 @@ async function writeFileAtomically(dir: string, name: string, bytes: Uint8Array)
 
 /**
  * Writes each image atomically and durably as writeFileAtomically does, the set together (see
- * putMany); `images` is the buffer they all lie in, given up to the writing thread.
+ * putMany); `images`, when given, is the buffer they all lie in, given up to the writing thread.
  */
 async function writeFilesAtomically(
   files: readonly { dir: string; name: string; image: Uint8Array }[],
-  images: ArrayBuffer,
+  images?: ArrayBuffer,
 ): Promise<void> {
   durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
   if (!durableFiles.usable) {
@@ -390,6 +577,22 @@ async function writeFilesAtomically(
     })),
     images,
   );
+}
+
+/** Key order as walkKeys yields it: by UTF-16 code units. */
+function byCodeUnits(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/** The keys of a walk and of journalled objects (sorted) in one ascending order, each once. */
+async function* mergeKeys(walk: AsyncGenerator<string>, journalled: readonly string[]): AsyncGenerator<string> {
+  let next = 0;
+  for await (const key of walk) {
+    while (next < journalled.length && journalled[next]! < key) yield journalled[next++]!;
+    if (journalled[next] === key) next += 1;
+    yield key;
+  }
+  while (next < journalled.length) yield journalled[next++]!;
 }
 
 function parseHeader(bytes: Uint8Array, file: string): string {
