@@ -117,7 +117,7 @@ async function main(): Promise<void> {
         runner: locateBubblewrap() !== undefined,
       });
     if (runs('fork')) await benchFork(server.url, KEY, home.workspaces);
-    if (runs('archive')) await benchArchive(server.url, KEY, home.workspaces);
+    if (runs('archive')) await benchArchive(server.url, KEY, home.workspaces, home.blobsSettled);
     if (runs('bash')) await benchBash(server.url, KEY, home.workspaces, home.processes);
     if ((runs('bash') || runs('edge')) && locateBubblewrap()) await benchEdge(server.url, KEY, home.workspaces);
     const bwrap = locateBubblewrap();
