@@ -66,15 +66,20 @@ export const KEPT_LISTING_ENTRIES = 200_000;
 
 /**
  * Workspace listings by the state they are of (a manifest stamp: it names one state of one
- * workspace, and moves on with each commit): an edge thread keeps those it was sent, and the pool
- * keeps which it sent to each thread (their sizes only), oldest dropped first, so a workspace's next
- * command is not sent its listing again. A thread that dropped one asks for it.
+ * workspace, and moves on with each commit): an edge thread keeps those it was sent (as the state's
+ * tree, edge-snapshot.ts), and the pool keeps which it sent to each thread (their sizes only),
+ * oldest dropped first, so a workspace's next command is not sent its listing again. A thread that
+ * dropped one asks for it.
  */
 export class KeptListings<Value> {
   private readonly kept = new Map<string, { value: Value; weight: number }>();
   private weight = 0;
 
-  constructor(private readonly maxWeight: number) {}
+  /** `dropped`: told of each value given to keep that is not kept, or no longer. */
+  constructor(
+    private readonly maxWeight: number,
+    private readonly dropped: (value: Value) => void = () => undefined,
+  ) {}
 
   get(key: string | undefined): Value | undefined {
     if (key === undefined) return undefined;
@@ -87,11 +92,12 @@ export class KeptListings<Value> {
   }
 
   keep(key: string | undefined, value: Value, weight: number): void {
-    if (key === undefined || weight > this.maxWeight) return;
+    if (key === undefined || weight > this.maxWeight) return this.dropped(value);
     const before = this.kept.get(key);
     if (before !== undefined) {
       this.kept.delete(key);
       this.weight -= before.weight;
+      if (before.value !== value) this.dropped(before.value);
     }
     this.kept.set(key, { value, weight });
     this.weight += weight;
@@ -99,6 +105,7 @@ export class KeptListings<Value> {
       if (this.weight <= this.maxWeight) break;
       this.kept.delete(oldest);
       this.weight -= held.weight;
+      this.dropped(held.value);
     }
   }
 }

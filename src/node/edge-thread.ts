@@ -8,9 +8,11 @@ import {
   holdDefenceInDepth,
   interpret,
   runnerTakes,
+  snapshotOf,
   type EdgeInterpretation,
   type EdgeRun,
 } from '../tools/edge-bash/edge-interpreter.ts';
+import { SharedContentBudget, type EdgeSnapshot } from '../tools/edge-bash/edge-snapshot.ts';
 import type { ManifestEntry } from '../workspace/manifest-entry.ts';
 import { KEPT_CONTENT_BYTES, KEPT_LISTING_ENTRIES, KeptContents, KeptListings } from './edge-thread-contents.ts';
 
@@ -50,8 +52,12 @@ void holdDefenceInDepth();
 
 /** Contents this thread was sent, for the next commands of the same workspace (edge-thread-contents.ts). */
 const kept = new KeptContents(KEPT_CONTENT_BYTES);
-/** Listings this thread was sent, by the state they are of, for the next commands of the same workspace. */
-const listings = new KeptListings<readonly ManifestEntry[]>(KEPT_LISTING_ENTRIES);
+/**
+ * Workspace states this thread was sent the listings of, by the state (edge-snapshot.ts): each
+ * one's tree, shared by its next commands, with the contents they read kept within one budget.
+ */
+const states = new KeptListings<EdgeSnapshot>(KEPT_LISTING_ENTRIES, (dropped) => dropped.retire());
+const statesContents = new SharedContentBudget(KEPT_CONTENT_BYTES);
 
 /** Reads waiting for the server thread's answer, by id. */
 const reading = new Map<number, { resolve: (bytes: never) => void; reject: (error: Error) => void }>();
@@ -83,9 +89,17 @@ async function answer(request: Exclude<EdgeThreadRequest, { kind: 'read' }>): Pr
       read: (path: string, entry: ManifestEntry) => read(request.id, path, entry),
       readMany: (entries: readonly ManifestEntry[]) => read(request.id, entries),
     });
-    const entries = request.entries ?? listings.get(request.listing) ?? (await read(request.id, 'listing'));
-    listings.keep(request.listing, entries, entries.length);
-    const interpretation = await interpret({ entries, ...source }, { ...request.run, requested: undefined });
+    let snapshot = states.get(request.listing);
+    // A state is given only to commands of its own store (the listing names one state of one workspace).
+    if (snapshot === undefined || snapshot.scope !== request.scope) {
+      const entries = request.entries ?? (await read(request.id, 'listing'));
+      snapshot = await snapshotOf(entries, { scope: request.scope, budget: statesContents });
+    }
+    states.keep(request.listing, snapshot, snapshot.entries.length);
+    const interpretation = await interpret(
+      { entries: snapshot.entries, snapshot, ...source },
+      { ...request.run, requested: undefined },
+    );
     // The written contents move to the server thread rather than being copied (each buffer once).
     const contents = new Set<ArrayBuffer>();
     for (const change of interpretation.changes)

@@ -87,6 +87,40 @@ describe('EdgeThreadPool', () => {
     expect(refused.taken.listings).toBe(0);
   });
 
+  it("keeps a state's tree for its next commands, none of which sees another's changes, nor another workspace's", async () => {
+    const files = { 'a.txt': 'alpha\n', 'dir/b.txt': 'bravo\n' };
+    // Two workspaces of one store (forks) with the same entries, blob for blob: only their states differ.
+    const mine = state(files, 'fork-a#1');
+    const theirs = state(files, 'fork-b#1');
+    const look = run('cat a.txt dir/b.txt; ls -R; stat -c "%n %a" a.txt dir');
+    const before = (await pool.interpret(mine.source, look)).stdout;
+    expect(before).toContain('alpha\nbravo\n');
+    expect((await pool.interpret(theirs.source, look)).stdout).toBe(before);
+
+    const changed = await pool.interpret(
+      mine.source,
+      run('echo changed > a.txt; echo more >> dir/b.txt; mkdir dir/new; ln -s a.txt l; chmod 700 dir; rm -r dir/b.txt'),
+    );
+    expect(changed.changes.map((change) => `${change.op} ${change.path}`)).toEqual(
+      expect.arrayContaining(['write a.txt', 'mkdir dir/new', 'symlink l', 'delete dir/b.txt']),
+    );
+    // Nothing was committed, so the state is the same: its next command sees it as it was, as does the other workspace's.
+    expect((await pool.interpret(mine.source, look)).stdout).toBe(before);
+    expect((await pool.interpret(theirs.source, look)).stdout).toBe(before);
+    // One listing each, one content each: the next commands read the kept tree.
+    expect(mine.taken).toEqual({ listings: 1, files: 2 });
+    expect(theirs.taken.listings).toBe(1);
+
+    // At once: each workspace's command sees its own writes only.
+    const [a, b] = await Promise.all([
+      pool.interpret(mine.source, run('echo mine > a.txt; sleep 0.2; cat a.txt')),
+      pool.interpret(theirs.source, run('sleep 0.1; cat a.txt; echo theirs > a.txt; cat a.txt')),
+    ]);
+    expect(a.stdout).toBe('mine\n');
+    expect(b.stdout).toBe('alpha\ntheirs\n');
+    expect((await pool.interpret(mine.source, look)).stdout).toBe(before);
+  });
+
   it('never gives one store the contents another was sent', async () => {
     const mine = state({ 'same.txt': 'mine\n' }, 'mine#1', 'store-a');
     await pool.interpret(mine.source, run('cat same.txt'));

@@ -1,12 +1,17 @@
-// The edge engine's copy of a workspace: its entries in the edge's own filesystem (edge-fs.ts)
-// under /workspace, where a runner's sandbox mounts it, with file contents read from the store only
-// when a command reads them. After the command, what changed is read back as a runner's copy
-// reports it (contract/runner-protocol.ts RunnerChange), for the same conditional sync through the guard.
+// The edge engine's copy of a workspace for one command: its entries in the edge's own filesystem
+// (edge-fs.ts) under /workspace, where a runner's sandbox mounts it, with file contents read from
+// the store only when a command reads them; the filesystem starts from the state's tree
+// (edge-snapshot.ts), which other commands may share, and copies what the command changes. After
+// the command, what changed is read back as a runner's copy reports it
+// (contract/runner-protocol.ts RunnerChange), for the same conditional sync through the guard.
 import type { RunnerChange } from '../../contract/runner-protocol.ts';
 import { sha256Hex } from '../../core/content-hash.ts';
-import { manifestLinkTarget, relativeLinkTarget } from '../../core/link-target.ts';
+import { manifestLinkTarget } from '../../core/link-target.ts';
 import type { ManifestEntry } from '../../workspace/manifest.ts';
 import { EdgeFs, type EdgeReader } from './edge-fs.ts';
+import { EDGE_WORKSPACE, EdgeSnapshot } from './edge-snapshot.ts';
+
+export { EDGE_WORKSPACE } from './edge-snapshot.ts';
 
 /** A workspace as the copy is made of it: its entries, and a file's bytes when a command first reads them. */
 export interface EdgeSource extends EdgeReader {
@@ -18,10 +23,9 @@ export interface EdgeSource extends EdgeReader {
   scope?: string;
   /** Names the state `entries` are of (the manifest's stamp): a thread that kept them under it is not sent them again. */
   listing?: string;
+  /** The state's tree made already (a thread keeps it between the state's commands): `entries` are not read then. */
+  snapshot?: EdgeSnapshot;
 }
-
-/** Where the workspace is, for the command: where a runner's sandbox binds it too. */
-export const EDGE_WORKSPACE = '/workspace';
 
 /** A segment of the paths a command changed; `all`: the path ending here was named, so all below it counts. */
 interface TouchedNode {
@@ -34,44 +38,32 @@ export class EdgeCopy {
   private readonly touched: TouchedNode = { all: false, children: new Map() };
   /** Whether anything under the workspace changed at all: when not, there is nothing to compare. */
   private changed = false;
-  /** The manifest's entries when the copy was made, by path. */
-  private readonly known = new Map<string, ManifestEntry>();
+  /** The manifest's entries when the state was listed, by path. */
+  private readonly known: ReadonlyMap<string, ManifestEntry>;
   /** Links the copy does not hold: their targets leave the workspace (a runner's copy leaves them out too). */
-  private readonly unwritten = new Set<string>();
+  private readonly unwritten: ReadonlySet<string>;
   /** The filesystem the interpreter is given. */
   readonly fs: EdgeFs;
 
-  private constructor(source: EdgeSource, maxBytes: number | undefined) {
-    this.fs = new EdgeFs({ maxTotalBytes: maxBytes, onChange: (path) => this.noteAbsolute(path), reader: source });
+  private constructor(snapshot: EdgeSnapshot, reader: EdgeReader, maxBytes: number | undefined) {
+    this.known = snapshot.known;
+    this.unwritten = snapshot.unwritten;
+    this.fs = new EdgeFs({
+      maxTotalBytes: maxBytes,
+      onChange: (path) => this.noteAbsolute(path),
+      reader,
+      base: snapshot.tree,
+    });
   }
 
   /**
-   * Copies the workspace's entries into a new filesystem of at most `maxBytes` file bytes, contents
-   * on first read, beside a copy of the interpreter's own files (`layout`, edge-layout.ts).
+   * A new filesystem of at most `maxBytes` file bytes over the workspace's state (the source's
+   * snapshot, or one made of its entries beside the interpreter's own files, `layout`,
+   * edge-layout.ts), contents on first read.
    */
   static async of(source: EdgeSource, maxBytes?: number, layout?: EdgeFs): Promise<EdgeCopy> {
-    const copy = new EdgeCopy(source, maxBytes);
-    const memory = copy.fs;
-    memory.mkdirSync(EDGE_WORKSPACE, { recursive: true });
-    // An empty /tmp, as a runner's sandbox gives (HOME is there too).
-    memory.mkdirSync('/tmp');
-    const links: ManifestEntry[] = [];
-    for (const entry of source.entries) {
-      copy.known.set(entry.path, entry);
-      if (entry.type === 'symlink') links.push(entry);
-    }
-    memory.addEntries(EDGE_WORKSPACE, source.entries);
-    for (const link of links) {
-      const target = relativeLinkTarget(link.path, link.target ?? '');
-      if (target === undefined) copy.unwritten.add(link.path);
-      else await memory.symlink(target, `${EDGE_WORKSPACE}/${link.path}`);
-    }
-    if (layout !== undefined) memory.addLayout(layout);
-    // Making the copy is no change.
-    copy.touched.children.clear();
-    copy.touched.all = false;
-    copy.changed = false;
-    return copy;
+    const snapshot = source.snapshot ?? (await EdgeSnapshot.of(source.entries, { layout, scope: source.scope }));
+    return new EdgeCopy(snapshot, source, maxBytes);
   }
 
   /**

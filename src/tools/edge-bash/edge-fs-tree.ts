@@ -1,7 +1,9 @@
 // The edge engine's filesystem, its tree (edge-fs.ts gives it just-bash's IFileSystem): a tree of
 // directories, each a map of its children, so listing one costs its children only; paths walked
 // from the root with links followed as a disk follows them; every change reporting the path it
-// changed. Its nodes and their contents, read on first use within a byte bound: edge-fs-nodes.ts.
+// changed. A tree may start from one shared with other commands (edge-snapshot.ts), copying a node
+// and the directories above it the first time it changes it. Its nodes and their contents, read on
+// first use within a byte bound: edge-fs-nodes.ts.
 import type { FsStat } from 'just-bash';
 import type { ManifestEntry } from '../../workspace/manifest-entry.ts';
 import { joined, lexical } from './edge-fs-paths.ts';
@@ -12,6 +14,7 @@ import {
   type FileNode,
   type FsNode,
   type LinkNode,
+  type SharedTree,
 } from './edge-fs-nodes.ts';
 
 /** Linux's limit on links followed in one path (ELOOP beyond). */
@@ -56,6 +59,11 @@ export interface EdgeFsOptions {
   onChange?: (path: string) => void;
   /** Where the contents of files added with addEntries come from. */
   reader?: EdgeReader;
+  /**
+   * A tree to start from, shared with other commands' filesystems: this one copies only what it
+   * changes, so its changes reach neither the shared tree nor them.
+   */
+  base?: SharedTree;
 }
 
 export class EdgeTree extends EdgeContents {
@@ -64,11 +72,27 @@ export class EdgeTree extends EdgeContents {
   protected readonly onChange: (path: string) => void;
   /** When the filesystem was made: the time of every entry copied in. */
   protected readonly made = new Date();
+  /** Given to other filesystems to start from (shared): never changed again. */
+  private sharedOut = false;
 
   constructor(options: EdgeFsOptions = {}) {
-    super(options.maxTotalBytes ?? 1024 * 1024 * 1024, options.reader);
+    super(options.maxTotalBytes ?? 1024 * 1024 * 1024, options.reader, options.base);
     this.onChange = options.onChange ?? (() => undefined);
-    this.root = this.dirNode();
+    const base = options.base;
+    if (base === undefined) this.root = this.dirNode();
+    else {
+      this.nextId = base.nextId;
+      this.root = this.ownCopy(base.root);
+    }
+  }
+
+  /**
+   * This tree, for other filesystems to start from (EdgeFsOptions.base): from now on nothing
+   * changes it, and its files keep the contents `keep` allows.
+   */
+  shared(keep: SharedTree['keep']): SharedTree {
+    this.sharedOut = true;
+    return { root: this.root, nextId: this.nextId, keep };
   }
 
   /**
@@ -78,6 +102,7 @@ export class EdgeTree extends EdgeContents {
   addEntries(at: string, entries: Iterable<ManifestEntry>): void {
     const top = this.locate(lexical(at), true, 'mkdir', at).node;
     if (top?.type !== 'dir') throw notDirectory('mkdir', at);
+    this.ownable(top);
     const dirs = new Map<string, DirNode>([['', top]]);
     const dirAt = (path: string): DirNode => {
       let dir = dirs.get(path);
@@ -88,7 +113,8 @@ export class EdgeTree extends EdgeContents {
       const there = parent.children.get(name);
       if (there?.type === 'dir') dir = there;
       else {
-        dir = { type: 'dir', mode: DIR_MODE, mtime: this.made, id: this.nextId++, children: new Map() };
+        this.ownable(parent);
+        dir = { type: 'dir', mode: DIR_MODE, mtime: this.made, id: this.nextId++, owner: this, children: new Map() };
         parent.children.set(name, dir);
       }
       dirs.set(path, dir);
@@ -99,11 +125,13 @@ export class EdgeTree extends EdgeContents {
       if (entry.type !== 'file') continue;
       const slash = entry.path.lastIndexOf('/');
       const home = dirAt(slash < 0 ? '' : entry.path.slice(0, slash));
+      this.ownable(home);
       home.children.set(entry.path.slice(slash + 1), {
         type: 'file',
         mode: FILE_MODE,
         mtime: this.made,
         id: this.nextId++,
+        owner: this,
         content: undefined,
         load: undefined,
         entry,
@@ -111,6 +139,72 @@ export class EdgeTree extends EdgeContents {
         home,
       });
     }
+  }
+
+  // --- Copy on write: what a command changes is its own ---
+
+  /** Fails where this filesystem may not change `node` in place: another's (shared) node, or any once this tree is shared. */
+  protected ownable(node: FsNode): void {
+    if (node.owner !== this || this.sharedOut)
+      throw new Error('internal: a change reached a node another filesystem shares; it is copied first (own)');
+  }
+
+  /**
+   * The directory a new entry goes into, or that holds `at`'s last name, as this filesystem's own,
+   * to change: a shared one (and each shared directory above it) is copied in first. The root has
+   * no parent to hold it.
+   */
+  protected holder(at: Located, path: string): DirNode {
+    if (at.parent === undefined) throw exists('open', path);
+    // A node of its own sits only below directories of its own: every node put into a directory is put into one of its own.
+    if (at.parent.owner === this) return this.checked(at.parent);
+    return this.ownDirectory(at.path.slice(0, at.path.lastIndexOf('/')) || '/');
+  }
+
+  /** The node at `at` as this filesystem's own, to change: a shared one is copied into its (own) directory first. */
+  protected own<Node extends FsNode>(at: Located & { node: Node }): Node {
+    if (at.node.owner === this) return this.checked(at.node);
+    const parent = this.holder(at, at.path);
+    const copy = this.ownCopy(at.node);
+    parent.children.set(at.name, copy);
+    return copy;
+  }
+
+  /** The directory at the physical path `path` (links followed), as this filesystem's own: see holder. */
+  private ownDirectory(path: string): DirNode {
+    let dir = this.checked(this.root);
+    if (path === '/') return dir;
+    for (const name of path.slice(1).split('/')) {
+      const child = dir.children.get(name);
+      if (child?.type !== 'dir') throw new Error(`internal: ${path} is not a directory to copy`);
+      if (child.owner === this) dir = child;
+      else {
+        const copy = this.ownCopy(child);
+        dir.children.set(name, copy);
+        dir = copy;
+      }
+    }
+    return dir;
+  }
+
+  private checked<Node extends FsNode>(node: Node): Node {
+    this.ownable(node);
+    return node;
+  }
+
+  /**
+   * A shared node's copy, this filesystem's own: the same identity (stat's), mode and time; a
+   * directory's children still the shared ones until they change; a file's content the one this
+   * filesystem holds for it, or read on first use.
+   */
+  private ownCopy<Node extends FsNode>(node: Node): Node {
+    const { mode, mtime, id } = node;
+    if (node.type === 'dir')
+      return { type: 'dir', mode, mtime, id, owner: this, children: new Map(node.children) } as DirNode as Node;
+    if (node.type === 'symlink')
+      return { type: 'symlink', mode, mtime, id, owner: this, target: node.target } as LinkNode as Node;
+    const { content, load, entry, loadSize, home } = this.heldForCopy(node);
+    return { type: 'file', mode, mtime, id, owner: this, content, load, loadSize, entry, home } as FileNode as Node;
   }
 
   // --- Inside ---
@@ -165,12 +259,6 @@ export class EdgeTree extends EdgeContents {
     return node;
   }
 
-  /** The directory a new entry goes into (the root has no parent to hold it). */
-  protected holder(at: Located, path: string): DirNode {
-    if (at.parent === undefined) throw exists('open', path);
-    return at.parent;
-  }
-
   protected write(path: string, bytes: Uint8Array, append: boolean, original: string, loaded?: Uint8Array): void {
     let at: Located;
     try {
@@ -180,11 +268,10 @@ export class EdgeTree extends EdgeContents {
       throw error;
     }
     if (at.node?.type === 'dir') throw isDirectory('open', original);
-    const parent = this.holder(at, original);
     const file = at.node as FileNode | undefined;
-    const before = append && file !== undefined ? (loaded ?? file.content ?? new Uint8Array()) : undefined;
+    const before = append && file !== undefined ? (loaded ?? this.held(file) ?? new Uint8Array()) : undefined;
     const size = (before?.byteLength ?? 0) + bytes.byteLength;
-    this.reserve(size - (file?.content?.byteLength ?? 0));
+    this.reserve(size - (file === undefined ? 0 : this.heldBytes(file)));
     let content = bytes;
     if (before !== undefined && before.byteLength > 0) {
       content = new Uint8Array(size);
@@ -193,12 +280,13 @@ export class EdgeTree extends EdgeContents {
     }
     this.onChange(at.path);
     if (file !== undefined) {
-      file.content = content;
-      file.load = undefined;
-      file.entry = undefined;
-      file.pending = undefined;
-      file.mtime = new Date();
-    } else parent.children.set(at.name, this.fileNode(content, undefined, undefined));
+      const own = this.own({ ...at, node: file });
+      own.content = content;
+      own.load = undefined;
+      own.entry = undefined;
+      own.home = undefined;
+      own.mtime = new Date();
+    } else this.holder(at, original).children.set(at.name, this.fileNode(content, undefined, undefined));
   }
 
   /** The content of a file at `path` before an append (read first when not yet read); nothing when there is none. */
@@ -251,7 +339,8 @@ export class EdgeTree extends EdgeContents {
   /** Bytes a removed entry held, given back (a file with another name left keeps them). */
   protected release(node: FsNode): void {
     if (node.type === 'file') {
-      if (!this.stillNamed(node)) this.retainedBytes -= node.content?.byteLength ?? 0;
+      if (node.owner !== this) this.releaseShared(node);
+      else if (!this.stillNamed(node)) this.retainedBytes -= node.content?.byteLength ?? 0;
     } else if (node.type === 'dir') for (const child of node.children.values()) this.release(child);
   }
 
@@ -278,14 +367,14 @@ export class EdgeTree extends EdgeContents {
     mode = FILE_MODE,
     mtime = new Date(),
   ): FileNode {
-    return { type: 'file', mode, mtime, id: this.nextId++, content, load, loadSize };
+    return { type: 'file', mode, mtime, id: this.nextId++, owner: this, content, load, loadSize };
   }
 
   protected dirNode(mode = DIR_MODE, mtime = new Date()): DirNode {
-    return { type: 'dir', mode, mtime, id: this.nextId++, children: new Map() };
+    return { type: 'dir', mode, mtime, id: this.nextId++, owner: this, children: new Map() };
   }
 
   protected linkNode(target: string, mode = LINK_MODE, mtime = new Date()): LinkNode {
-    return { type: 'symlink', mode, mtime, id: this.nextId++, target };
+    return { type: 'symlink', mode, mtime, id: this.nextId++, owner: this, target };
   }
 }

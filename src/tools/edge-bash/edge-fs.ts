@@ -20,33 +20,10 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
   // --- Building (the copy of the workspace) ---
   // No writeFileSync here, on purpose: just-bash's constructor writes its /bin, /usr/bin, /dev and
   // /proc (about 180 files) into a filesystem that has one, on every command. The edge builds them
-  // once (edge-layout.ts) and copies them in (addLayout), at a fraction of the cost.
+  // once (edge-layout.ts), and each workspace state's tree starts from them (edge-snapshot.ts).
 
   mkdirSync(path: string, options?: MkdirOptions): void {
     this.makeDirectory(lexical(path), options?.recursive ?? false, path);
-  }
-
-  /**
-   * The interpreter's own files (a layout's entries at its root), copied in: every node new, so
-   * nothing a command writes there reaches the layout or another command; nothing counts as changed.
-   */
-  addLayout(layout: EdgeFs): void {
-    for (const [name, node] of layout.root.children)
-      if (!this.root.children.has(name)) this.root.children.set(name, this.copied(node));
-  }
-
-  private copied(node: FsNode): FsNode {
-    if (node.type === 'symlink') return this.linkNode(node.target, node.mode, this.made);
-    if (node.type === 'dir') {
-      const dir = this.dirNode(node.mode, this.made);
-      for (const [name, child] of node.children) dir.children.set(name, this.copied(child));
-      return dir;
-    }
-    const bytes = node.content;
-    if (bytes === undefined) return this.fileNode(undefined, node.load, node.loadSize, node.mode, this.made);
-    // The layout's own bytes, shared (none of this filesystem's calls changes a content in place),
-    // counted against the bound when first read, as the workspace's files are.
-    return this.fileNode(undefined, () => bytes, bytes.byteLength, node.mode, this.made);
   }
 
   // --- Reading ---
@@ -166,8 +143,10 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
   }
 
   /** A directory's children with their nodes, sorted by name as readdir sorts them. */
-  childrenOf(dir: DirNode): [string, FsNode][] {
-    return [...dir.children].sort(([a], [b]) => byName(a, b));
+  childrenOf(dir: DirNode): readonly [string, FsNode][] {
+    if (dir.owner === this) return [...dir.children].sort(([a], [b]) => byName(a, b));
+    // A shared directory never changes: sorted once for every command over it.
+    return (dir.sorted ??= [...dir.children].sort(([a], [b]) => byName(a, b)));
   }
 
   /** Files' contents, in their order (read on first use): the arrays they hold, to be read and never changed. */
@@ -198,7 +177,7 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
     if (found.node.type === 'dir' && found.node.children.size > 0 && !options?.recursive)
       throw failure('ENOTEMPTY', 'directory not empty', 'rm', path);
     this.onChange(found.path);
-    found.parent.children.delete(found.name);
+    this.holder(found, path).children.delete(found.name);
     this.release(found.node);
   }
 
@@ -227,15 +206,18 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
     } else if (to.node !== undefined && from.node.type === 'dir') throw notDirectory('mv', dest);
     this.onChange(from.path);
     this.onChange(to.path);
-    from.parent.children.delete(from.name);
+    // Both directories made this filesystem's own before either changes (copying one never replaces the other).
+    const fromDirectory = this.holder(from, src);
+    const toDirectory = this.holder(to, dest);
+    fromDirectory.children.delete(from.name);
     if (to.node !== undefined) this.release(to.node);
-    to.parent.children.set(to.name, from.node);
+    toDirectory.children.set(to.name, from.node);
   }
 
   async chmod(path: string, mode: number): Promise<void> {
-    const { node } = this.locate(lexical(path), true, 'chmod', path);
-    if (node === undefined) throw noEntry('chmod', path);
-    node.mode = mode;
+    const at = this.locate(lexical(path), true, 'chmod', path);
+    if (at.node === undefined) throw noEntry('chmod', path);
+    this.own({ ...at, node: at.node }).mode = mode;
   }
 
   async symlink(target: string, linkPath: string): Promise<void> {
@@ -246,21 +228,23 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
   }
 
   async link(existingPath: string, newPath: string): Promise<void> {
-    const { node } = this.locate(lexical(existingPath), false, 'link', existingPath);
+    const from = this.locate(lexical(existingPath), false, 'link', existingPath);
+    const node = from.node;
     if (node === undefined) throw noEntry('link', existingPath);
     if (node.type !== 'file') throw failure('EPERM', 'operation not permitted', 'link', existingPath);
     const at = this.locate(lexical(newPath), false, 'link', newPath);
     if (at.node !== undefined) throw exists('link', newPath);
     this.onChange(at.path);
-    this.linked.add(node);
-    // The same node under two names: a write through either is seen through both, as on a disk.
-    this.holder(at, newPath).children.set(at.name, node);
+    // The same node under two names, this filesystem's own: a write through either is seen through both, as on a disk.
+    const file = this.own({ ...from, node });
+    this.linked.add(file);
+    this.holder(at, newPath).children.set(at.name, file);
   }
 
   async utimes(path: string, _atime: Date, mtime: Date): Promise<void> {
-    const { node } = this.locate(lexical(path), true, 'utimes', path);
-    if (node === undefined) throw noEntry('utimes', path);
-    node.mtime = mtime;
+    const at = this.locate(lexical(path), true, 'utimes', path);
+    if (at.node === undefined) throw noEntry('utimes', path);
+    this.own({ ...at, node: at.node }).mtime = mtime;
   }
 
   private async copyInto(node: FsNode, to: Located, dest: string): Promise<void> {

@@ -8,10 +8,12 @@ import { MAX_EXEC_STREAM_CHARS } from '../../contract/tool-answers.ts';
 import type { BashEngine } from '../../contract/tool-inputs.ts';
 import { ToolError } from '../../core/errors.ts';
 import { cutAtChars } from '../../core/text-lines.ts';
+import type { ManifestEntry } from '../../workspace/manifest-entry.ts';
 import { EDGE_WORKSPACE, EdgeCopy, type EdgeSource } from './edge-copy.ts';
 import { MissingDirectoryError, type EdgeFs } from './edge-fs.ts';
 import { edgeGrep } from './edge-grep.ts';
 import { interpreterLayout } from './edge-layout.ts';
+import { EdgeSnapshot, type SharedContentBudget } from './edge-snapshot.ts';
 import { autoObjection, edgeObjection, type WorkspaceFacts } from './edge-script.ts';
 
 /** A command line for the interpreter, as the bash tool was given it (cwd resolved by the guard). */
@@ -97,7 +99,7 @@ const OTHER_LANGUAGES = ['python', 'python3', 'js-exec', 'node'];
 let interpreter: Promise<typeof import('just-bash')> | undefined;
 /** An interpreter kept to read command lines with; it runs none. */
 let parser: import('just-bash').Bash | undefined;
-/** The interpreter's own files (/bin, /dev, /proc), made once and copied into each command's filesystem. */
+/** The interpreter's own files (/bin, /dev, /proc), made once and shared by every command's filesystem, which copies what it changes. */
 let layout: EdgeFs | undefined;
 const loadInterpreter = () => (interpreter ??= import('just-bash'));
 
@@ -153,6 +155,18 @@ export async function engineFor(
   return 'edge';
 }
 
+/**
+ * A workspace state's tree beside the interpreter's own files, for every command over the state
+ * (edge-snapshot.ts): a thread keeps it, its files' contents within `budget`.
+ */
+export async function snapshotOf(
+  entries: readonly ManifestEntry[],
+  options: { scope?: string; budget?: SharedContentBudget } = {},
+): Promise<EdgeSnapshot> {
+  const { Bash } = await loadInterpreter();
+  return EdgeSnapshot.of(entries, { ...options, layout: (layout ??= interpreterLayout(Bash)) });
+}
+
 /** What the engine answers for a command it gives to a runner without running it. */
 export const GIVEN_TO_RUNNER: EdgeInterpretation = { ...NOTHING, forRunner: true };
 
@@ -177,7 +191,11 @@ export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeI
       maxOutputSize: MAX_EXEC_STREAM_CHARS * OUTPUT_STOP_FACTOR,
     },
   });
-  const timeout = AbortSignal.timeout(run.timeoutMs);
+  // A timer of its own, cleared when the command ends, rather than AbortSignal.timeout's, which runs
+  // on after it (two minutes by default) for every command a thread has run.
+  const stop = new AbortController();
+  const timeout = stop.signal;
+  const timer = setTimeout(() => stop.abort(), run.timeoutMs);
   let result: Awaited<ReturnType<typeof bash.exec>>;
   try {
     result = await bash.exec(run.command, { signal: timeout, rawScript: true });
@@ -193,6 +211,8 @@ export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeI
         'whose directory does not exist; nothing was changed. Run it with engine "runner" or "auto".',
       { path: relativeToWorkspace(error.path, cwd) },
     );
+  } finally {
+    clearTimeout(timer);
   }
   const { changes, skipped } = await copy.changes();
   const stdout = cutAtChars(result.stdout, MAX_EXEC_STREAM_CHARS);

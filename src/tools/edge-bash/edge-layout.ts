@@ -17,9 +17,9 @@ class LayoutFs extends EdgeFs {
   writeFileLazy(path: string, load: () => Promise<FileContent> | FileContent): void {
     const normalized = lexical(path);
     this.makeParents(normalized);
-    const { parent, name } = this.locate(normalized, false, 'open', path);
-    parent!.children.set(
-      name,
+    const at = this.locate(normalized, false, 'open', path);
+    this.holder(at, path).children.set(
+      at.name,
       this.fileNode(undefined, async () => toBytes(await load()), undefined),
     );
   }
