@@ -75,42 +75,48 @@ export function edgeGrep(fs: EdgeFs, onFast?: () => void): Command {
 async function fastGrep(fs: EdgeFs, plan: Plan, ctx: CommandContext): Promise<ExecResult> {
   const limits = ctx.limits!;
   const budget = { operations: 0, max: limits.maxGlobOperations };
-  const files: Found[] = [];
+  const files: Found = { nodes: [], prefixes: [], names: [] };
   for (const operand of plan.operands) await walk(fs, fs.resolvePath(ctx.cwd, operand), operand, 0, files, budget);
-  if (files.length >= limits.maxArrayElements) throw new GiveBack();
+  const { nodes, prefixes, names } = files;
+  if (nodes.length >= limits.maxArrayElements) throw new GiveBack();
   // Every file's content asked for at once: a few round trips (on the Node home, to the server
   // thread) rather than one or two per directory.
-  fs.prefetch(files.map((file) => file.node));
+  fs.prefetch(nodes);
   const search = wordSearch(plan.word);
   const maxWork = Math.max(limits.maxLoopIterations, Math.min(limits.maxArrayElements, limits.maxLoopIterations * 10));
   let stdout = '';
   let matched = false;
-  for (let start = 0; start < files.length; start += BATCH) {
+  for (let start = 0; start < nodes.length; start += BATCH) {
     if (ctx.signal?.aborted) throw new GiveBack();
-    const batch = files.slice(start, start + BATCH);
     let contents: Uint8Array[];
     try {
-      contents = await fs.heldContents(batch.map((file) => file.node));
+      contents = await fs.heldContents(nodes.slice(start, start + BATCH));
     } catch {
       throw new GiveBack();
     }
-    batch.forEach(({ name }, index) => {
+    for (let index = 0; index < contents.length; index += 1) {
       const lines = matchingLines(contents[index]!, search, maxWork, limits.maxArrayElements);
-      if (lines.length === 0) return;
+      if (lines.length === 0) continue;
       matched = true;
+      const name = prefixes[start + index]! + names[start + index]!;
       if (plan.filesOnly) stdout += `${name}\n`;
       else
         for (const [number, line] of lines)
           stdout += plan.lineNumbers ? `${name}:${number}:${line}\n` : `${name}:${line}\n`;
-    });
+    }
   }
   return { stdout, stderr: '', exitCode: matched ? 0 : 1 };
 }
 
-/** A file the walk found: its name as grep prints it, and its node. */
+/**
+ * The files the walk found, in order: each one's node and its name as grep prints it, in two parts
+ * (its directory's, shared by its siblings, and its own), joined only for a file that matches: a
+ * walk finds thousands, and their garbage is collected by the thousand.
+ */
 interface Found {
-  name: string;
-  node: FileNode;
+  nodes: FileNode[];
+  prefixes: string[];
+  names: string[];
 }
 
 /**
@@ -123,7 +129,7 @@ async function walk(
   at: string,
   name: string,
   depth: number,
-  files: Found[],
+  files: Found,
   budget: { operations: number; max: number },
 ): Promise<void> {
   const spend = () => {
@@ -143,21 +149,30 @@ async function walk(
 }
 
 /** The walk below a node reached without a link: synchronous, since the tree is in memory. */
-function walkNode(node: FsNode, name: string, depth: number, files: Found[], spend: () => void, fs: EdgeFs): void {
+function walkNode(node: FsNode, name: string, depth: number, files: Found, spend: () => void, fs: EdgeFs): void {
   if (depth >= MAX_DEPTH) throw new GiveBack();
   if (node.type === 'symlink') throw new GiveBack();
   if (node.type === 'file') {
-    files.push({ name, node });
+    files.nodes.push(node);
+    files.prefixes.push('');
+    files.names.push(name);
     return;
   }
   spend();
-  for (const [childName, child] of fs.childrenOf(node)) {
+  const prefix = name === '.' ? '' : `${name}/`;
+  const children = fs.childrenOf(node);
+  for (let index = 0; index < children.length; index += 1) {
+    const child = children[index]!;
+    const childName = child[0];
+    const childNode = child[1];
     spend();
-    if (childName.startsWith('.')) continue;
-    const below = name === '.' ? childName : `${name}/${childName}`;
-    if (child.type === 'symlink') throw new GiveBack();
-    if (child.type === 'file') files.push({ name: below, node: child });
-    else walkNode(child, below, depth + 1, files, spend, fs);
+    if (childName.charCodeAt(0) === 46 /* . */) continue;
+    if (childNode.type === 'symlink') throw new GiveBack();
+    if (childNode.type === 'file') {
+      files.nodes.push(childNode);
+      files.prefixes.push(prefix);
+      files.names.push(childName);
+    } else walkNode(childNode, prefix + childName, depth + 1, files, spend, fs);
   }
 }
 
