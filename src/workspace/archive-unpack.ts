@@ -31,11 +31,12 @@ export const MAX_ARCHIVE_ENTRIES = 100_000;
 
 /**
  * Contents stored side by side, at most this many and this many bytes at a time: the Node store
- * makes writes that arrive together durable with one sync of the filesystem, so many small files
- * go much faster many at a time (the S3 and R2 clients queue what their connections cannot take);
- * the bytes stay well inside a Durable Object's 128 MB beside the archive.
+ * makes a set durable with one sync of a journal file, so many small files go much faster many at
+ * a time, and several sets in flight let one set's sync overlap the reading of the next (the S3
+ * and R2 clients queue what their connections cannot take); the bytes stay well inside a Durable
+ * Object's 128 MB beside the archive.
  */
-const STORES_IN_FLIGHT = 2048;
+const STORES_IN_FLIGHT = 8192;
 const STORE_BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 /**
  * Contents gathered into one set before it is stored (see ContentStores): each set of the Node

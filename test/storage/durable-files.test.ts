@@ -23,6 +23,29 @@ function writer(options: DurableFilesOptions = {}): DurableFiles {
 }
 
 describe('DurableFiles', () => {
+  it('writes one file under its name at once with writeNamed, leaving no temp file', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    const durable = writer();
+    await durable.writeNamed({
+      dir: parent,
+      temp: join(parent, '.named.tmp'),
+      file: join(parent, 'named'),
+      bytes: new TextEncoder().encode('named bytes'),
+    });
+    expect(await readdir(parent)).toEqual(['named']);
+    expect(await readFile(join(parent, 'named'), 'utf8')).toBe('named bytes');
+    // A temp name in use fails the write, rather than sharing the file.
+    await writeFile(join(parent, '.busy.tmp'), 'other');
+    await expect(
+      durable.writeNamed({
+        dir: parent,
+        temp: join(parent, '.busy.tmp'),
+        file: join(parent, 'x'),
+        bytes: new Uint8Array(1),
+      }),
+    ).rejects.toMatchObject({ code: 'EEXIST' });
+  });
+
   it('writes 200 files asked for in one turn, each whole, creating their directories, with no temp file left', async () => {
     parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
     const files = Array.from({ length: 200 }, (_, index) => {

@@ -27,6 +27,8 @@ interface Batch {
   syncFileSystemsFrom: number;
   /** Only the fields of DurableFile: the message carries whatever the objects hold. */
   files: readonly DurableFile[];
+  /** Sync the directories once the files are renamed, so their names are durable too. */
+  syncDirectories: boolean;
 }
 
 export interface DurableFilesOptions {
@@ -90,7 +92,7 @@ const syncFileSystems = (command, files, outcomes) => {
   });
   return run.error === undefined && run.status === 0;
 };
-parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, files }) => {
+parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, files, syncDirectories }) => {
   const fds = [];
   const outcomes = files.map(() => null);
   // Everything is written before anything is synced: the syncs after the first find little left to do.
@@ -139,6 +141,22 @@ parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsF
       } catch {}
     }
   });
+  if (syncDirectories) {
+    for (const dir of new Set(files.filter((file, index) => outcomes[index] === null).map((file) => file.dir))) {
+      try {
+        const fd = fs.openSync(dir, 'r');
+        try {
+          fs.fsyncSync(fd);
+        } finally {
+          fs.closeSync(fd);
+        }
+      } catch (error) {
+        files.forEach((file, index) => {
+          if (file.dir === dir && outcomes[index] === null) outcomes[index] = failure(error);
+        });
+      }
+    }
+  }
   parentPort.postMessage({ id, outcomes });
 });
 `;
@@ -200,6 +218,34 @@ export class DurableFiles {
     if (failed) throw Object.assign(new Error(failed.message), { code: failed.code });
   }
 
+  /**
+   * Resolves once `file` holds its bytes durably under its name (its directory synced after the
+   * rename). It goes at once to the thread with the fewest batches in hand: a caller waits for it
+   * (a journal of the object store), so it should not queue behind a large batch nobody waits for.
+   */
+  writeNamed(file: DurableFile): Promise<void> {
+    if (this.broken) return Promise.reject(this.broken);
+    const workers = this.start();
+    const idlest = workers.reduce((best, worker) =>
+      (this.batches.get(worker) ?? 0) < (this.batches.get(best) ?? 0) ? worker : best,
+    );
+    return new Promise((resolve, reject) =>
+      this.post(
+        [file],
+        {
+          settle: ([outcome]) =>
+            outcome === null || outcome === undefined
+              ? resolve()
+              : reject(Object.assign(new Error(outcome.message), { code: outcome.code })),
+          fail: reject,
+        },
+        [idlest],
+        undefined,
+        true,
+      ),
+    );
+  }
+
   async close(): Promise<void> {
     const workers = this.workers ?? [];
     this.workers = undefined;
@@ -245,6 +291,7 @@ export class DurableFiles {
     waiter: { settle: (outcomes: Outcome[]) => void; fail: (error: Error) => void },
     workers: Worker[],
     moved?: ArrayBuffer,
+    syncDirectories = false,
   ): void {
     const id = ++this.lastId;
     this.waiting.set(id, waiter);
@@ -255,6 +302,7 @@ export class DurableFiles {
       syncCommand: this.syncCommand,
       syncFileSystemsFrom: this.syncFileSystemsFrom,
       files,
+      syncDirectories,
     };
     // The bytes are copied to the thread (the caller's buffers may be views of shared memory) but for a buffer given up.
     const worker = workers[this.next++ % workers.length]!;

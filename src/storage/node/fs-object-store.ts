@@ -42,6 +42,7 @@ import { DurableFiles } from './durable-files.ts';
 import {
   journalImage,
   journalName,
+  journalTempName,
   leftJournals,
   readJournal,
   readJournalFile,
@@ -86,6 +87,13 @@ const JOURNAL_FROM = 128;
 const JOURNAL_MAX_BYTES = 16 * 1024 * 1024;
 /** Bytes of journals held in memory (served from there until moved) at most; past it sets go to their files directly. */
 const JOURNALLED_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * A journal is moved once no other has been written for this long (or once journals hold half
+ * their bound): a move creates thousands of files, kernel work that on a few cores would slow
+ * the request still writing sets (an archive's sets come tens of milliseconds apart, its commit
+ * after the last).
+ */
+const JOURNAL_QUIET_MS = 100;
 
 /** A journalled object, served from its journal's image until the journal is removed. */
 interface JournalledObject {
@@ -112,6 +120,13 @@ export class FsObjectStore implements ObjectStore {
   /** Objects of journals not yet removed, by key. */
   readonly #journalled = new Map<string, JournalledObject>();
   #journalledBytes = 0;
+  /**
+   * The journal being moved: one at a time, so moves (work no caller waits for) take one of the
+   * writing threads, never all of them from the writes callers wait for.
+   */
+  #moving: Promise<void> = Promise.resolve();
+  /** When the last journal was written (performance.now()). */
+  #journalWrittenAt = 0;
   /** Journals left by a crash, replayed before the store serves anything (see `recover`). */
   #recovered: Promise<void> | undefined;
   /**
@@ -322,13 +337,26 @@ export class FsObjectStore implements ObjectStore {
     return new Promise((answer, refuse) => {
       this.#withKeyLocks(keys, async () => {
         try {
-          await mkdir(this.#rootDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-          await writeJournal(this.#rootDir, name, journal.bytes, PRIVATE_FILE_MODE);
+          // On a thread, in one step: the event loop may be busy for a while (reading the rest of an archive).
+          durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
+          const root = this.#rootDir;
+          if (durableFiles.usable) {
+            await durableFiles.writeNamed({
+              dir: root,
+              temp: `${root}/${journalTempName(name)}`,
+              file: `${root}/${name}`,
+              bytes: journal.bytes,
+            });
+          } else {
+            await mkdir(root, { recursive: true, mode: PRIVATE_DIR_MODE });
+            await writeJournal(root, name, journal.bytes, PRIVATE_FILE_MODE);
+          }
         } catch (error) {
           refuse(error);
           return;
         }
         for (const object of objects) this.#journalled.set(object.key, object);
+        this.#journalWrittenAt = performance.now();
         answer();
         await this.#moveJournalled(name, objects);
       })
@@ -344,6 +372,23 @@ export class FsObjectStore implements ObjectStore {
   /** Moves a journal's objects to their own files durably, then removes the journal (retrying while it cannot). */
   async #moveJournalled(name: string, objects: readonly JournalledObject[]): Promise<void> {
     if (this.#journalMoveDelayMs > 0) await sleep(this.#journalMoveDelayMs);
+    const previous = this.#moving;
+    let moved!: () => void;
+    this.#moving = new Promise<void>((resolve) => (moved = resolve));
+    await previous;
+    for (;;) {
+      const quiet = performance.now() - this.#journalWrittenAt;
+      if (quiet >= JOURNAL_QUIET_MS || this.#journalledBytes > JOURNALLED_MAX_BYTES / 2) break;
+      await sleep(JOURNAL_QUIET_MS - quiet);
+    }
+    try {
+      await this.#moveOut(name, objects);
+    } finally {
+      moved();
+    }
+  }
+
+  async #moveOut(name: string, objects: readonly JournalledObject[]): Promise<void> {
     for (let attempt = 0; ; attempt += 1) {
       try {
         await writeFilesAtomically(objects);

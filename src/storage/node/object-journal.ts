@@ -87,9 +87,17 @@ export function journalName(tag: string): string {
   return `${JOURNAL_PREFIX}${tag}`;
 }
 
-/** Writes the journal durably: once this resolves it is whole under its name, and survives a power cut. */
+/** The name a journal is written under before it is whole. */
+export function journalTempName(name: string): string {
+  return name + TEMP_SUFFIX;
+}
+
+/**
+ * Writes the journal durably: once this resolves it is whole under its name, and survives a power
+ * cut. (The fs store has its writing threads do the same, see DurableFiles.writeNamed.)
+ */
 export async function writeJournal(dir: string, name: string, bytes: Uint8Array, mode: number): Promise<void> {
-  const temp = join(dir, name + TEMP_SUFFIX);
+  const temp = join(dir, journalTempName(name));
   const handle = await open(temp, 'wx', mode);
   try {
     for (let offset = 0; offset < bytes.byteLength;) {
