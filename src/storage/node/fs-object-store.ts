@@ -46,7 +46,7 @@ import {
   leftJournals,
   readJournal,
   readJournalFile,
-  removeJournal,
+  removeJournals,
   writeJournal,
 } from './object-journal.ts';
 
@@ -121,10 +121,12 @@ export class FsObjectStore implements ObjectStore {
   readonly #journalled = new Map<string, JournalledObject>();
   #journalledBytes = 0;
   /**
-   * The journal being moved: one at a time, so moves (work no caller waits for) take one of the
-   * writing threads, never all of them from the writes callers wait for.
+   * Journals waiting to be moved. They are moved together, by one batch of the writing threads
+   * (one sync for all): work no caller waits for takes one thread, never all of them from the
+   * writes callers wait for.
    */
-  #moving: Promise<void> = Promise.resolve();
+  readonly #toMove: { name: string; objects: readonly JournalledObject[]; moved: () => void }[] = [];
+  #moverRunning = false;
   /** When the last journal was written (performance.now()). */
   #journalWrittenAt = 0;
   /** Journals left by a crash, replayed before the store serves anything (see `recover`). */
@@ -372,40 +374,58 @@ export class FsObjectStore implements ObjectStore {
   /** Moves a journal's objects to their own files durably, then removes the journal (retrying while it cannot). */
   async #moveJournalled(name: string, objects: readonly JournalledObject[]): Promise<void> {
     if (this.#journalMoveDelayMs > 0) await sleep(this.#journalMoveDelayMs);
-    const previous = this.#moving;
-    let moved!: () => void;
-    this.#moving = new Promise<void>((resolve) => (moved = resolve));
-    await previous;
+    await new Promise<void>((moved) => {
+      this.#toMove.push({ name, objects, moved });
+      if (!this.#moverRunning) {
+        this.#moverRunning = true;
+        void this.#moveQueued();
+      }
+    });
+    for (const object of objects) if (this.#journalled.get(object.key) === object) this.#journalled.delete(object.key);
+  }
+
+  /** Moves the journals queued, together, once none has been written for a while; until none is left. */
+  async #moveQueued(): Promise<void> {
     for (;;) {
       const quiet = performance.now() - this.#journalWrittenAt;
-      if (quiet >= JOURNAL_QUIET_MS || this.#journalledBytes > JOURNALLED_MAX_BYTES / 2) break;
-      await sleep(JOURNAL_QUIET_MS - quiet);
-    }
-    try {
-      await this.#moveOut(name, objects);
-    } finally {
-      moved();
+      if (quiet < JOURNAL_QUIET_MS && this.#journalledBytes <= JOURNALLED_MAX_BYTES / 2) {
+        await sleep(JOURNAL_QUIET_MS - quiet);
+        continue;
+      }
+      const journals = this.#toMove.splice(0);
+      await this.#moveOut(journals);
+      for (const { moved } of journals) moved();
+      // Stopped in the same turn as the queue is found empty, so a journal queued after is never left waiting.
+      if (this.#toMove.length === 0) {
+        this.#moverRunning = false;
+        return;
+      }
     }
   }
 
-  async #moveOut(name: string, objects: readonly JournalledObject[]): Promise<void> {
+  async #moveOut(journals: readonly { name: string; objects: readonly JournalledObject[] }[]): Promise<void> {
+    const names = journals.map(({ name }) => name);
     for (let attempt = 0; ; attempt += 1) {
       try {
-        await writeFilesAtomically(objects);
-        await removeJournal(this.#rootDir, name);
-        break;
+        await writeFilesAtomically(journals.flatMap(({ objects }) => objects));
+        await removeJournals(this.#rootDir, names);
+        return;
       } catch (error) {
         // The store's directory removed under it (a test's, a deleted data dir): nothing is left to move.
-        const gone = await access(join(this.#rootDir, name)).then(
-          () => false,
-          () => true,
+        const left = await Promise.all(
+          names.map((name) =>
+            access(join(this.#rootDir, name)).then(
+              () => true,
+              () => false,
+            ),
+          ),
         );
-        if (gone) break;
-        if (attempt === 0) this.#log?.(`blob store: moving journal ${name} to its files failed; retrying`, error);
+        if (!left.includes(true)) return;
+        if (attempt === 0)
+          this.#log?.(`blob store: moving journals ${names.join(', ')} to their files failed; retrying`, error);
         await sleep(Math.min(30_000, 500 * 2 ** attempt));
       }
     }
-    for (const object of objects) if (this.#journalled.get(object.key) === object) this.#journalled.delete(object.key);
   }
 
   async #replayJournals(): Promise<void> {
@@ -414,7 +434,7 @@ export class FsObjectStore implements ObjectStore {
       const files = entries.map(({ key, image }) => ({ ...this.#objectLocation(key), image }));
       for (const { image } of files) parseHeader(image, name);
       await writeFilesAtomically(files);
-      await removeJournal(this.#rootDir, name);
+      await removeJournals(this.#rootDir, [name]);
     }
   }
 

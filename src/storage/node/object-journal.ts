@@ -116,11 +116,15 @@ export async function writeJournal(dir: string, name: string, bytes: Uint8Array,
 }
 
 /**
- * Removes a journal whose objects are durable in their own files; once this resolves its removal
- * is durable too, so no later write of those keys can be undone by replaying it.
+ * Removes journals whose objects are durable in their own files; once this resolves their removal
+ * is durable too, so no later write of those keys can be undone by replaying one.
  */
-export async function removeJournal(dir: string, name: string): Promise<void> {
-  await unlink(join(dir, name));
+export async function removeJournals(dir: string, names: readonly string[]): Promise<void> {
+  // One removed by an attempt that failed later is gone already.
+  for (const name of names)
+    await unlink(join(dir, name)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
   await syncDirectory(dir);
 }
 
