@@ -142,6 +142,11 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
     return this.locate(lexical(path), false, 'lstat', path).node;
   }
 
+  /** Whether a node is a shared tree's (edge-snapshot.ts), which no command changes: what is derived from it holds for good. */
+  shares(node: FsNode): boolean {
+    return node.owner !== this;
+  }
+
   /** A directory's children with their nodes, sorted by name as readdir sorts them. */
   childrenOf(dir: DirNode): readonly [string, FsNode][] {
     if (dir.owner === this) return [...dir.children].sort(([a], [b]) => byName(a, b));

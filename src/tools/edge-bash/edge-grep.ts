@@ -7,7 +7,7 @@
 import type { Command, CommandContext, ExecResult } from 'just-bash';
 import type { EdgeFs } from './edge-fs.ts';
 import { fromBytes } from './edge-fs-paths.ts';
-import type { FileNode, FsNode } from './edge-fs-nodes.ts';
+import type { DirNode, FileNode, FsNode } from './edge-fs-nodes.ts';
 
 /** What the fast path answers: the flags it knows (r and R recurse, n numbers lines, l names files, F fixed). */
 interface Plan {
@@ -145,12 +145,69 @@ async function walk(
     throw new GiveBack();
   }
   if (depth === 0) spend();
-  walkNode(node, name, depth, files, spend, fs);
+  if (node.type === 'dir' && fs.shares(node)) walkShared(node, name, depth, files, budget, fs);
+  else walkNode(node, name, depth, files, spend, fs);
+}
+
+/**
+ * A shared directory's walk (its state's tree: nothing below it ever changes), made once: its
+ * files in walk order, their names below it, the operations the walk spends and how deep it goes.
+ */
+interface Walked {
+  nodes: FileNode[];
+  names: string[];
+  operations: number;
+  depth: number;
+}
+const walks = new WeakMap<DirNode, Walked>();
+
+/** The walk below a shared directory, as walkNode walks it, from its walk made once (the same files, names, spend and depth). */
+function walkShared(
+  node: DirNode,
+  name: string,
+  depth: number,
+  files: Found,
+  budget: { operations: number; max: number },
+  fs: EdgeFs,
+): void {
+  let walked = walks.get(node);
+  if (walked === undefined) {
+    const found: Found = { nodes: [], prefixes: [], names: [] };
+    const made = { operations: 0, depth: 0 };
+    const spend = () => {
+      if (++made.operations > budget.max) throw new GiveBack();
+    };
+    walkNode(node, '.', 0, found, spend, fs, made);
+    walked = {
+      nodes: found.nodes,
+      names: found.names.map((below, index) => found.prefixes[index]! + below),
+      operations: made.operations,
+      depth: made.depth,
+    };
+    walks.set(node, walked);
+  }
+  budget.operations += walked.operations;
+  if (budget.operations > budget.max || depth + walked.depth >= MAX_DEPTH) throw new GiveBack();
+  const prefix = name === '.' ? '' : `${name}/`;
+  for (let index = 0; index < walked.nodes.length; index += 1) {
+    files.nodes.push(walked.nodes[index]!);
+    files.prefixes.push(prefix);
+    files.names.push(walked.names[index]!);
+  }
 }
 
 /** The walk below a node reached without a link: synchronous, since the tree is in memory. */
-function walkNode(node: FsNode, name: string, depth: number, files: Found, spend: () => void, fs: EdgeFs): void {
+function walkNode(
+  node: FsNode,
+  name: string,
+  depth: number,
+  files: Found,
+  spend: () => void,
+  fs: EdgeFs,
+  reached?: { depth: number },
+): void {
   if (depth >= MAX_DEPTH) throw new GiveBack();
+  if (reached !== undefined && depth > reached.depth) reached.depth = depth;
   if (node.type === 'symlink') throw new GiveBack();
   if (node.type === 'file') {
     files.nodes.push(node);
@@ -172,7 +229,7 @@ function walkNode(node: FsNode, name: string, depth: number, files: Found, spend
       files.nodes.push(childNode);
       files.prefixes.push(prefix);
       files.names.push(childName);
-    } else walkNode(childNode, prefix + childName, depth + 1, files, spend, fs);
+    } else walkNode(childNode, prefix + childName, depth + 1, files, spend, fs, reached);
   }
 }
 

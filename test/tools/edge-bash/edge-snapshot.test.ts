@@ -62,7 +62,9 @@ const LOOK =
   'for p in $(find /workspace | sort); do stat -c "%n %a %s" $p; done; ' +
   'for f in $(find /workspace -type f | sort); do echo "$f: $(cat $f)"; done; ' +
   'for l in $(find /workspace -type l | sort); do echo "$l -> $(readlink $l)"; done; ' +
-  'ls /bin | wc -l; cat /bin/cat; ls /usr/bin/ls; cat /proc/version';
+  'ls /bin | wc -l; cat /bin/cat; ls /usr/bin/ls; cat /proc/version; ' +
+  // The edge's own grep -r, whose walk of a shared directory is made once and kept.
+  'grep -rln a deep dir/sub; grep -rn u deep dir/sub; cd dir && grep -rn e sub';
 
 /** A command that changes every kind of node, and succeeds. */
 const CHANGE_EVERYTHING = [
@@ -94,9 +96,10 @@ describe("a workspace state's tree, shared by its commands", () => {
     const before = await run(LOOK);
     expect(before).toMatchObject({ exitCode: 0, stderr: '' });
     expect(before.stdout).toContain('/workspace/a.txt: alpha');
+    expect(before.stdout).toMatch(/\ndir\/sub\/y.txt\ndeep\/d1\/d2\/z.txt:1:zulu\nsub\/y.txt:1:yankee\n$/);
 
     const changed = await run(`${CHANGE_EVERYTHING} && ${LOOK}`);
-    expect(changed).toMatchObject({ exitCode: 0, stderr: 'ls: /usr/bin/ls: No such file or directory\n' });
+    expect(changed.stderr).toContain('ls: /usr/bin/ls: No such file or directory\n');
     // It saw its own changes, and reports them.
     expect(changed.stdout).toContain('/workspace/a.txt: new');
     expect(changed.stdout).toContain('/workspace/j.txt: juliett\nthrough-hard');
