@@ -20,7 +20,7 @@
 
 import { hash, randomBytes } from 'node:crypto';
 import { readFile as readFileWithCallback } from 'node:fs';
-import { access, mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+import { access, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -38,6 +38,15 @@ import {
   type StoredObject,
 } from '../object-store.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
+import {
+  byCodeUnits,
+  DIRECTORY_SUFFIX,
+  mergeKeys,
+  nameFor,
+  OBJECT_SUFFIX,
+  validateKey,
+  walkKeys,
+} from './object-layout.ts';
 import { DurableFiles } from './durable-files.ts';
 import {
   journalImage,
@@ -60,11 +69,8 @@ const readFile = promisify(readFileWithCallback);
 /** The threads that write objects, shared by every store of the process (created at the first write). */
 let durableFiles: DurableFiles | undefined;
 
-const OBJECT_SUFFIX = '.obj';
-const DIRECTORY_SUFFIX = '.d';
 const HEADER_PREFIX = 'sha256:';
 const HEADER_SIZE = HEADER_PREFIX.length + 64 + 1;
-const MAX_NAME_BYTES = 255;
 const MAX_REMEMBERED_DIRECTORIES = 10_000;
 /**
  * Temp files are named by this process's random tag and a count, unique within the process (the
@@ -496,92 +502,6 @@ export class FsObjectStore implements ObjectStore {
   }
 }
 
-/** Refuses keys that could name anything outside the root or alias another key. */
-function validateKey(key: string): string[] {
-  if (key.length === 0) throw new Error('Object key must not be empty.');
-  if (key.includes('\0') || key.includes('\\')) {
-    throw new Error(`Object key ${JSON.stringify(key)} must not contain NUL or backslash.`);
-  }
-  const segments = key.split('/');
-  for (const segment of segments) {
-    if (segment === '' || segment === '.' || segment === '..') {
-      throw new Error(`Object key ${JSON.stringify(key)} must not be absolute or contain empty, "." or ".." segments.`);
-    }
-  }
-  return segments;
-}
-
-/** Segments that need no escape and are as many bytes as characters: blob hashes, most key segments. */
-const PLAIN_SEGMENT = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
-
-function nameFor(segment: string, suffix: string): string {
-  if (PLAIN_SEGMENT.test(segment) && segment.length + suffix.length <= MAX_NAME_BYTES) return segment + suffix;
-  const name = encodeSegment(segment) + suffix;
-  if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
-    throw new Error(`Object key segment ${JSON.stringify(segment.slice(0, 40))}… is too long for a file name.`);
-  }
-  return name;
-}
-
-function encodeSegment(segment: string): string {
-  let encoded = '';
-  for (let index = 0; index < segment.length; index += 1) {
-    const char = segment[index] as string;
-    const code = char.charCodeAt(0);
-    const mustEscape = char === '%' || code < 0x20 || code === 0x7f || (index === 0 && char === '.');
-    encoded += mustEscape ? `%${code.toString(16).toUpperCase().padStart(2, '0')}` : char;
-  }
-  return encoded;
-}
-
-function decodeSegment(name: string): string {
-  return name.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-}
-
-/**
- * Yields keys under `dir` (whose keys start with `keyPrefix`) that start with `prefix` and sort
- * after `after`, in ascending key order. A directory sorts as its name plus `/`, since every
- * key inside it starts with that, which keeps the depth-first walk in key order. Subtrees that
- * cannot match the prefix or lie wholly before the cursor are never read.
- */
-async function* walkKeys(
-  dir: string,
-  keyPrefix: string,
-  prefix: string,
-  after: string | undefined,
-): AsyncGenerator<string> {
-  const names = await readdir(dir).catch(nullWhenMissing);
-  if (names === null) return;
-  const entries: { sortKey: string; name: string; isDirectory: boolean }[] = [];
-  for (const name of names) {
-    // Names starting with `.` are temp files of writes in flight or cut short.
-    if (name.startsWith('.')) continue;
-    if (name.endsWith(OBJECT_SUFFIX)) {
-      entries.push({
-        sortKey: keyPrefix + decodeSegment(name.slice(0, -OBJECT_SUFFIX.length)),
-        name,
-        isDirectory: false,
-      });
-    } else if (name.endsWith(DIRECTORY_SUFFIX)) {
-      entries.push({
-        sortKey: `${keyPrefix}${decodeSegment(name.slice(0, -DIRECTORY_SUFFIX.length))}/`,
-        name,
-        isDirectory: true,
-      });
-    }
-  }
-  entries.sort((left, right) => (left.sortKey < right.sortKey ? -1 : left.sortKey > right.sortKey ? 1 : 0));
-  for (const entry of entries) {
-    if (entry.isDirectory) {
-      const overlapsPrefix = entry.sortKey.startsWith(prefix) || prefix.startsWith(entry.sortKey);
-      const beforeCursor = after !== undefined && entry.sortKey < after && !after.startsWith(entry.sortKey);
-      if (overlapsPrefix && !beforeCursor) yield* walkKeys(join(dir, entry.name), entry.sortKey, prefix, after);
-    } else if (entry.sortKey.startsWith(prefix) && (after === undefined || entry.sortKey > after)) {
-      yield entry.sortKey;
-    }
-  }
-}
-
 /**
  * Writes to a temp file beside the target, flushes it to disk, then renames it over the target:
  * readers see the old object or the new one, never a part, even if the process is killed
@@ -642,22 +562,6 @@ async function writeFilesAtomically(
     })),
     images,
   );
-}
-
-/** Key order as walkKeys yields it: by UTF-16 code units. */
-function byCodeUnits(left: string, right: string): number {
-  return left < right ? -1 : left > right ? 1 : 0;
-}
-
-/** The keys of a walk and of journalled objects (sorted) in one ascending order, each once. */
-async function* mergeKeys(walk: AsyncGenerator<string>, journalled: readonly string[]): AsyncGenerator<string> {
-  let next = 0;
-  for await (const key of walk) {
-    while (next < journalled.length && journalled[next]! < key) yield journalled[next++]!;
-    if (journalled[next] === key) next += 1;
-    yield key;
-  }
-  while (next < journalled.length) yield journalled[next++]!;
 }
 
 function parseHeader(bytes: Uint8Array, file: string): string {
