@@ -1,7 +1,8 @@
 // What the edge engine sets up once and every command then shares: the interpreter's own files
-// (/bin, /usr/bin, /dev, /proc: made once, copied into each command's filesystem) and, on an edge
-// thread, just-bash's defence in depth held applied. Nothing one command does there reaches the
-// next command, nor another tenant's; the defence still stops a command as before.
+// (/bin, /usr/bin, /dev, /proc: made once, shared by every command's filesystem, which copies what
+// it changes) and, on an edge thread, just-bash's defence in depth held applied. Nothing one
+// command does there reaches the next command, nor another tenant's; the defence still stops a
+// command as before.
 import { Bash, defineCommand, DefenseInDepthBox } from 'just-bash';
 import { afterAll, describe, expect, it } from 'vitest';
 import { interpreterLayout } from '../../../src/tools/edge-bash/edge-layout.ts';
