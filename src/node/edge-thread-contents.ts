@@ -65,6 +65,12 @@ export class KeptContents {
 export const KEPT_LISTING_ENTRIES = 200_000;
 
 /**
+ * What a state's listing weighs among those kept: its entries, and one more for the state's own
+ * tree (its root, /workspace, /tmp), so that the states of empty workspaces count too.
+ */
+export const listingWeight = (entries: number) => entries + 1;
+
+/**
  * Workspace listings by the state they are of (a manifest stamp: it names one state of one
  * workspace, and moves on with each commit): an edge thread keeps those it was sent (as the state's
  * tree, edge-snapshot.ts), and the pool keeps which it sent to each thread (their sizes only),

@@ -14,7 +14,13 @@ import {
 } from '../tools/edge-bash/edge-interpreter.ts';
 import { SharedContentBudget, type EdgeSnapshot } from '../tools/edge-bash/edge-snapshot.ts';
 import type { ManifestEntry } from '../workspace/manifest-entry.ts';
-import { KEPT_CONTENT_BYTES, KEPT_LISTING_ENTRIES, KeptContents, KeptListings } from './edge-thread-contents.ts';
+import {
+  KEPT_CONTENT_BYTES,
+  KEPT_LISTING_ENTRIES,
+  KeptContents,
+  KeptListings,
+  listingWeight,
+} from './edge-thread-contents.ts';
 
 /** What the server thread asks of an edge thread. */
 export type EdgeThreadRequest =
@@ -95,7 +101,7 @@ async function answer(request: Exclude<EdgeThreadRequest, { kind: 'read' }>): Pr
       const entries = request.entries ?? (await read(request.id, 'listing'));
       snapshot = await snapshotOf(entries, { scope: request.scope, budget: statesContents });
     }
-    states.keep(request.listing, snapshot, snapshot.entries.length);
+    states.keep(request.listing, snapshot, listingWeight(snapshot.entries.length));
     const interpretation = await interpret(
       { entries: snapshot.entries, snapshot, ...source },
       { ...request.run, requested: undefined },

@@ -6,7 +6,7 @@ import { consoleLog, type Log } from '../core/log.ts';
 import type { EdgeSource } from '../tools/edge-bash/edge-copy.ts';
 import type { EdgeEngine, EdgeInterpretation, EdgeRun } from '../tools/edge-bash/edge-interpreter.ts';
 import type { EdgeThreadMessage, EdgeThreadRequest } from './edge-thread.ts';
-import { KEPT_LISTING_ENTRIES, KeptListings } from './edge-thread-contents.ts';
+import { KEPT_LISTING_ENTRIES, KeptListings, listingWeight } from './edge-thread-contents.ts';
 import { ThreadPool, type PoolThread } from './thread-pool.ts';
 
 /** The threads' program: a JavaScript entry that loads edge-thread.ts (see its header). */
@@ -72,7 +72,7 @@ export class EdgeThreadPool implements EdgeEngine {
         if (thread.kept.get(listing) !== undefined || run.requested !== undefined)
           return { kind: 'interpret', id, scope, listing, run };
         const { entries } = source;
-        thread.kept.keep(listing, entries.length, entries.length);
+        thread.kept.keep(listing, entries.length, listingWeight(entries.length));
         return { kind: 'interpret', id, entries, scope, listing, run };
       },
       {
@@ -128,7 +128,7 @@ export class EdgeThreadPool implements EdgeEngine {
       if (source === undefined) throw new Error('the command reading it has ended');
       if (message.kind === 'read-listing') {
         const { entries } = source;
-        thread.kept.keep(source.listing, entries.length, entries.length);
+        thread.kept.keep(source.listing, entries.length, listingWeight(entries.length));
         answer = { kind: 'read', readId: message.readId, entries };
         thread.worker.postMessage(answer);
         return;

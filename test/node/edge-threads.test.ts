@@ -4,7 +4,7 @@
 // command the engine gives to a runner is decided before anything is listed.
 import { afterAll, describe, expect, it } from 'vitest';
 import { EdgeThreadPool } from '../../src/node/edge-threads.ts';
-import { KeptListings } from '../../src/node/edge-thread-contents.ts';
+import { KeptListings, listingWeight } from '../../src/node/edge-thread-contents.ts';
 import type { EdgeSource } from '../../src/tools/edge-bash/edge-copy.ts';
 import type { ManifestEntry } from '../../src/workspace/manifest-entry.ts';
 
@@ -142,5 +142,17 @@ describe('KeptListings', () => {
     kept.keep('big', 'X', 11);
     expect(kept.get('big')).toBeUndefined();
     expect(kept.get(undefined)).toBeUndefined();
+  });
+
+  it('tells of each value it drops, or does not keep; the states of empty workspaces weigh too', () => {
+    const dropped: string[] = [];
+    const kept = new KeptListings<string>(2, (value) => dropped.push(value));
+    // Each state's tree costs memory of its own, entries or none: three empty states do not fit in two.
+    for (const key of ['e1', 'e2', 'e3']) kept.keep(key, key.toUpperCase(), listingWeight(0));
+    expect([kept.get('e1'), kept.get('e2'), kept.get('e3')]).toEqual([undefined, 'E2', 'E3']);
+    kept.keep('e3', 'E3-again', listingWeight(0));
+    kept.keep('too-big', 'BIG', listingWeight(2));
+    kept.keep(undefined, 'UNNAMED', listingWeight(0));
+    expect(dropped).toEqual(['E1', 'E3', 'BIG', 'UNNAMED']);
   });
 });
