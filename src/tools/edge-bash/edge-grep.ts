@@ -281,12 +281,25 @@ function matchingLines(content: Uint8Array, search: WordSearch, maxWork: number,
   if (text === undefined && search.bytes !== undefined && !holdsBytes(content, search.bytes, search.shift!)) return [];
   text ??= fromBytes(content);
   const { word } = search;
-  if (!text.includes(word)) return [];
-  const lines = text.split('\n');
-  const count = lines.length > 0 && lines[lines.length - 1] === '' ? lines.length - 1 : lines.length;
+  // From one occurrence of the word to the next, each line holding one cut out and numbered by the
+  // newlines before it (the word holds no newline), rather than the whole text split into lines.
   const found: [number, string][] = [];
-  for (let index = 0; index < count; index += 1)
-    if (lines[index]!.includes(word)) found.push([index + 1, lines[index]!]);
+  let number = 1;
+  let counted = 0;
+  for (let at = text.indexOf(word); at !== -1;) {
+    const start = text.lastIndexOf('\n', at) + 1;
+    for (
+      let newline = text.indexOf('\n', counted);
+      newline !== -1 && newline < start;
+      newline = text.indexOf('\n', newline + 1)
+    )
+      number += 1;
+    const end = text.indexOf('\n', at);
+    found.push([number, text.slice(start, end === -1 ? text.length : end)]);
+    if (end === -1) break;
+    counted = end;
+    at = text.indexOf(word, end + 1);
+  }
   if (found.length >= maxLines) throw new GiveBack();
   return found;
 }
