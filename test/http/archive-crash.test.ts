@@ -2,17 +2,11 @@
 // the restarted server has every file byte-identical, and later changes to them stay (Node home).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { makeDataDir, removeDir, startServer, testHome, type ServerProcess } from '../support/server-process.ts';
+import { describe, expect, it } from 'vitest';
+import { makeDataDir, startServer, stopAfterAll, testHome, type ServerProcess } from '../support/server-process.ts';
 import { tarBytes } from '../support/tar-bytes.ts';
 
-const servers: ServerProcess[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const server of servers)
-    if (server.child.exitCode === null && server.child.signalCode === null) await server.stop();
-  for (const dir of dirs) removeDir(dir);
-});
+const { servers, dirs } = stopAfterAll();
 
 /** Distinct contents, some multi-block and one empty, so every file is a blob of its own. */
 const FILES = Array.from({ length: 400 }, (_, index) => ({

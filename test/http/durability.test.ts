@@ -1,16 +1,9 @@
 // Concurrency and crash safety over real HTTP: racing appends, many writers, SIGKILL mid-write.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.ts';
-import { callApi, makeDataDir, removeDir, startServer, type ServerProcess } from '../support/server-process.ts';
+import { callApi, makeDataDir, startServer, stopAfterAll, type ServerProcess } from '../support/server-process.ts';
 
-const servers: ServerProcess[] = [];
-const dirs: string[] = [];
-
-afterAll(async () => {
-  for (const server of servers)
-    if (server.child.exitCode === null && server.child.signalCode === null) await server.stop();
-  for (const dir of dirs) removeDir(dir);
-});
+const { servers, dirs } = stopAfterAll();
 
 async function start(dataDir: string): Promise<ServerProcess> {
   const server = await startServer({ dataDir });

@@ -174,6 +174,20 @@ export function removeDir(dir: string): void {
 }
 
 /**
+ * Servers a test file starts itself (some killed on purpose) and data dirs it makes: after its
+ * tests, each server still running is stopped and each dir removed.
+ */
+export function stopAfterAll(): { servers: ServerProcess[]; dirs: string[] } {
+  const started = { servers: [] as ServerProcess[], dirs: [] as string[] };
+  afterAll(async () => {
+    for (const server of started.servers)
+      if (server.child.exitCode === null && server.child.signalCode === null) await server.stop();
+    for (const dir of started.dirs) removeDir(dir);
+  });
+  return started;
+}
+
+/**
  * One server for a test file: started before its tests, stopped (and its data removed) after.
  * The answer stands for the server once it has started.
  */
