@@ -75,12 +75,13 @@ export class EdgeCopy {
     const skipped: { path: string; reason: string }[] = [];
     if (!this.changed) return { changes, skipped };
     const seen = new Set<string>();
-    const paths = [...this.fs.entriesBelow(EDGE_WORKSPACE)].map((entry) => entry.path).sort();
-    for (const path of paths) {
+    const entries = [...this.fs.entriesBelow(EDGE_WORKSPACE)].sort((a, b) => (a.path < b.path ? -1 : 1));
+    for (const { path, hardLinked } of entries) {
       seen.add(path);
       // Nothing else can have changed: every change names its path (edge-fs.ts onChange), and a
-      // directory above a path it names may have been made on the way (mkdir -p).
-      if (!this.isExamined(path)) continue;
+      // directory above a path it names may have been made on the way (mkdir -p). A file with two
+      // names (ln) is the exception: a change through one name names only that one.
+      if (!hardLinked && !this.isExamined(path)) continue;
       const known = this.known.get(path);
       const baseVersion = known?.version ?? null;
       const at = `${EDGE_WORKSPACE}/${path}`;

@@ -120,8 +120,11 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
     return paths;
   }
 
-  /** The entries below `path` (a directory, links not followed), each with its path relative to it, parents first. */
-  *entriesBelow(path: string): Generator<{ path: string; type: 'dir' | 'file' | 'symlink' }> {
+  /**
+   * The entries below `path` (a directory, links not followed), each with its path relative to it,
+   * parents first, and whether it is a file with another name too (ln).
+   */
+  *entriesBelow(path: string): Generator<{ path: string; type: 'dir' | 'file' | 'symlink'; hardLinked: boolean }> {
     const { node } = this.locate(lexical(path), false, 'scandir', path);
     if (node?.type !== 'dir') return;
     const stack: [DirNode, string][] = [[node, '']];
@@ -129,7 +132,7 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
       const [dir, at] = stack.pop()!;
       for (const [name, child] of dir.children) {
         const relative = at === '' ? name : `${at}/${name}`;
-        yield { path: relative, type: child.type };
+        yield { path: relative, type: child.type, hardLinked: child.type === 'file' && this.linked.has(child) };
         if (child.type === 'dir') stack.push([child, relative]);
       }
     }

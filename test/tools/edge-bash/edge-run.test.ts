@@ -83,6 +83,21 @@ describe('the edge engine', () => {
     expect(await ws.read('moved/x.txt')).toBe('x\n');
   });
 
+  it('commits a change made through one name of a hard-linked file under each of its names, as a runner syncs its disk', async () => {
+    const ws = await workspaceWith({ 'a.txt': 'a\n', 'dir/b.txt': 'b\n', 'c.txt': 'c\n' });
+    // Appended through the new name, truncated through a name moved since, written through the old one.
+    const outcome = await ws.run(
+      'ln a.txt hard.txt && echo more >> hard.txt && ln dir/b.txt b2 && mv dir moved && : > b2 && ln c.txt c2 && echo new > c.txt',
+    );
+    expect(outcome.exitCode).toBe(0);
+    expect(await ws.read('a.txt')).toBe('a\nmore\n');
+    expect(await ws.read('hard.txt')).toBe('a\nmore\n');
+    expect(await ws.read('moved/b.txt')).toBe('');
+    expect(await ws.read('b2')).toBe('');
+    expect(await ws.read('c.txt')).toBe('new\n');
+    expect(await ws.read('c2')).toBe('new\n');
+  });
+
   it('leaves a file the API changed meanwhile as the API wrote it, and names it a conflict', async () => {
     const ws = await workspaceWith({ 'f.txt': 'base\n', 'g.txt': 'g\n' });
     const copy = await EdgeCopy.of(edgeSource(ws.open()));
