@@ -1,4 +1,4 @@
-// The shapes of the OpenAPI document's operations, and the errors every tool call may answer, shared by the modules that list them by area.
+// The shapes of the OpenAPI document's operations, the errors every tool call may answer, and the helpers (component refs, JSON bodies, query parameters) shared by the modules that list them by area.
 import { z } from 'zod';
 import type { ErrorCode } from '../core/errors.ts';
 
@@ -59,4 +59,17 @@ export function queryParameters(schema: z.ZodType, descriptions: Record<string, 
     description: descriptions[name] ?? (typeof property.description === 'string' ? property.description : name),
     schema: property,
   }));
+}
+
+/** A reference to one of the document's component schemas. */
+export function ref(name: string): JsonSchema {
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+/** A required JSON request body: what a caller sends, as `inputJsonSchema` states a tool's input. */
+export function jsonBody(schema: z.ZodType): NonNullable<Operation['body']> {
+  return {
+    content: { 'application/json': z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as JsonSchema },
+    required: true,
+  };
 }

@@ -6,8 +6,9 @@ import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
 import * as answers from '../contract/http-answers.ts';
 import * as runnerAnswers from '../contract/runner-protocol.ts';
 import { toolResultSchemas } from '../contract/tool-answers.ts';
-import { contractOperations, ref, resultName } from './openapi-operations.ts';
-import type { JsonSchema, Operation, Parameter } from './openapi-types.ts';
+import { contractOperations } from './openapi-operations.ts';
+import { ref, type JsonSchema, type Operation, type Parameter } from './openapi-types.ts';
+import { resultName } from './tool-operations.ts';
 
 export type OpenApiDocument = Record<string, unknown> & {
   openapi: '3.1.0';
