@@ -10,7 +10,8 @@ import type {
   ObjectCallBody,
 } from '../contract/object-calls.ts';
 import { parseInput } from '../contract/parse-input.ts';
-import { readSetting, type SettingName } from '../contract/settings.ts';
+import { readServerSettings } from '../contract/server-settings.ts';
+import { readSetting } from '../contract/settings.ts';
 import { errorStatus, ToolError, type ErrorBody } from '../core/errors.ts';
 import type { AppEnv } from '../http/app-deps.ts';
 import { errorResponse } from '../http/error-response.ts';
@@ -85,28 +86,10 @@ export interface Env {
 
 /** The settings every object reads from the variables; a bad value stops the object with a clear message. */
 export function readSettings(env: Env) {
-  const read = <N extends SettingName>(name: N) => readSetting(env, name, 'cloudflare');
   return {
-    maxBodyBytes: read('TOOLGATE_MAX_BODY_BYTES'),
-    maxFileBytes: read('TOOLGATE_MAX_FILE_BYTES'),
-    defaultReadMaxChars: read('TOOLGATE_DEFAULT_READ_MAX_CHARS'),
-    edgeMemoryBytes: read('TOOLGATE_EDGE_MEMORY_BYTES'),
-    leaseMs: read('TOOLGATE_LEASE_MS'),
-    workspaceMaxProcesses: read('TOOLGATE_WORKSPACE_MAX_PROCESSES'),
-    maxOutputChars: read('TOOLGATE_MAX_PROCESS_OUTPUT_CHARS'),
-    approvalTtlMs: read('TOOLGATE_APPROVAL_TTL_MS'),
-    streamKeepAliveMs: read('TOOLGATE_STREAM_KEEPALIVE_MS'),
-    blobGc: { graceMs: read('TOOLGATE_BLOB_GC_GRACE_MS'), intervalMs: read('TOOLGATE_BLOB_GC_INTERVAL_MS') },
-    processAccrualMs: read('TOOLGATE_PROCESS_ACCRUAL_MS'),
-    rateLimitPerMinute: read('TOOLGATE_RATE_LIMIT_PER_MINUTE'),
-    importLimits: {
-      maxFiles: read('TOOLGATE_IMPORT_MAX_FILES'),
-      maxBytes: read('TOOLGATE_IMPORT_MAX_BYTES'),
-      timeoutMs: read('TOOLGATE_IMPORT_TIMEOUT_MS'),
-    },
-    egressAllowHosts: read('TOOLGATE_EGRESS_ALLOW_HOSTS'),
+    ...readServerSettings(env, 'cloudflare'),
     // Only 'none' changes anything the Worker serves (/healthz); commands run on the runners.
-    sandbox: read('TOOLGATE_SANDBOX') === 'none' ? ('none' as const) : undefined,
+    sandbox: readSetting(env, 'TOOLGATE_SANDBOX', 'cloudflare') === 'none' ? ('none' as const) : undefined,
   };
 }
 

@@ -155,7 +155,7 @@ export class WorkspaceObject {
     }).attach(workspaces);
     const processes = new ProcessStore(db, {
       leaseMs: settings.leaseMs,
-      maxOutputChars: settings.maxOutputChars,
+      maxOutputChars: settings.maxProcessOutputChars,
       maxRunningPerWorkspace: settings.workspaceMaxProcesses,
       log,
     });

@@ -121,7 +121,7 @@ describe('the settings table', () => {
       defaultReadMaxChars: node.defaultReadMaxChars,
       leaseMs: node.leaseMs,
       workspaceMaxProcesses: node.workspaceMaxProcesses,
-      maxOutputChars: node.maxProcessOutputChars,
+      maxProcessOutputChars: node.maxProcessOutputChars,
       approvalTtlMs: node.approvalTtlMs,
       processAccrualMs: node.processAccrualMs,
       rateLimitPerMinute: node.rateLimitPerMinute,
