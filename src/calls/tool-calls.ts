@@ -1,6 +1,6 @@
-// Every tool call's way through the gate: its checks (call-checks.ts), the rate limit and quota, an
-// approver when the policy asks for one, its execution (call-execution.ts), and exactly one usage
-// record, whatever the outcome.
+// Every tool call's way through the gate: its checks (call-checks.ts), the rate limit and quota
+// (call-allowance.ts), an approver when the policy asks for one, its execution (call-execution.ts),
+// and exactly one usage record, whatever the outcome; reads held open go through read-admission.ts.
 import { ApprovalFlow, maySee } from '../approvals/approval-flow.ts';
 import type { Approval, ApprovalStore } from '../approvals/approval-store.ts';
 import { byteLength, type CallAnswer } from '../core/call-answer.ts';
@@ -9,25 +9,20 @@ import { INTERNAL_MESSAGE, isToolError, ToolError } from '../core/errors.ts';
 import type { KeyLookup } from '../keys/key-lookup.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import { ProcessTime } from '../metering/process-time.ts';
-import type { CallAdmission } from '../metering/call-admission.ts';
-import type { QuotaLedger } from '../metering/quota-ledger.ts';
-import type { CallLimiter } from '../metering/rate-limiter.ts';
 import type { CallIdentity, CallOutcome } from '../metering/usage-meter.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import { consoleLog, type Log } from '../core/log.ts';
+import { CallAllowance, type CallAllowanceOptions } from './call-allowance.ts';
 import { checkCall, type Admitted, type CallChecks, type CheckedRequest } from './call-checks.ts';
 import { executeCall, failureAnswer, outcomeOf, type CallExecution, type Executed } from './call-execution.ts';
+import { ReadAdmission, type AdmittedRead, type ReadRequest } from './read-admission.ts';
 
 /** The gate's answer: declared in core, named here too since every caller of the gate handles one. */
 export type { CallAnswer } from '../core/call-answer.ts';
 
-export interface ToolCallsOptions extends CallChecks, CallExecution {
+export interface ToolCallsOptions extends CallChecks, CallExecution, CallAllowanceOptions {
   keys: KeyLookup;
   approvals: ApprovalStore;
-  rateLimiter: CallLimiter;
-  quotaLedger?: QuotaLedger;
-  /** Where the rate limit and the ledger's quota are taken in one step (instead of rateLimiter, then quotaLedger). */
-  admission?: CallAdmission;
   /** How long an approval may stay pending before it is rejected as `expired`. */
   approvalTtlMs: number;
   now?: () => number;
@@ -47,8 +42,8 @@ export interface CallRequest extends CheckedRequest {
 export class ToolCalls {
   private readonly now: () => number;
   private readonly approvalFlow: ApprovalFlow;
-  /** How to end each read admitted by admitRead that is still open (see stop). */
-  private readonly openReads = new Set<() => void>();
+  private readonly allowance: CallAllowance;
+  private readonly reads: ReadAdmission;
   /** Process seconds of started processes: counted as they run and when they end. */
   readonly processTime: ProcessTime | undefined;
 
@@ -76,6 +71,14 @@ export class ToolCalls {
         log,
         accrualMs: options.processAccrualMs,
       });
+    this.allowance = new CallAllowance(options, this.now, (error) => this.errorAnswer(error));
+    this.reads = new ReadAdmission({
+      checks: options,
+      allowance: this.allowance,
+      meter,
+      keyLive: (key) => this.keyLive(key),
+      now: this.now,
+    });
   }
 
   /**
@@ -92,7 +95,7 @@ export class ToolCalls {
 
   stop(): void {
     // Reads still open end now, so their records are among those committed below.
-    for (const stopRead of [...this.openReads]) stopRead();
+    this.reads.stopAll();
     // Records of calls that answered ahead of them are committed before the server goes.
     this.options.meter.flush();
     this.processTime?.stop();
@@ -117,10 +120,11 @@ export class ToolCalls {
       admitted = await checkCall(this.options, request, identity);
       const usesProcessTime =
         identity.action !== undefined && admitted.tool.actions?.usingProcessTime.includes(identity.action) === true;
-      await this.takeAllowance(key, admitted.perMinute, usesProcessTime);
-      if (key.quota !== undefined || admitted.needsApproval) usageId = this.openRecord(key, identity, usesProcessTime);
+      await this.allowance.take(key, admitted.perMinute, usesProcessTime);
+      if (key.quota !== undefined || admitted.needsApproval)
+        usageId = this.allowance.openRecord(key, identity, usesProcessTime);
     } catch (error) {
-      return this.refused(identity, error);
+      return this.allowance.refused(identity, error);
     }
     if (!admitted.needsApproval) {
       const ran = await this.execute(identity, admitted.tool, admitted.args, admitted.workspace, usageId);
@@ -158,64 +162,9 @@ export class ToolCalls {
     return this.approvalFlow.answer(approval, request.waitMs);
   }
 
-  /**
-   * Admits a read that stays open (a log stream) through the same checks as a call of `tool` with
-   * `args`: scope, allowlist, policy, rate and quota. It is one call with one usage record, written
-   * by `close` when the read ends; a refusal is recorded at once and thrown. A read cannot wait for
-   * an approver, so a policy that asks for one refuses it.
-   */
-  async admitRead(request: {
-    key: ApiKey;
-    workspace: string;
-    tool: string;
-    args: unknown;
-    /** Called when the server stops while the read is open: it must end the read (and `close` it) at once. */
-    onStop: () => void;
-  }): Promise<AdmittedRead> {
-    const identity: CallIdentity = {
-      keyId: request.key.id,
-      workspace: request.workspace,
-      tool: request.tool,
-      action: undefined,
-      bytesIn: 0,
-      startedAt: this.now(),
-    };
-    let usageId: number | undefined;
-    let admitted: Admitted;
-    try {
-      admitted = await checkCall(
-        this.options,
-        { ...request, readArguments: async () => ({ value: request.args, bytes: 0 }) },
-        identity,
-      );
-      if (admitted.needsApproval) {
-        const name = identity.action === undefined ? request.tool : `${request.tool}:${identity.action}`;
-        throw new ToolError(
-          'forbidden',
-          `This key's policy asks an approver before each ${name}, and a stream cannot wait for one; call ${request.tool} instead.`,
-          { tool: request.tool, ...(identity.action === undefined ? {} : { action: identity.action }) },
-        );
-      }
-      await this.takeAllowance(request.key, admitted.perMinute, false);
-      if (request.key.quota !== undefined) usageId = this.openRecord(request.key, identity, false);
-    } catch (error) {
-      this.refused(identity, error);
-      throw error;
-    }
-    let closed = false;
-    this.openReads.add(request.onStop);
-    return {
-      workspace: admitted.workspace,
-      keyLive: () => this.keyLive(request.key),
-      close: (outcome, bytesOut) => {
-        if (closed) return;
-        closed = true;
-        this.openReads.delete(request.onStop);
-        const ended: CallOutcome = { outcome, bytesOut, durationMs: this.now() - identity.startedAt };
-        if (usageId !== undefined) this.options.meter.finish(usageId, ended);
-        else void this.options.meter.settle(identity, ended, { billable: true, deferrable: true });
-      },
-    };
+  /** Admits a read that stays open (a log stream) as one call of `tool` with `args` (see ReadAdmission). */
+  admitRead(request: ReadRequest): Promise<AdmittedRead> {
+    return this.reads.admit(request);
   }
 
   /** An approval the key may see: its own calls, or (approvers, admins) those of its workspaces. */
@@ -257,40 +206,6 @@ export class ToolCalls {
   /** Rejects pending approvals whose time is up (as `expired`) and wakes whoever waits on them. */
   expire(): void {
     this.approvalFlow.expire();
-  }
-
-  /**
-   * Takes the call from the key's rate limit and, when the home keeps a ledger apart, admits it
-   * against the key's quota: in one step where the home has one (`admission`), else one after the other.
-   */
-  private async takeAllowance(key: ApiKey, perMinute: number, usesProcessTime: boolean): Promise<void> {
-    const { admission, quotaLedger, rateLimiter } = this.options;
-    const quota = quotaLedger !== undefined && key.quota !== undefined;
-    if (admission) {
-      if (perMinute > 0 || quota) await admission.admitCall(key, { perMinute, quota, usesProcessTime });
-      return;
-    }
-    if (perMinute > 0) await rateLimiter.take(key.id, perMinute);
-    if (quota) await quotaLedger.admit(key, { usesProcessTime });
-  }
-
-  /** Opens the call's record ahead, checking the key's quota against this meter's records unless a ledger apart admitted it. */
-  private openRecord(key: ApiKey, identity: CallIdentity, usesProcessTime: boolean): number {
-    return this.options.meter.admit(this.options.quotaLedger ? { id: key.id, quota: undefined } : key, identity, {
-      usesProcessTime,
-    });
-  }
-
-  /** The answer to a call refused before it ran, whose record (not billable) it settles. */
-  private refused(identity: CallIdentity, error: unknown): CallAnswer {
-    const answer = this.errorAnswer(error);
-    // Refused before it ran, so it changed nothing: its record may follow the answer.
-    void this.options.meter.settle(
-      identity,
-      { outcome: outcomeOf(error), bytesOut: byteLength(answer.json), durationMs: this.now() - identity.startedAt },
-      { billable: false, deferrable: true },
-    );
-    return answer;
   }
 
   /** Executes an admitted call; the outcome is for its usage record, which the caller closes. */
@@ -359,12 +274,4 @@ export class ToolCalls {
   private log(message: string, error?: unknown): void {
     (this.options.log ?? consoleLog)(message, error);
   }
-}
-
-/** A read admitted by `admitRead`: the workspace it reads, and how its one usage record is written when it ends (once; later calls do nothing). */
-export interface AdmittedRead {
-  workspace: Workspace;
-  /** Whether the key the read was admitted with is still live (not revoked): asked again as it goes on. */
-  keyLive(): Promise<boolean>;
-  close(outcome: string, bytesOut: number): void;
 }
