@@ -86,3 +86,8 @@ function queryString(query: Query | undefined): string {
   const text = params.toString();
   return text === '' ? '' : `?${text}`;
 }
+
+/** A value as one segment of a request's path (a workspace id, a tool name, a key id). */
+export function segment(value: string): string {
+  return encodeURIComponent(value);
+}

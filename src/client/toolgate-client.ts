@@ -1,35 +1,29 @@
-// ToolgateClient: typed calls of the HTTP contract over fetch, for Node, browsers and Workers alike.
+// ToolgateClient: typed calls of the HTTP contract over fetch, for Node, browsers and Workers alike; the workspace,
+// file and archive calls it inherits from WorkspaceClient (workspace-client.ts).
 import type {
   ApprovalDecision,
   ApprovalList,
   ApprovalQuery,
   Approval,
-  ArchiveApplied,
-  ArchiveDownloadOptions,
-  ArchiveUploadOptions,
   Checkpoint,
   CheckpointList,
   CreatedKey,
-  FileListing,
   GitImportSource,
   Hook,
   HookSettings,
   ImportAnswer,
   KeyList,
-  ListFilesQuery,
   NewKeyBody,
-  PutWorkspaceAnswer,
   RestoreAnswer,
   ToolFormat,
   ToolListing,
   UsageQuery,
   UsageReport,
-  WorkspaceInfo,
-  WorkspaceSettings,
 } from './api-types.ts';
 import { expectEmpty, expectJson, readJson, unexpected } from './answers.ts';
 import { ToolgateError } from './toolgate-error.ts';
-import { ServerConnection, type RawBody } from './server-connection.ts';
+import { segment, ServerConnection } from './server-connection.ts';
+import { WorkspaceClient } from './workspace-client.ts';
 import { followProcessLog, type FollowLogsOptions, type LogChunk } from './log-follow.ts';
 import type {
   ApplyPatchArgs,
@@ -62,13 +56,16 @@ export interface ToolgateClientOptions {
   fetch?: typeof fetch;
 }
 
-export class ToolgateClient {
+export class ToolgateClient extends WorkspaceClient {
   readonly url: string;
   readonly #server: ServerConnection;
 
   constructor(options: ToolgateClientOptions) {
-    this.url = options.url.replace(/\/+$/, '');
-    this.#server = new ServerConnection(this.url, options.key, options.fetch);
+    const url = options.url.replace(/\/+$/, '');
+    const server = new ServerConnection(url, options.key, options.fetch);
+    super(server);
+    this.url = url;
+    this.#server = server;
   }
 
   // Tools: each answers `{ result }` or `{ approval }` (see ToolAnswer) and throws ToolgateError otherwise.
@@ -137,70 +134,6 @@ export class ToolgateClient {
       throw unexpected(response, body, `a tool call answered ${response.status} without "${field}"`);
     }
     throw await ToolgateError.fromResponse(response);
-  }
-
-  // Workspaces.
-
-  async putWorkspace(workspace: string, settings?: WorkspaceSettings): Promise<PutWorkspaceAnswer> {
-    const response = await this.#server.send('PUT', `/v1/workspaces/${segment(workspace)}`, { body: settings });
-    const info = await expectJson<WorkspaceInfo>(response, [200, 201]);
-    return { created: response.status === 201, workspace: info };
-  }
-
-  async getWorkspace(workspace: string): Promise<WorkspaceInfo> {
-    return expectJson(await this.#server.send('GET', `/v1/workspaces/${segment(workspace)}`), [200]);
-  }
-
-  /** A new workspace `to` with the files, links, settings and checkpoints of `workspace`, sharing its contents. */
-  async fork(workspace: string, to: string): Promise<WorkspaceInfo> {
-    return expectJson(
-      await this.#server.send('POST', `/v1/workspaces/${segment(workspace)}/fork`, { body: { to } }),
-      [201],
-    );
-  }
-
-  async deleteWorkspace(workspace: string): Promise<void> {
-    await expectEmpty(await this.#server.send('DELETE', `/v1/workspaces/${segment(workspace)}`));
-  }
-
-  async listFiles(workspace: string, query: ListFilesQuery = {}): Promise<FileListing> {
-    return expectJson(
-      await this.#server.send('GET', `/v1/workspaces/${segment(workspace)}/files`, {
-        query: { prefix: query.prefix, recursive: query.recursive, limit: query.limit, cursor: query.cursor },
-      }),
-      [200],
-    );
-  }
-
-  /**
-   * A directory of the workspace (`prefix`, default the root) as a tar, or gzip'd with `format:
-   * 'tgz'`: the answer's body, streamed as the server packs it.
-   */
-  async download(
-    workspace: string,
-    options: ArchiveDownloadOptions = {},
-    signal?: AbortSignal,
-  ): Promise<ReadableStream<Uint8Array>> {
-    const response = await this.#server.send('GET', `/v1/workspaces/${segment(workspace)}/archive`, {
-      query: { format: options.format, prefix: options.prefix },
-      signal,
-    });
-    if (response.status !== 200) throw await ToolgateError.fromResponse(response);
-    return response.body ?? new Blob([]).stream();
-  }
-
-  /**
-   * Applies a tar or gzip'd tar (bytes, a Blob or a stream) in one commit: under `prefix`, with
-   * `mode` merge (default) or replace. A refused entry refuses the whole archive.
-   */
-  async upload(workspace: string, archive: RawBody, options: ArchiveUploadOptions = {}): Promise<ArchiveApplied> {
-    return expectJson(
-      await this.#server.send('PUT', `/v1/workspaces/${segment(workspace)}/archive`, {
-        query: { mode: options.mode, prefix: options.prefix },
-        raw: archive,
-      }),
-      [200],
-    );
   }
 
   // History: checkpoints, diff, restore, import.
@@ -335,8 +268,4 @@ export class ToolgateClient {
   async health(): Promise<{ ok: true }> {
     return expectJson(await this.#server.send('GET', '/healthz'), [200]);
   }
-}
-
-function segment(value: string): string {
-  return encodeURIComponent(value);
 }
