@@ -1,36 +1,14 @@
-// The unified diff of one file, computed only around the lines a patch changed.
+// The unified diff of one file, computed only around the lines a patch changed: the ranges to diff, and the
+// hunks shown around the blocks the line diff (line-diff.ts) finds in them.
+import { DiffBudget, Lines, type Block, type ChangedRange, type Kind } from './diff-lines.ts';
+import { diffRange } from './line-diff.ts';
 import { unlimitedWork, type WorkBudget } from './work-budget.ts';
 
-/** Lines `oldStart..oldStart+oldLength` (0-based) of the old text became `newStart..newStart+newLength` of the new. */
-export interface ChangedRange {
-  oldStart: number;
-  oldLength: number;
-  newStart: number;
-  newLength: number;
-}
+export { DiffBudget, MAX_DIFF_CELLS, type ChangedRange } from './diff-lines.ts';
 
 const CONTEXT = 3;
 /** Lines shown between two looks at the clock in a long run of changed lines. */
 const SHOW_PIECE = 1024;
-/** Changed regions up to this many line pairs get a minimal (LCS) diff; larger ones a block replace. */
-const MAX_LCS_CELLS = 250_000;
-/** LCS cells one call's diffs may fill in all (a few milliseconds); past them every region is a block replace. */
-export const MAX_DIFF_CELLS = 4_000_000;
-
-/** The LCS cells left to the diffs of one call; share one among the files of a patch. */
-export class DiffBudget {
-  constructor(public cells: number = MAX_DIFF_CELLS) {}
-}
-
-type Kind = ' ' | '-' | '+';
-
-/** A run of changed lines, no equal line inside it, shown as its old lines (`-`), then its new ones (`+`). */
-interface Block {
-  oldStart: number;
-  newStart: number;
-  oldLength: number;
-  newLength: number;
-}
 
 interface DiffHunk {
   oldFirst: number;
@@ -38,40 +16,6 @@ interface DiffHunk {
   oldCount: number;
   newCount: number;
   text: string;
-}
-
-/**
- * A text's lines, each with its ending, read on demand: finding where lines start is one pass of
- * `indexOf`, and only the lines a diff shows are ever cut out.
- */
-class Lines {
-  private readonly starts: number[] = [];
-
-  constructor(private readonly text: string) {
-    if (text.length === 0) return;
-    this.starts.push(0);
-    for (let end = text.indexOf('\n'); end !== -1 && end + 1 < text.length; end = text.indexOf('\n', end + 1)) {
-      this.starts.push(end + 1);
-    }
-  }
-
-  get length(): number {
-    return this.starts.length;
-  }
-
-  at(index: number): string {
-    return index < this.starts.length ? this.text.slice(this.starts[index], this.starts[index + 1]) : '';
-  }
-
-  /**
-   * Lines `from..to`, cut at the end of the text: a patched text whose last line is empty and
-   * has no newline (`a\n` + `''`) shows that line nowhere, since it is no text at all.
-   */
-  slice(from: number, to: number): string[] {
-    const lines: string[] = [];
-    for (let index = from; index < Math.min(to, this.starts.length); index += 1) lines.push(this.at(index));
-    return lines;
-  }
 }
 
 /** The work of showing one line of a diff (cutting it out, appending it), in the units of WorkBudget. */
@@ -200,56 +144,6 @@ async function trim(oldLines: Lines, newLines: Lines, range: ChangedRange, clock
   return { oldStart: oldFirst, oldLength: oldEnd - oldFirst, newStart: newFirst, newLength: newEnd - newFirst };
 }
 
-/**
- * A changed range as blocks of changed lines, its equal lines (common head, tail, LCS) left out.
- * Lines past the end of a text are none (see `Lines.slice`).
- */
-function diffRange(oldLines: Lines, newLines: Lines, range: ChangedRange, budget: DiffBudget): Block[] {
-  let oldFirst = range.oldStart;
-  let newFirst = range.newStart;
-  let oldEnd = Math.min(range.oldStart + range.oldLength, oldLines.length);
-  let newEnd = Math.min(range.newStart + range.newLength, newLines.length);
-  while (oldFirst < oldEnd && newFirst < newEnd && oldLines.at(oldFirst) === newLines.at(newFirst)) {
-    oldFirst += 1;
-    newFirst += 1;
-  }
-  while (oldFirst < oldEnd && newFirst < newEnd && oldLines.at(oldEnd - 1) === newLines.at(newEnd - 1)) {
-    oldEnd -= 1;
-    newEnd -= 1;
-  }
-  const cells = (oldEnd - oldFirst) * (newEnd - newFirst);
-  if (cells === 0 || cells > MAX_LCS_CELLS || cells > budget.cells) {
-    if (oldEnd - oldFirst + (newEnd - newFirst) === 0) return [];
-    return [{ oldStart: oldFirst, newStart: newFirst, oldLength: oldEnd - oldFirst, newLength: newEnd - newFirst }];
-  }
-  budget.cells -= cells;
-  const kinds = lcsKinds(oldLines.slice(oldFirst, oldEnd), newLines.slice(newFirst, newEnd));
-  const blocks: Block[] = [];
-  let oldAt = oldFirst;
-  let newAt = newFirst;
-  let block: Block | undefined;
-  for (const kind of kinds) {
-    if (kind === ' ') {
-      block = undefined;
-      oldAt += 1;
-      newAt += 1;
-      continue;
-    }
-    if (block === undefined) {
-      block = { oldStart: oldAt, newStart: newAt, oldLength: 0, newLength: 0 };
-      blocks.push(block);
-    }
-    if (kind === '-') {
-      block.oldLength += 1;
-      oldAt += 1;
-    } else {
-      block.newLength += 1;
-      newAt += 1;
-    }
-  }
-  return blocks;
-}
-
 /** The hunks around the blocks: CONTEXT equal lines on each side, and blocks closer than 2 × CONTEXT joined. */
 async function hunksOf(
   blocks: readonly Block[],
@@ -299,39 +193,4 @@ async function hunksOf(
     hunks.push(hunk);
   }
   return hunks;
-}
-
-/** The kind of every line of a minimal diff (longest common subsequence) of two regions. */
-function lcsKinds(before: readonly string[], after: readonly string[]): Kind[] {
-  const columns = after.length + 1;
-  // suffix[i][j]: length of the LCS of before[i..] and after[j..], in one flat array.
-  const suffix = new Uint32Array((before.length + 1) * columns);
-  for (let i = before.length - 1; i >= 0; i -= 1) {
-    for (let j = after.length - 1; j >= 0; j -= 1) {
-      suffix[i * columns + j] =
-        before[i] === after[j]
-          ? suffix[(i + 1) * columns + j + 1]! + 1
-          : Math.max(suffix[(i + 1) * columns + j]!, suffix[i * columns + j + 1]!);
-    }
-  }
-  const kinds: Kind[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < before.length || j < after.length) {
-    if (i < before.length && j < after.length && before[i] === after[j]) {
-      kinds.push(' ');
-      i += 1;
-      j += 1;
-    } else if (
-      j >= after.length ||
-      (i < before.length && suffix[(i + 1) * columns + j]! >= suffix[i * columns + j + 1]!)
-    ) {
-      kinds.push('-');
-      i += 1;
-    } else {
-      kinds.push('+');
-      j += 1;
-    }
-  }
-  return kinds;
 }
