@@ -1,12 +1,14 @@
-// Usage records: exactly one per tool call, the quota check that admits a call, and the totals.
+// Usage records: exactly one per tool call (committed in groups, group-commit.ts), the quota check that admits a
+// call, process seconds counted on the call that started the process, and the totals (usage-summary.ts).
 import { checkQuota, periodStart } from './quota-rules.ts';
-import { scopeFilter } from '../core/workspace-scope.ts';
 import type { ApiKey, Quota } from '../keys/key-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { consoleLog, type Log } from '../core/log.ts';
 import type { UsageRow } from '../contract/http-answers.ts';
 import type { UsageGroup } from '../contract/http-requests.ts';
 import type { UsageQuery } from '../contract/object-calls.ts';
+import { GroupCommit } from './group-commit.ts';
+import { usageSummary } from './usage-summary.ts';
 
 export interface CallIdentity {
   keyId: string;
@@ -51,22 +53,13 @@ interface Settling {
   billable: boolean;
   /** Set when the call's effect may have written its record already (see recordEffect). */
   effectKey: string | undefined;
-  done: () => void;
 }
 
-/**
- * How long the record of a call that changed nothing may wait for its group commit (docs/api.md
- * "Metering of calls that change nothing": at most 50 ms). Records that must be durable before
- * their call answers are committed at the next turn of the event loop, with any waiting here.
- */
-export const DEFERRED_RECORD_MS = 20;
+export { DEFERRED_RECORD_MS } from './group-commit.ts';
 
 export class UsageMeter {
   /** Records waiting for the next group commit. */
-  private settling: Settling[] = [];
-  /** The next group commit, when one is scheduled: at the next turn (`soon`) or within DEFERRED_RECORD_MS. */
-  private scheduled: 'soon' | 'later' | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly settling = new GroupCommit<Settling>((batch) => this.commit(batch));
 
   constructor(
     private readonly db: SqlDatabase,
@@ -126,27 +119,10 @@ export class UsageMeter {
     outcome: CallOutcome,
     options: { billable: boolean; effectKey?: string; deferrable?: boolean },
   ): Promise<void> {
-    return new Promise((done) => {
-      this.settling.push({ call, outcome, billable: options.billable, effectKey: options.effectKey, done });
-      this.schedule(options.deferrable === true ? 'later' : 'soon');
-    });
-  }
-
-  private schedule(when: 'soon' | 'later'): void {
-    if (this.scheduled === 'soon' || this.scheduled === when) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.scheduled = when;
-    if (when === 'later') {
-      this.timer = setTimeout(() => this.flush(), DEFERRED_RECORD_MS);
-      return;
-    }
-    this.timer = undefined;
-    const later =
-      (globalThis as { setImmediate?: (work: () => void) => unknown }).setImmediate ??
-      ((work: () => void) => setTimeout(work, 0));
-    later(() => {
-      if (this.scheduled === 'soon') this.flush();
-    });
+    return this.settling.add(
+      { call, outcome, billable: options.billable, effectKey: options.effectKey },
+      options.deferrable === true,
+    );
   }
 
   /**
@@ -173,12 +149,10 @@ export class UsageMeter {
    * server that stops.
    */
   flush(): void {
-    this.scheduled = undefined;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.settling;
-    this.settling = [];
-    if (batch.length === 0) return;
+    this.settling.flush();
+  }
+
+  private commit(batch: Settling[]): void {
     try {
       this.db.transaction(() => {
         for (const item of batch) this.write(item);
@@ -187,7 +161,6 @@ export class UsageMeter {
       // The calls have run; losing their records is reported loudly but does not fail them.
       this.log(`could not record the usage of ${batch.length} calls`, error);
     }
-    for (const item of batch) item.done();
   }
 
   private write({ call, outcome, billable, effectKey }: Settling): void {
@@ -338,41 +311,7 @@ export class UsageMeter {
   /** Totals per group of the calls started in [from, to), of one key or (undefined) every key, on the workspaces of the scope (undefined: all). */
   summary(query: UsageQuery): UsageRow[] {
     this.flush();
-    const group = { tool: "tool || COALESCE(':' || action, '')", workspace: 'workspace', key: 'key_id' }[query.groupBy];
-    const scope = query.workspaces === undefined ? undefined : scopeFilter(query.workspaces);
-    const conditions = ['started_at >= ?', 'started_at < ?'];
-    const params: (string | number)[] = [query.from, query.to];
-    if (query.keyId !== undefined) {
-      conditions.push('key_id = ?');
-      params.push(query.keyId);
-    }
-    if (scope !== undefined) {
-      conditions.push('workspace IN (SELECT value FROM json_each(?))');
-      params.push(scope);
-    }
-    const rows = this.db.query<{
-      grp: string;
-      calls: number;
-      errors: number;
-      bytes_in: number;
-      bytes_out: number;
-      process_seconds: number;
-    }>(
-      `SELECT ${group} AS grp, COUNT(*) AS calls,
-              SUM(CASE WHEN outcome IS NOT NULL AND outcome <> 'ok' THEN 1 ELSE 0 END) AS errors,
-              SUM(bytes_in) AS bytes_in, SUM(bytes_out) AS bytes_out, SUM(process_seconds) AS process_seconds
-       FROM usage WHERE ${conditions.join(' AND ')}
-       GROUP BY grp ORDER BY grp`,
-      ...params,
-    );
-    return rows.map((row) => ({
-      group: row.grp,
-      calls: row.calls,
-      errors: row.errors,
-      bytesIn: row.bytes_in,
-      bytesOut: row.bytes_out,
-      processSeconds: Math.round(row.process_seconds * 1000) / 1000,
-    }));
+    return usageSummary(this.db, query);
   }
 
   private checkQuota(keyId: string, quota: Quota, usesProcessTime: boolean): void {
