@@ -1,11 +1,12 @@
-// The process store: bash process records, their logs and stdin, and the job queue feeding runners.
-import { ToolError } from '../core/errors.ts';
+// The process store: bash process records, their logs and stdin, and the job queue feeding runners; a facade over
+// its agent side (agent-side.ts), its runner side (runner-side.ts, runner-control.ts) and its events.
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { JobQueue } from './job-queue.ts';
 import { ProcessEvents, waitFor } from './process-events.ts';
-import { ProcessLog, wellFormed } from './process-log.ts';
+import { AgentSide } from './agent-side.ts';
+import { ProcessLog } from './process-log.ts';
 import { FINAL_STATUSES, type ProcessRecord, type ProcessRequest } from './process-record.ts';
-import { isFinal, recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
+import { isFinal, recordOf, selectProcess } from './process-row.ts';
 import type { ControlReply, FinishReport } from '../contract/runner-protocol.ts';
 import type { ExecResult, JobLease, LeaseFence, LeaseHolder } from './runner-reports.ts';
 import { RunnerControl, type ControlRequest } from './runner-control.ts';
@@ -55,6 +56,7 @@ export class ProcessStore {
   readonly #jobs: JobQueue;
   readonly #events: ProcessEvents;
   readonly #runner: RunnerSide;
+  readonly #agent: AgentSide;
   readonly #control: RunnerControl;
 
   constructor(db: SqlDatabase, options: ProcessStoreOptions = {}) {
@@ -94,6 +96,14 @@ export class ProcessStore {
       now: this.#now,
       leaseMs: this.leaseMs,
     });
+    this.#agent = new AgentSide({
+      db,
+      jobs: this.#jobs,
+      log: this.#log,
+      events: this.#events,
+      now: this.#now,
+      wakeRunners: () => this.#runner.wakeForWaitingJobs(),
+    });
     applyProcessSchema(db);
   }
 
@@ -101,100 +111,38 @@ export class ProcessStore {
 
   /** Records a queued process and enqueues its job, atomically; `inTransaction` runs inside the same transaction. */
   create(input: NewProcess, inTransaction?: () => void): ProcessRecord {
-    if (input.mode !== 'exec' && input.mode !== 'start')
-      throw new ToolError('invalid_argument', `mode must be exec or start, not ${String(input.mode)}.`);
-    if (input.timeoutMs !== null) nonNegativeInteger('timeoutMs', input.timeoutMs);
-    const id = `proc_${crypto.randomUUID().replaceAll('-', '')}`;
-    const now = this.#now();
-    const record = this.#db.transaction(() => {
-      const [row] = this.#db.query<ProcessRow>(
-        `INSERT INTO processes (id, workspace, command, cwd, env, mode, timeout_ms, terminal, status, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?) RETURNING *`,
-        id,
-        input.workspace,
-        wellFormed(input.command),
-        input.cwd,
-        JSON.stringify(input.env),
-        input.mode,
-        input.timeoutMs,
-        input.terminal ? JSON.stringify({ cols: input.terminal.cols, rows: input.terminal.rows }) : null,
-        new Date(now).toISOString(),
-      );
-      this.#jobs.enqueue(id, now);
-      inTransaction?.();
-      return recordOf(row!);
-    });
-    this.#events.queued();
-    this.#runner.wakeForWaitingJobs();
-    return record;
+    return this.#agent.create(input, inTransaction);
   }
 
   /** The process, or undefined when it is absent or belongs to another workspace. */
   get(workspace: string, id: string): ProcessRecord | undefined {
-    const row = this.#row(id);
-    return row !== undefined && row.workspace === workspace ? recordOf(row) : undefined;
+    return this.#agent.get(workspace, id);
   }
 
   /** The process whatever its workspace: for the runner protocol, whose keys span workspaces. */
   record(id: string): ProcessRecord | undefined {
-    const row = this.#row(id);
+    const row = selectProcess(this.#db, id);
     return row === undefined ? undefined : recordOf(row);
   }
 
   /** The workspace's processes, oldest first. */
   list(workspace: string): ProcessRecord[] {
-    return this.#db
-      .query<ProcessRow>('SELECT * FROM processes WHERE workspace = ? ORDER BY seq', workspace)
-      .map(recordOf);
+    return this.#agent.list(workspace);
   }
 
   /** exec's separate stdout and stderr, once its runner reported them. */
   execResult(id: string): ExecResult | undefined {
-    const [row] = this.#db.query<{ exec_result: string | null }>('SELECT exec_result FROM processes WHERE id = ?', id);
-    return row?.exec_result == null ? undefined : (JSON.parse(row.exec_result) as ExecResult);
+    return this.#agent.execResult(id);
   }
 
   /** bash `logs`: a page of the process's log. */
   readLogs(workspace: string, id: string, offset?: number, limit: number = DEFAULT_LOGS_LIMIT): LogPage {
-    if (offset !== undefined) nonNegativeInteger('offset', offset);
-    nonNegativeInteger('limit', limit);
-    return this.#db.transaction(() => {
-      const row = this.#owned(workspace, id);
-      const slice = this.#log.read(id, row.output_chars, offset, limit);
-      return { processId: id, ...slice, nextOffset: slice.offset + slice.data.length, status: row.status };
-    });
+    return this.#agent.readLogs(workspace, id, offset, limit);
   }
 
   /** Queues `input` (and, with `eof`, the end of input) for the process's stdin; returns input.length. */
   writeStdin(workspace: string, id: string, input: string, eof: boolean): number {
-    const queued = this.#db.transaction(() => {
-      const row = this.#owned(workspace, id);
-      if (isFinal(row))
-        throw new ToolError('conflict', `process ${id} has ended (${row.status}), so it reads no more input.`, {
-          processId: id,
-        });
-      if (row.stdin_closed !== 0) {
-        throw new ToolError(
-          'conflict',
-          `the stdin of process ${id} is already closed by an eof; start a new process to send more input.`,
-          { processId: id },
-        );
-      }
-      if (input.length === 0 && !eof) return false;
-      this.#db.query(
-        `INSERT INTO process_stdin (process_id, seq, data, eof)
-         VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM process_stdin WHERE process_id = ?), ?, ?)`,
-        id,
-        id,
-        wellFormed(input),
-        eof ? 1 : 0,
-      );
-      if (eof) this.#db.query('UPDATE processes SET stdin_closed = 1 WHERE id = ?', id);
-      return true;
-    });
-    // Not a state change, but the runner's waiting control request hands it over at once.
-    if (queued) this.#events.changed([id]);
-    return input.length;
+    return this.#agent.writeStdin(workspace, id, input, eof);
   }
 
   /**
@@ -203,47 +151,12 @@ export class ProcessStore {
    * one is returned as is.
    */
   requestStop(workspace: string, id: string, graceMs: number): ProcessRecord {
-    nonNegativeInteger('graceMs', graceMs);
-    let changed = false;
-    const record = this.#db.transaction(() => {
-      const row = this.#owned(workspace, id);
-      if (isFinal(row)) return recordOf(row);
-      changed = true;
-      if (row.status === 'queued') {
-        this.#jobs.complete(id, null);
-        return updateProcess(
-          this.#db,
-          "UPDATE processes SET status = 'stopped', ended_at = ?, stop_requested_grace_ms = ? WHERE id = ? RETURNING *",
-          this.#iso(),
-          graceMs,
-          id,
-        );
-      }
-      // The first request stands: its runner may already be counting down that grace.
-      return updateProcess(
-        this.#db,
-        'UPDATE processes SET stop_requested_grace_ms = COALESCE(stop_requested_grace_ms, ?) WHERE id = ? RETURNING *',
-        graceMs,
-        id,
-      );
-    });
-    if (changed) this.#events.changed([id]);
-    return record;
+    return this.#agent.requestStop(workspace, id, graceMs);
   }
 
   /** Removes every process of the workspace with its output, stdin and job; their runners' next reports are refused. */
   deleteWorkspace(workspace: string): void {
-    const ids = this.#db.transaction(() => {
-      const rows = this.#db.query<{ id: string }>('SELECT id FROM processes WHERE workspace = ?', workspace);
-      const inWorkspace = 'IN (SELECT id FROM processes WHERE workspace = ?)';
-      this.#db.query(`DELETE FROM process_output WHERE process_id ${inWorkspace}`, workspace);
-      this.#db.query(`DELETE FROM process_stdin WHERE process_id ${inWorkspace}`, workspace);
-      this.#db.query(`DELETE FROM process_syncs WHERE process_id ${inWorkspace}`, workspace);
-      this.#jobs.deleteWorkspace(workspace);
-      this.#db.query('DELETE FROM processes WHERE workspace = ?', workspace);
-      return rows.map((row) => row.id);
-    });
-    this.#events.changed(ids);
+    this.#agent.deleteWorkspace(workspace);
   }
 
   // ---- the runner side: every report is fenced by the lease token and the key holding it ----
@@ -373,7 +286,7 @@ export class ProcessStore {
 
   /** Resolves with the record once it is final, or with the current record after timeoutMs. */
   waitForEnd(workspace: string, id: string, timeoutMs: number): Promise<ProcessRecord> {
-    const current = (): ProcessRecord => recordOf(this.#owned(workspace, id));
+    const current = (): ProcessRecord => recordOf(this.#agent.owned(workspace, id));
     try {
       const record = current();
       if (FINAL_STATUSES.includes(record.status)) return Promise.resolve(record);
@@ -386,7 +299,7 @@ export class ProcessStore {
       });
     // A deleted process answers not_found through current().
     const isDone = () => {
-      const row = this.#row(id);
+      const row = selectProcess(this.#db, id);
       return row === undefined || isFinal(row);
     };
     return waitFor(subscribe, isDone, current, timeoutMs);
@@ -407,31 +320,4 @@ export class ProcessStore {
   passOnJob(): void {
     this.#runner.wakeForWaitingJobs();
   }
-
-  // ---- rows ----
-
-  #row(id: string): ProcessRow | undefined {
-    return selectProcess(this.#db, id);
-  }
-
-  #owned(workspace: string, id: string): ProcessRow {
-    const row = this.#row(id);
-    if (row === undefined || row.workspace !== workspace) {
-      throw new ToolError(
-        'not_found',
-        `process ${id} was not found in workspace ${workspace}; list its processes to find the id.`,
-        { processId: id },
-      );
-    }
-    return row;
-  }
-
-  #iso(): string {
-    return new Date(this.#now()).toISOString();
-  }
-}
-
-function nonNegativeInteger(name: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value < 0)
-    throw new ToolError('invalid_argument', `${name} must be a whole number of 0 or more, not ${value}.`);
 }
