@@ -9,15 +9,9 @@ import {
   restoreSchema,
 } from '../contract/http-answers.ts';
 import { checkpointInput, importInput, restoreInput } from '../contract/http-requests.ts';
-import type { JsonSchema, Operation } from './openapi-types.ts';
+import { jsonBody, jsonSchemaOf, type Operation } from './openapi-types.ts';
 
-const asJson = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema =>
-  z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
-const body = (schema: z.ZodType, required = true): NonNullable<Operation['body']> => ({
-  content: { 'application/json': asJson(schema, 'input') },
-  required,
-});
-const answer = (description: string, schema: z.ZodType) => ({ description, schema: asJson(schema, 'output') });
+const answer = (description: string, schema: z.ZodType) => ({ description, schema: jsonSchemaOf(schema, 'output') });
 const common: ErrorCode[] = ['invalid_argument', 'forbidden', 'not_found'];
 
 export function historyOperations(): Operation[] {
@@ -29,7 +23,7 @@ export function historyOperations(): Operation[] {
       operationId: 'createCheckpoint',
       summary: 'Checkpoint the workspace as a git commit',
       description: 'Empty directories are left out (git holds none). The body is optional.',
-      body: body(checkpointInput, false),
+      body: jsonBody(checkpointInput, false),
       answers: { 201: answer('The checkpoint; its id is the commit id.', checkpointSchema) },
       errors: [...common, 'conflict', 'payload_too_large', 'unavailable'],
     },
@@ -79,7 +73,7 @@ export function historyOperations(): Operation[] {
       summary: 'Make the workspace equal a checkpoint, in one commit',
       description:
         'Needs a key that may call write_file and apply_patch without approval. Directories the checkpoint does not need are removed.',
-      body: body(restoreInput),
+      body: jsonBody(restoreInput),
       answers: { 200: answer('Restored.', restoreSchema) },
       errors: [...common, 'conflict', 'payload_too_large', 'unavailable'],
     },
@@ -93,7 +87,7 @@ export function historyOperations(): Operation[] {
         'Shallow (depth 1) unless depth is given. Needs a key that may call write_file and apply_patch without approval. Over a limit ' +
         '(TOOLGATE_IMPORT_MAX_FILES, TOOLGATE_IMPORT_MAX_BYTES, TOOLGATE_MAX_FILE_BYTES) it answers 413 naming it, and nothing is imported. ' +
         'A remote that refuses access (401/403) answers forbidden naming the URL without credentials.',
-      body: body(importInput),
+      body: jsonBody(importInput),
       answers: { 201: answer('Imported and checkpointed.', importSchema) },
       errors: [...common, 'conflict', 'payload_too_large', 'timeout', 'unavailable'],
     },

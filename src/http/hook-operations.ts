@@ -1,12 +1,11 @@
 // The webhook routes as the OpenAPI document lists them, their schemas taken from the routes.
-import { z } from 'zod';
 import { hookInput, TIMESTAMP_HEADER, TIMESTAMP_WINDOW_SECONDS } from '../contract/http-requests.ts';
 import type { ErrorCode } from '../core/errors.ts';
 import { hookDeliveryInput } from '../contract/http-requests.ts';
 import { SIGNATURE_HEADERS } from '../hooks/hook-signature.ts';
 import { WORKSPACE_ID_PATTERN } from '../workspace/workspaces.ts';
 import { DELIVERY_ID_HEADERS } from './hook-routes.ts';
-import { callErrors, type Operation, type Parameter } from './openapi-types.ts';
+import { callErrors, jsonBody, type Operation, type Parameter } from './openapi-types.ts';
 
 const hookId = { hookId: `The hook id (${WORKSPACE_ID_PATTERN.source}).` };
 
@@ -23,15 +22,6 @@ const deliveryErrors: ErrorCode[] = [
   'patch_invalid',
   'patch_conflict',
 ];
-
-function body(schema: z.ZodType): NonNullable<Operation['body']> {
-  return {
-    content: {
-      'application/json': z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>,
-    },
-    required: true,
-  };
-}
 
 const signature = (name: string): Parameter => ({
   name,
@@ -52,7 +42,7 @@ export function hookOperations(): Operation[] {
         'Deliveries run as the admin key that configures the hook; configuring it again replaces the secret, the workspace, the owner and the settings. ' +
         `With requireTimestamp, a delivery without ${TIMESTAMP_HEADER} (within ${TIMESTAMP_WINDOW_SECONDS} s, signed with the body) answers 401 and applies nothing.`,
       pathParams: hookId,
-      body: body(hookInput),
+      body: jsonBody(hookInput),
       answers: { 200: { description: 'Replaced.', schema: 'Hook' }, 201: { description: 'Created.', schema: 'Hook' } },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'payload_too_large'],
     },
@@ -110,7 +100,7 @@ export function hookOperations(): Operation[] {
           schema: { type: 'string', maxLength: 200 },
         })),
       ],
-      body: body(hookDeliveryInput),
+      body: jsonBody(hookDeliveryInput),
       answers: {
         200: { description: 'The patch was applied.', schema: 'HookDeliveryAnswer' },
         202: {

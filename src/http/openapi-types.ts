@@ -51,9 +51,7 @@ export const callErrors: readonly ErrorCode[] = [
 
 /** A query schema's fields as parameters, each described (by `descriptions`, else by the field's own description). */
 export function queryParameters(schema: z.ZodType, descriptions: Record<string, string> = {}): Parameter[] {
-  const { properties } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as {
-    properties: Record<string, JsonSchema>;
-  };
+  const { properties } = jsonSchemaOf(schema, 'input') as { properties: Record<string, JsonSchema> };
   return Object.entries(properties).map(([name, property]) => ({
     name,
     description: descriptions[name] ?? (typeof property.description === 'string' ? property.description : name),
@@ -66,10 +64,12 @@ export function ref(name: string): JsonSchema {
   return { $ref: `#/components/schemas/${name}` };
 }
 
-/** A required JSON request body: what a caller sends, as `inputJsonSchema` states a tool's input. */
-export function jsonBody(schema: z.ZodType): NonNullable<Operation['body']> {
-  return {
-    content: { 'application/json': z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as JsonSchema },
-    required: true,
-  };
+/** A zod schema as the document states it: what a caller sends (`input`) or what it is answered (`output`). */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  return z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
+}
+
+/** A JSON request body: what a caller sends, as `inputJsonSchema` states a tool's input. */
+export function jsonBody(schema: z.ZodType, required = true): NonNullable<Operation['body']> {
+  return { content: { 'application/json': jsonSchemaOf(schema, 'input') }, required };
 }

@@ -14,14 +14,7 @@ import {
   startedReportSchema,
   syncReportSchema,
 } from '../contract/runner-protocol.ts';
-import { queryParameters, type JsonSchema, type Operation } from './openapi-types.ts';
-
-const asJson = (schema: z.ZodType, io: 'input' | 'output' = 'output'): JsonSchema =>
-  z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema;
-const json = (schema: z.ZodType): NonNullable<Operation['body']> => ({
-  content: { 'application/json': asJson(schema, 'input') },
-  required: true,
-});
+import { jsonBody, jsonSchemaOf, queryParameters, type JsonSchema, type Operation } from './openapi-types.ts';
 
 /** The runner protocol (served only where the app has durable processes). */
 export function runnerOperations(): Operation[] {
@@ -33,11 +26,11 @@ export function runnerOperations(): Operation[] {
     operationId,
     summary,
     pathParams: processId,
-    body: json(body),
+    body: jsonBody(body),
     answers: { 200: { description: 'Recorded.', schema: answer } },
     errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large'],
   });
-  const textQuery = asJson(outputQuerySchema, 'input') as { properties: Record<string, JsonSchema> };
+  const textQuery = jsonSchemaOf(outputQuerySchema, 'input') as { properties: Record<string, JsonSchema> };
   const output: Operation = {
     ...report(
       'output',
@@ -48,7 +41,7 @@ export function runnerOperations(): Operation[] {
     ),
     body: {
       content: {
-        ...json(outputReportSchema).content,
+        ...jsonBody(outputReportSchema).content,
         'text/plain': { type: 'string', description: 'The output text.' },
       },
       required: true,
@@ -66,7 +59,7 @@ export function runnerOperations(): Operation[] {
       tag: 'runner',
       operationId: 'runnerLease',
       summary: "Lease the next job of a workspace in the runner key's scope, waiting up to waitMs for one",
-      body: json(leaseRequestSchema),
+      body: jsonBody(leaseRequestSchema),
       answers: {
         200: { description: 'A job, leased to this runner.', schema: 'Lease' },
         204: { description: 'No job.' },
@@ -98,7 +91,7 @@ export function runnerOperations(): Operation[] {
       tag: 'runner',
       operationId: 'runnerBlobs',
       summary: 'Many blobs in one binary answer',
-      body: json(blobBatchRequestSchema),
+      body: jsonBody(blobBatchRequestSchema),
       answers: {
         200: {
           description:
@@ -146,7 +139,10 @@ export function runnerOperations(): Operation[] {
         required: true,
       },
       answers: {
-        200: { description: 'What the server now holds of the blob.', schema: asJson(blobPieceAnswerSchema) },
+        200: {
+          description: 'What the server now holds of the blob.',
+          schema: jsonSchemaOf(blobPieceAnswerSchema, 'output'),
+        },
       },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unavailable'],
     },
@@ -171,7 +167,9 @@ export function runnerOperations(): Operation[] {
         },
         required: true,
       },
-      answers: { 200: { description: 'The blobs are stored.', schema: asJson(blobUploadAnswerSchema) } },
+      answers: {
+        200: { description: 'The blobs are stored.', schema: jsonSchemaOf(blobUploadAnswerSchema, 'output') },
+      },
       errors: ['invalid_argument', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unavailable'],
     },
     {
