@@ -8,6 +8,7 @@ import type { UsageRow } from '../contract/http-answers.ts';
 import type { UsageGroup } from '../contract/http-requests.ts';
 import type { UsageQuery } from '../contract/object-calls.ts';
 import { GroupCommit } from './group-commit.ts';
+import { applyUsageSchema } from './usage-schema.ts';
 import { usageSummary } from './usage-summary.ts';
 
 export interface CallIdentity {
@@ -66,31 +67,7 @@ export class UsageMeter {
     private readonly now: () => number = Date.now,
     private readonly log: Log = consoleLog,
   ) {
-    db.script(`
-      CREATE TABLE IF NOT EXISTS usage (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        key_id TEXT NOT NULL,
-        workspace TEXT NOT NULL,
-        tool TEXT NOT NULL,
-        action TEXT,
-        outcome TEXT,
-        billable INTEGER NOT NULL,
-        effect INTEGER NOT NULL DEFAULT 0,
-        bytes_in INTEGER NOT NULL,
-        bytes_out INTEGER NOT NULL DEFAULT 0,
-        duration_ms INTEGER NOT NULL DEFAULT 0,
-        process_id TEXT,
-        process_open INTEGER NOT NULL DEFAULT 0,
-        process_seconds REAL NOT NULL DEFAULT 0,
-        approval_id TEXT,
-        started_at INTEGER NOT NULL,
-        call_key TEXT
-      );
-      CREATE UNIQUE INDEX IF NOT EXISTS usage_call_key ON usage (call_key) WHERE call_key IS NOT NULL;
-      CREATE INDEX IF NOT EXISTS usage_key_time ON usage (key_id, started_at);
-      CREATE INDEX IF NOT EXISTS usage_time ON usage (started_at);
-      CREATE INDEX IF NOT EXISTS usage_open_process ON usage (process_id) WHERE process_open = 1;
-    `);
+    applyUsageSchema(db);
   }
 
   /**
