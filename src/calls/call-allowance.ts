@@ -1,5 +1,4 @@
-// What a call takes from its key before it runs: the rate limit and the quota (in one step where the
-// home admits both), the usage record opened ahead, and the record of a call refused before it ran.
+// What a call takes from its key before it runs: rate limit, quota, its record opened ahead (or written if refused).
 import { byteLength, type CallAnswer } from '../core/call-answer.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import type { CallAdmission } from '../metering/call-admission.ts';

@@ -1,5 +1,4 @@
-// Reads that stay open (a log stream), each admitted as one call: the gate's checks and allowance,
-// one usage record written when the read ends, and every read still open ended when the server stops.
+// Reads held open (log streams) admitted through the gate as one call each, recorded when they end or the server stops.
 import { ToolError } from '../core/errors.ts';
 import type { ApiKey } from '../keys/key-store.ts';
 import type { CallIdentity, CallOutcome, UsageMeter } from '../metering/usage-meter.ts';

@@ -1,6 +1,4 @@
-// Every tool call's way through the gate: its checks (call-checks.ts), the rate limit and quota
-// (call-allowance.ts), an approver when the policy asks for one, its execution (call-execution.ts),
-// and exactly one usage record, whatever the outcome; reads held open go through read-admission.ts.
+// The gate every tool call passes: checks, allowance, an approver when asked, execution, exactly one usage record.
 import { ApprovalFlow, maySee } from '../approvals/approval-flow.ts';
 import type { Approval, ApprovalStore } from '../approvals/approval-store.ts';
 import { byteLength, type CallAnswer } from '../core/call-answer.ts';

@@ -1,5 +1,4 @@
-// ToolgateClient: typed calls of the HTTP contract over fetch, for Node, browsers and Workers alike; the workspace,
-// file and archive calls it inherits from WorkspaceClient (workspace-client.ts).
+// ToolgateClient: typed calls of the HTTP contract over fetch, for Node, browsers and Workers alike.
 import type {
   ApprovalDecision,
   ApprovalList,

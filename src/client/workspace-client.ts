@@ -1,5 +1,4 @@
-// The workspace calls of ToolgateClient, which inherits them: create, describe, fork and delete a workspace, list
-// its files, and download or upload a directory as an archive.
+// The workspace calls ToolgateClient inherits: create, describe, fork, delete, list files, download and upload archives.
 import type {
   ArchiveApplied,
   ArchiveDownloadOptions,

@@ -1,5 +1,4 @@
-// The lines of a diff's two texts and what a diff's steps pass between them: the changed ranges, blocks of
-// changed lines, line kinds and the LCS budget, shared by the line diff (line-diff.ts) and the file diff (text-diff.ts).
+// What the line diff and the file diff share: a text's lines, changed ranges and blocks, line kinds, the LCS budget.
 
 /** Lines `oldStart..oldStart+oldLength` (0-based) of the old text became `newStart..newStart+newLength` of the new. */
 export interface ChangedRange {

@@ -1,5 +1,4 @@
-// The line diff of one changed range: its common head and tail dropped, the rest a minimal (LCS) diff while
-// it is small and the budget lasts, else one block replace.
+// The line diff of one changed range: a minimal (LCS) diff while small and within budget, else one block replace.
 import type { Block, ChangedRange, DiffBudget, Kind, Lines } from './diff-lines.ts';
 
 /** Changed regions up to this many line pairs get a minimal (LCS) diff; larger ones a block replace. */

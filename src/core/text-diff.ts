@@ -1,5 +1,4 @@
-// The unified diff of one file, computed only around the lines a patch changed: the ranges to diff, and the
-// hunks shown around the blocks the line diff (line-diff.ts) finds in them.
+// The unified diff of one file, computed only around the lines a patch changed.
 import { DiffBudget, Lines, type Block, type ChangedRange, type Kind } from './diff-lines.ts';
 import { diffRange } from './line-diff.ts';
 import { unlimitedWork, type WorkBudget } from './work-budget.ts';

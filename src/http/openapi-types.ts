@@ -1,4 +1,4 @@
-// The shapes of the OpenAPI document's operations, the errors every tool call may answer, and the helpers (component refs, JSON bodies, query parameters) shared by the modules that list them by area.
+// What the modules listing the OpenAPI operations by area share: an operation's shape, every call's errors, helpers.
 import { z } from 'zod';
 import type { ErrorCode } from '../core/errors.ts';
 

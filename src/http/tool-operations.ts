@@ -1,4 +1,4 @@
-// The tool routes as the OpenAPI document lists them: the tool list, one call per tool with its errors, and MCP over the same tools.
+// The tool routes as the OpenAPI document lists them: the tool list, a call per tool, and MCP over the same tools.
 import { MAX_WAIT_MS } from '../approvals/approval-flow.ts';
 import { toolFormats, toolResultSchemas } from '../contract/tool-answers.ts';
 import { errorStatus, type ErrorCode } from '../core/errors.ts';

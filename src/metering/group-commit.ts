@@ -1,5 +1,4 @@
-// The group commit of usage records: records of calls that end together are written in one
-// transaction, at the next turn of the event loop or, for those that may wait, within DEFERRED_RECORD_MS.
+// The group commit of usage records: one transaction for calls that end together, soon or within DEFERRED_RECORD_MS.
 
 /**
  * How long the record of a call that changed nothing may wait for its group commit (docs/api.md

@@ -1,5 +1,4 @@
-// Usage records: exactly one per tool call (committed in groups, group-commit.ts), the quota check that admits a
-// call, process seconds counted on the call that started the process, and the totals (usage-summary.ts).
+// Usage records: exactly one per tool call, the quota check that admits a call, and the process seconds they count.
 import { checkQuota, periodStart } from './quota-rules.ts';
 import type { ApiKey, Quota } from '../keys/key-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';

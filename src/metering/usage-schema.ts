@@ -1,5 +1,4 @@
-// The SQL schema of usage records: one row per tool call, read by the meter (usage-meter.ts) and the totals
-// (usage-summary.ts).
+// The SQL schema of usage records: one row per tool call.
 import type { SqlDatabase } from '../storage/sql-database.ts';
 
 /*

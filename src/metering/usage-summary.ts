@@ -1,5 +1,4 @@
-// The totals of usage records per group (tool and action, workspace, or key), of a time range, a key and a scope,
-// as GET /v1/usage answers them.
+// The totals of usage records per tool, workspace or key, over a time range, a key and a scope (GET /v1/usage).
 import type { UsageRow } from '../contract/http-answers.ts';
 import type { UsageQuery } from '../contract/object-calls.ts';
 import { scopeFilter } from '../core/workspace-scope.ts';

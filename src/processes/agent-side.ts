@@ -1,5 +1,4 @@
-// The agent side of the process store: one workspace's view of its processes (create, list, read logs,
-// write stdin, ask a stop, delete them all), each change told to the runner side through the events.
+// The agent side of the process store: one workspace's processes (create, list, logs, stdin, stop, delete).
 import { ToolError } from '../core/errors.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { LogPage } from '../contract/process-snapshot.ts';

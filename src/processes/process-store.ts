@@ -1,5 +1,4 @@
-// The process store: bash process records, their logs and stdin, and the job queue feeding runners; a facade over
-// its agent side (agent-side.ts), its runner side (runner-side.ts, runner-control.ts) and its events.
+// The process store: bash process records, their logs and stdin, and the job queue feeding runners.
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { JobQueue } from './job-queue.ts';
 import { ProcessEvents, waitFor } from './process-events.ts';
