@@ -9,7 +9,7 @@ import { commitArchive } from '../workspace/archive-commit.ts';
 import { packArchive } from '../workspace/archive-pack.ts';
 import { MAX_ARCHIVE_ENTRIES, unpackArchive, type UnpackedArchive } from '../workspace/archive-unpack.ts';
 import type { Workspace } from '../workspace/workspace.ts';
-import type { AppDeps, AppEnv } from './app-deps.ts';
+import type { AppDeps, AppEnv, LentBody } from './app-deps.ts';
 import { assertMayRewrite } from './route-access.ts';
 
 const GZIP_MAGIC = [0x1f, 0x8b];
@@ -19,7 +19,7 @@ const GZIP_MAGIC = [0x1f, 0x8b];
  * a tool call, so neither is metered; applying an archive rewrites many files at once, so it needs
  * a key that may write unasked, as restore and import do.
  */
-export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limits'>): Hono<AppEnv> {
+export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limits' | 'readBody'>): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
   routes.get('/workspaces/:ws/archive', async (c) => {
@@ -42,18 +42,25 @@ export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limi
     const workspace = deps.workspaces.open(id);
     assertMayRewrite(deps.tools, c.get('key'), 'apply an archive');
     const root = await archiveRoot(workspace, query.prefix, 'write');
-    const tar = await tarBytes(c.req.raw, deps.limits.maxBodyBytes);
-    const archive = await unpackArchive(workspace, tar, root, {
-      maxFileBytes: deps.limits.maxFileBytes,
-      maxEntries: MAX_ARCHIVE_ENTRIES,
-    });
-    const { version, deleted } = await commitArchive(workspace, archive.entries, root, query.mode);
-    return c.json({
-      ...counts(archive),
-      deleted,
-      version: version ?? deps.workspaces.info(id)?.version ?? 0,
-      skipped: archive.skipped,
-    });
+    const { tar, release } = await tarBytes(c.req.raw, deps.limits.maxBodyBytes, (length) =>
+      deps.readBody?.(c.env, length),
+    );
+    try {
+      const archive = await unpackArchive(workspace, tar, root, {
+        maxFileBytes: deps.limits.maxFileBytes,
+        maxEntries: MAX_ARCHIVE_ENTRIES,
+      });
+      const { version, deleted } = await commitArchive(workspace, archive.entries, root, query.mode);
+      return c.json({
+        ...counts(archive),
+        deleted,
+        version: version ?? deps.workspaces.info(id)?.version ?? 0,
+        skipped: archive.skipped,
+      });
+    } finally {
+      // Unpacking has ended, every content stored or its store given up: no view of the body is left.
+      release();
+    }
   });
 
   return routes;
@@ -76,21 +83,36 @@ async function archiveRoot(workspace: Workspace, prefix: string, access: Access)
  * its Content-Type. The body as sent and the tar it unpacks to are each counted against the body
  * limit, the tar as it streams out of gzip, so a gzip bomb stops being read as soon as it unpacks
  * past the limit. A body with a Content-Length is read whole at once (the HTTP parser delivers no
- * more than it declares, at most the limit): on Node that read skips the web stream, which copied
- * each chunk it passed on; a chunked one is counted as it streams.
+ * more than it declares, at most the limit), by the home's own way when it has one (`readBody`),
+ * else by `arrayBuffer()`, which on Node skips the web stream that copied each chunk it passed on;
+ * a chunked one is counted as it streams.
  */
-async function tarBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+async function tarBytes(
+  request: Request,
+  maxBytes: number,
+  readBody: (length: number) => Promise<LentBody> | undefined,
+): Promise<{ tar: Uint8Array; release: () => void }> {
+  const nothingLent = () => undefined;
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes, 'The archive body');
   if (declared !== null) {
-    const body = new Uint8Array(await request.arrayBuffer());
-    if (!isGzip(body)) return body;
-    return readAll(inSlices(body).pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
+    const lent = (await readBody(Number(declared))) ?? {
+      bytes: new Uint8Array(await request.arrayBuffer()),
+      release: nothingLent,
+    };
+    if (!isGzip(lent.bytes)) return { tar: lent.bytes, release: lent.release };
+    // Memory gzip may still read after a failure is not given back.
+    const tar = await readAll(inSlices(lent.bytes).pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
+    lent.release();
+    return { tar, release: nothingLent };
   }
   const sent = (request.body ?? new Blob([]).stream()).pipeThrough(byteLimit(maxBytes, 'The archive body'));
   const { stream, head } = await peek(sent, GZIP_MAGIC.length);
-  if (!isGzip(head)) return readAll(stream);
-  return readAll(stream.pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
+  if (!isGzip(head)) return { tar: await readAll(stream), release: nothingLent };
+  return {
+    tar: await readAll(stream.pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' }),
+    release: nothingLent,
+  };
 }
 
 /** Bytes received whole, as a stream of slices pulled one at a time: gzip unpacks a slice at a time, so a bomb is stopped a slice past the limit. */

@@ -19,6 +19,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { ProcessStore } from '../processes/process-store.ts';
 import { WorkspaceHistory } from '../history/workspace-history.ts';
 import { nodeEgressFetch } from './egress-fetch.ts';
+import { readNodeBody } from './request-body.ts';
 import { Runner } from '../runner/node/runner.ts';
 import { inProcessTransport } from '../runner/runner-client.ts';
 import { builtinTools } from '../tools/index.ts';
@@ -139,6 +140,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     history,
     sandbox: config.sandbox.mode,
     streamKeepAliveMs: config.streamKeepAliveMs,
+    readBody: readNodeBody,
   });
   // Jobs whose runner stopped renewing its lease become lost within the lease plus one sweep interval.
   const sweeper = setInterval(() => processes.sweep(), Math.min(processes.sweepIntervalMs, 5_000));

@@ -294,6 +294,38 @@ describe('refused whole, naming the entry, with nothing changed', () => {
   }, 60_000);
 });
 
+describe('one archive after another', () => {
+  it('each workspace keeps its own archive: a smaller one after a larger, read into the memory the larger left, changes nothing of it', async () => {
+    const files = (tag: string, count: number, size: number) =>
+      Array.from({ length: count }, (_, index) => ({
+        name: `d${index % 7}/${tag}-${index}.txt`,
+        content: `${tag} ${index} `.padEnd(size, tag[0]),
+      }));
+    const larger = files('larger', 400, 3000);
+    const smaller = files('smaller', 300, 700);
+    for (const [ws, entries] of [
+      ['after-larger', larger],
+      ['after-smaller', smaller],
+    ] as const) {
+      await server.call('PUT', `/v1/workspaces/${ws}`);
+      const answer = await upload(ws, tarBytes(entries));
+      expect([answer.status, answer.body.files]).toEqual([200, entries.length]);
+    }
+    for (const [ws, entries] of [
+      ['after-larger', larger],
+      ['after-smaller', smaller],
+    ] as const) {
+      const listed = await gnuTar(['-x', '-O'], (await download(ws)).bytes);
+      expect(listed).toBe(
+        [...entries]
+          .sort((a, b) => (a.name < b.name ? -1 : 1))
+          .map((entry) => entry.content)
+          .join(''),
+      );
+    }
+  });
+});
+
 describe('modes and prefixes', () => {
   const ws = 'modes';
   const names = async (query: string) =>
