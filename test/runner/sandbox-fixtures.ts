@@ -2,13 +2,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  bubblewrapInstalled,
-  startCommand,
-  type Isolation,
-  type RunningCommand,
-  type SandboxOptions,
-} from '../../src/runner/node/sandbox.ts';
+import type { Isolation, RunningCommand } from '../../src/runner/node/running-command.ts';
+import { bubblewrapInstalled, startCommand, type SandboxOptions } from '../../src/runner/node/sandbox.ts';
 
 /** Why bubblewrap tests cannot run here, when they cannot. */
 export const bwrapSkipReason = bubblewrapInstalled() ? undefined : 'bubblewrap is not installed on this host';

@@ -1,7 +1,7 @@
 // Holds one control request open per running process, so stdin and a stop reach the command as soon as they are written.
 import type { ControlReply, LeasedJob } from '../../contract/runner-protocol.ts';
 import { StaleLeaseError, type RunnerClient } from '../runner-client.ts';
-import type { RunningCommand } from './sandbox.ts';
+import type { RunningCommand } from './running-command.ts';
 
 /**
  * The control request is a heartbeat the server holds until stdin or a stop is written (or

@@ -5,7 +5,8 @@ import { commandUserFor, handOver, type CommandUser } from './command-user.ts';
 import type { OverlaySupport } from './overlay.ts';
 import { closeParkedLaunchers } from './parked-launchers.ts';
 import { describeLimits, detectLimitEnforcement, type LimitEnforcement } from './resource-limits.ts';
-import { describeIsolation, type Isolation, type SandboxOptions } from './sandbox.ts';
+import type { Isolation } from './running-command.ts';
+import { describeIsolation, type SandboxOptions } from './sandbox.ts';
 import { DEFAULT_SANDBOX_SETTINGS, type SandboxSettings } from './sandbox-settings.ts';
 
 export class RunnerSandbox {
