@@ -157,6 +157,15 @@ export class EdgeFs extends EdgeTree implements IFileSystem {
     return (dir.sorted ??= [...dir.children].sort(([a], [b]) => byName(a, b)));
   }
 
+  /**
+   * Whether what is derived once from the shared tree's kept contents (grep's text of a walk) may
+   * hold `bytes` more for the commands after this one, counted against the tree's budget when it
+   * may; never without a shared tree.
+   */
+  keepShared(bytes: number): boolean {
+    return this.base?.keep(bytes) ?? false;
+  }
+
   /** Files' contents, in their order (read on first use): the arrays they hold, to be read and never changed. */
   heldContents(files: readonly FileNode[]): Promise<Uint8Array[]> {
     return this.contentsOf(files);

@@ -1,12 +1,15 @@
 // The edge engine's own `grep` for its most common recursive search, `grep -r[n][l] WORD PATH...`
 // with a plain word: the same answer as the interpreter's grep gives (the same walk, names, lines
 // and exit code), found in one pass over the edge's filesystem with the files fetched together,
-// rather than file by file through the interpreter's checks (about 50 us a file). Any other use
+// rather than file by file through the interpreter's checks (about 50 us a file); a walk the
+// state's commands search again is searched as one text (edge-grep-text.ts), and a script that is
+// this grep alone is answered without the interpreter (loneGrep). Any other use
 // of grep (another flag, a pattern with a character regular expressions read, a glob, a link on
 // the way, a limit within reach) goes to the interpreter's grep unchanged (origCommand).
 import type { Command, CommandContext, ExecResult } from 'just-bash';
 import type { EdgeFs } from './edge-fs.ts';
 import { fromBytes } from './edge-fs-paths.ts';
+import { searchText, textOf, type WalkText } from './edge-grep-text.ts';
 import type { DirNode, FileNode, FsNode } from './edge-fs-nodes.ts';
 
 /** What the fast path answers: the flags it knows (r and R recurse, n numbers lines, l names files, F fixed). */
@@ -59,9 +62,9 @@ export function edgeGrep(fs: EdgeFs, onFast?: () => void): Command {
     async execute(args, ctx) {
       const plan = planOf(args);
       const original = () => ctx.origCommand!(args);
-      if (plan === undefined || ctx.origCommand === undefined) return original();
+      if (plan === undefined || ctx.origCommand === undefined || ctx.limits === undefined) return original();
       try {
-        const answer = await fastGrep(fs, plan, ctx);
+        const answer = await fastGrep(fs, plan, { cwd: ctx.cwd, signal: ctx.signal, limits: ctx.limits });
         onFast?.();
         return answer;
       } catch (error) {
@@ -72,38 +75,82 @@ export function edgeGrep(fs: EdgeFs, onFast?: () => void): Command {
   };
 }
 
-async function fastGrep(fs: EdgeFs, plan: Plan, ctx: CommandContext): Promise<ExecResult> {
-  const limits = ctx.limits!;
+/**
+ * A script that is one `grep` and nothing else (edge-script.ts loneCommand), answered by the fast
+ * path without the interpreter (its parse, its commands and its output plumbing, about two thirds
+ * of the work of a grep -rn over 2,000 files); undefined where the fast path does not take it, or
+ * gives it back, or its output is longer than an answer keeps, and the interpreter runs the script.
+ * `limits` are the interpreter's own for the command (the same the fast path meets inside it).
+ */
+export async function loneGrep(
+  fs: EdgeFs,
+  args: readonly string[],
+  context: GrepContext,
+  maxOutputChars: number,
+): Promise<ExecResult | undefined> {
+  const plan = planOf(args);
+  if (plan === undefined) return undefined;
+  try {
+    const answer = await fastGrep(fs, plan, context);
+    return answer.stdout.length > maxOutputChars ? undefined : answer;
+  } catch (error) {
+    if (error instanceof GiveBack) return undefined;
+    throw error;
+  }
+}
+
+/** What the fast path reads of a command's context. */
+type GrepContext = Pick<CommandContext, 'cwd' | 'signal'> & {
+  limits: Pick<NonNullable<CommandContext['limits']>, 'maxGlobOperations' | 'maxArrayElements' | 'maxLoopIterations'>;
+};
+
+async function fastGrep(fs: EdgeFs, plan: Plan, ctx: GrepContext): Promise<ExecResult> {
+  const limits = ctx.limits;
   const budget = { operations: 0, max: limits.maxGlobOperations };
-  const files: Found = { nodes: [], prefixes: [], names: [] };
+  const files: Found = { nodes: [], prefixes: [], names: [], walks: [] };
   for (const operand of plan.operands) await walk(fs, fs.resolvePath(ctx.cwd, operand), operand, 0, files, budget);
-  const { nodes, prefixes, names } = files;
+  const { nodes, prefixes, names, walks } = files;
   if (nodes.length >= limits.maxArrayElements) throw new GiveBack();
   // Every file's content asked for at once: a few round trips (on the Node home, to the server
   // thread) rather than one or two per directory.
   fs.prefetch(nodes);
+  // Each file's content held (and counted against the command's bound) before any is searched.
+  const contents: Uint8Array[] = [];
+  for (let start = 0; start < nodes.length; start += BATCH) {
+    if (ctx.signal?.aborted) throw new GiveBack();
+    try {
+      const batch = await fs.heldContents(nodes.slice(start, start + BATCH));
+      for (let index = 0; index < batch.length; index += 1) contents.push(batch[index]!);
+    } catch {
+      throw new GiveBack();
+    }
+  }
   const search = wordSearch(plan.word);
   const maxWork = Math.max(limits.maxLoopIterations, Math.min(limits.maxArrayElements, limits.maxLoopIterations * 10));
   let stdout = '';
   let matched = false;
-  for (let start = 0; start < nodes.length; start += BATCH) {
-    if (ctx.signal?.aborted) throw new GiveBack();
-    let contents: Uint8Array[];
-    try {
-      contents = await fs.heldContents(nodes.slice(start, start + BATCH));
-    } catch {
-      throw new GiveBack();
+  const found = (index: number, lines: readonly (readonly [number, string])[]) => {
+    matched = true;
+    const name = prefixes[index]! + names[index]!;
+    if (plan.filesOnly) stdout += `${name}\n`;
+    else
+      for (const [number, line] of lines)
+        stdout += plan.lineNumbers ? `${name}:${number}:${line}\n` : `${name}:${line}\n`;
+  };
+  let nextWalk = 0;
+  for (let index = 0; index < nodes.length;) {
+    // A walk whose files were searched one by one (its text not made) is passed.
+    while (walks[nextWalk] !== undefined && walks[nextWalk]!.from < index) nextWalk += 1;
+    const shared = walks[nextWalk]?.from === index ? walks[nextWalk++]!.walked : undefined;
+    const text = shared && textOf(shared, contents, index, fs, maxWork, limits.maxArrayElements);
+    if (text !== undefined) {
+      searchText(text, search.word, plan.filesOnly, (file, lines) => found(index + file, lines));
+      index += shared!.nodes.length;
+      continue;
     }
-    for (let index = 0; index < contents.length; index += 1) {
-      const lines = matchingLines(contents[index]!, search, maxWork, limits.maxArrayElements);
-      if (lines.length === 0) continue;
-      matched = true;
-      const name = prefixes[start + index]! + names[start + index]!;
-      if (plan.filesOnly) stdout += `${name}\n`;
-      else
-        for (const [number, line] of lines)
-          stdout += plan.lineNumbers ? `${name}:${number}:${line}\n` : `${name}:${line}\n`;
-    }
+    const lines = matchingLines(contents[index]!, search, maxWork, limits.maxArrayElements);
+    if (lines.length > 0) found(index, lines);
+    index += 1;
   }
   return { stdout, stderr: '', exitCode: matched ? 0 : 1 };
 }
@@ -117,6 +164,8 @@ interface Found {
   nodes: FileNode[];
   prefixes: string[];
   names: string[];
+  /** Where a shared directory's walk lies among them (its files in a row from `from`), in order. */
+  walks: { from: number; walked: Walked }[];
 }
 
 /**
@@ -158,7 +207,12 @@ interface Walked {
   names: string[];
   operations: number;
   depth: number;
+  /** Commands that searched it so far, until its text is made. */
+  searches: number;
+  /** Its text, once made (textOf); null where the tree's budget had no room for it. */
+  text?: WalkText | null;
 }
+
 const walks = new WeakMap<DirNode, Walked>();
 
 /** The walk below a shared directory, as walkNode walks it, from its walk made once (the same files, names, spend and depth). */
@@ -172,7 +226,7 @@ function walkShared(
 ): void {
   let walked = walks.get(node);
   if (walked === undefined) {
-    const found: Found = { nodes: [], prefixes: [], names: [] };
+    const found: Found = { nodes: [], prefixes: [], names: [], walks: [] };
     const made = { operations: 0, depth: 0 };
     const spend = () => {
       if (++made.operations > budget.max) throw new GiveBack();
@@ -183,12 +237,14 @@ function walkShared(
       names: found.names.map((below, index) => found.prefixes[index]! + below),
       operations: made.operations,
       depth: made.depth,
+      searches: 0,
     };
     walks.set(node, walked);
   }
   budget.operations += walked.operations;
   if (budget.operations > budget.max || depth + walked.depth >= MAX_DEPTH) throw new GiveBack();
   const prefix = name === '.' ? '' : `${name}/`;
+  files.walks.push({ from: files.nodes.length, walked });
   for (let index = 0; index < walked.nodes.length; index += 1) {
     files.nodes.push(walked.nodes[index]!);
     files.prefixes.push(prefix);

@@ -11,10 +11,10 @@ import { cutAtChars } from '../../core/text-lines.ts';
 import type { ManifestEntry } from '../../workspace/manifest-entry.ts';
 import { EDGE_WORKSPACE, EdgeCopy, type EdgeSource } from './edge-copy.ts';
 import { MissingDirectoryError, type EdgeFs } from './edge-fs.ts';
-import { edgeGrep } from './edge-grep.ts';
+import { edgeGrep, loneGrep } from './edge-grep.ts';
 import { interpreterLayout } from './edge-layout.ts';
 import { EdgeSnapshot, type SharedContentBudget } from './edge-snapshot.ts';
-import { autoObjection, edgeObjection, type WorkspaceFacts } from './edge-script.ts';
+import { autoObjection, edgeObjection, loneCommand, type WorkspaceFacts } from './edge-script.ts';
 
 /** A command line for the interpreter, as the bash tool was given it (cwd resolved by the guard). */
 export interface EdgeRun {
@@ -74,6 +74,11 @@ const INTERPRETER_LIMIT_EXIT_CODE = 126;
 const EXECUTION_TIME_BACKSTOP_MS = 1_000;
 /** Output the interpreter may produce before it stops the command: room beyond what the answer keeps, so cutting is ours. */
 const OUTPUT_STOP_FACTOR = 4;
+/**
+ * The interpreter's limits the edge's own grep meets too (just-bash's defaults, spelled out so that
+ * a grep the fast path answers without the interpreter meets the same ones as inside it).
+ */
+const WORK_LIMITS = { maxGlobOperations: 1_000_000, maxArrayElements: 1_000_000, maxLoopIterations: 100_000 };
 
 /** An interpretation that ran nothing and changed nothing. */
 const NOTHING: EdgeInterpretation = {
@@ -99,6 +104,14 @@ const OTHER_LANGUAGES = ['python', 'python3', 'js-exec', 'node'];
 let interpreter: Promise<typeof import('just-bash')> | undefined;
 /** An interpreter kept to read command lines with; it runs none. */
 let parser: import('just-bash').Bash | undefined;
+/** The commands engine "edge" runs (the interpreter's, but those of the network and of other languages): the same for every command. */
+let edgeCommands: ReadonlySet<string> | undefined;
+/**
+ * The last command line read and its syntax tree (or the failure to read it): an edge thread
+ * decides the engine and then runs the same line, which is read once. Nothing changes a tree once
+ * read (the interpreter reads the line again to run it).
+ */
+let lastRead: { command: string; script: ScriptNode | undefined } | undefined;
 /** The interpreter's own files (/bin, /dev, /proc), made once and shared by every command's filesystem, which copies what it changes. */
 let layout: EdgeFs | undefined;
 const loadInterpreter = () => (interpreter ??= import('just-bash'));
@@ -132,20 +145,16 @@ export async function engineFor(
   workspace?: WorkspaceFacts,
 ): Promise<'edge' | 'runner'> {
   if (requested === 'runner') return 'runner';
-  const { Bash, getCommandNames, getNetworkCommandNames } = await loadInterpreter();
-  let script: ScriptNode | undefined;
-  try {
-    // The syntax tree as the interpreter reads it (its `parse` is not in the build workerd loads).
-    script = (parser ??= new Bash()).transform(command).ast;
-  } catch {
-    // Bash itself reports the syntax error: a runner's message is the one scripts expect.
-    if (requested === 'auto') return 'runner';
-  }
+  const { getCommandNames, getNetworkCommandNames } = await loadInterpreter();
+  // On a syntax error bash itself reports it: on auto, a runner's message is the one scripts expect.
+  const script = await scriptOf(command);
   if (requested === 'auto') return script && !autoObjection(script, workspace) ? 'edge' : 'runner';
-  // The edge has no network, and runs no other language: those commands are a runner's.
-  const foreign = new Set<string>([...getNetworkCommandNames(), ...OTHER_LANGUAGES]);
-  const commands = new Set(getCommandNames().filter((name) => !foreign.has(name)));
-  const objection = script && edgeObjection(script, commands);
+  if (edgeCommands === undefined) {
+    // The edge has no network, and runs no other language: those commands are a runner's.
+    const foreign = new Set<string>([...getNetworkCommandNames(), ...OTHER_LANGUAGES]);
+    edgeCommands = new Set(getCommandNames().filter((name) => !foreign.has(name)));
+  }
+  const objection = script && edgeObjection(script, edgeCommands);
   if (objection)
     throw new ToolError(
       'invalid_argument',
@@ -153,6 +162,21 @@ export async function engineFor(
       { command: objection.subject },
     );
   return 'edge';
+}
+
+/** A command line's syntax tree as the interpreter reads it, or undefined when it cannot be read. */
+async function scriptOf(command: string): Promise<ScriptNode | undefined> {
+  if (lastRead?.command === command) return lastRead.script;
+  const { Bash } = await loadInterpreter();
+  let script: ScriptNode | undefined;
+  try {
+    // The interpreter's own reading (its `parse` is not in the build workerd loads).
+    script = (parser ??= new Bash()).transform(command).ast;
+  } catch {
+    script = undefined;
+  }
+  lastRead = { command, script };
+  return script;
 }
 
 /**
@@ -178,24 +202,72 @@ export async function runnerTakes(run: EdgeRun): Promise<boolean> {
 export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeInterpretation> {
   if (await runnerTakes(run)) return GIVEN_TO_RUNNER;
   const { Bash } = await loadInterpreter();
-  const copy = await EdgeCopy.of(source, run.maxWorkspaceBytes, (layout ??= interpreterLayout(Bash)));
+  layout ??= interpreterLayout(Bash);
   const cwd = run.cwd === '' ? EDGE_WORKSPACE : `${EDGE_WORKSPACE}/${run.cwd}`;
+  // A timer of its own, cleared when the command ends, rather than AbortSignal.timeout's, which runs
+  // on after it (two minutes by default) for every command a thread has run.
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(), run.timeoutMs);
+  try {
+    return (
+      (await interpretAlone(source, run, cwd, stop.signal)) ??
+      (await interpretInInterpreter(source, run, cwd, stop.signal, Bash))
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A script that is one `grep` the edge's own grep answers (edge-grep.ts loneGrep), run without the
+ * interpreter; undefined for any other, which the interpreter runs (in a copy of its own).
+ */
+async function interpretAlone(
+  source: EdgeSource,
+  run: EdgeRun,
+  cwd: string,
+  signal: AbortSignal,
+): Promise<EdgeInterpretation | undefined> {
+  const script = await scriptOf(run.command);
+  const lone = script && loneCommand(script);
+  if (lone?.name !== 'grep') return undefined;
+  const copy = await EdgeCopy.of(source, run.maxWorkspaceBytes, layout);
+  const context = { cwd, signal, limits: WORK_LIMITS };
+  const result = await loneGrep(copy.fs, lone.args, context, MAX_EXEC_STREAM_CHARS);
+  if (result === undefined || signal.aborted) return undefined;
+  const { changes, skipped } = await copy.changes();
+  return {
+    stdout: result.stdout,
+    stderr: result.stderr,
+    exitCode: result.exitCode,
+    timedOut: false,
+    truncated: false,
+    forRunner: false,
+    changes,
+    skipped,
+  };
+}
+
+async function interpretInInterpreter(
+  source: EdgeSource,
+  run: EdgeRun,
+  cwd: string,
+  timeout: AbortSignal,
+  Bash: typeof import('just-bash').Bash,
+): Promise<EdgeInterpretation> {
+  const copy = await EdgeCopy.of(source, run.maxWorkspaceBytes, layout);
   const bash = new Bash({
     fs: copy.fs,
     customCommands: [edgeGrep(copy.fs)],
     cwd,
     env: { ...BASE_ENV, PWD: cwd, ...run.env },
     executionLimits: {
+      ...WORK_LIMITS,
       // A backstop: the abort at timeoutMs is what stops a command, so that it reads as a timeout.
       maxExecutionTimeMs: run.timeoutMs + EXECUTION_TIME_BACKSTOP_MS,
       maxOutputSize: MAX_EXEC_STREAM_CHARS * OUTPUT_STOP_FACTOR,
     },
   });
-  // A timer of its own, cleared when the command ends, rather than AbortSignal.timeout's, which runs
-  // on after it (two minutes by default) for every command a thread has run.
-  const stop = new AbortController();
-  const timeout = stop.signal;
-  const timer = setTimeout(() => stop.abort(), run.timeoutMs);
   let result: Awaited<ReturnType<typeof bash.exec>>;
   try {
     result = await bash.exec(run.command, { signal: timeout, rawScript: true });
@@ -211,8 +283,6 @@ export async function interpret(source: EdgeSource, run: EdgeRun): Promise<EdgeI
         'whose directory does not exist; nothing was changed. Run it with engine "runner" or "auto".',
       { path: relativeToWorkspace(error.path, cwd) },
     );
-  } finally {
-    clearTimeout(timer);
   }
   const { changes, skipped } = await copy.changes();
   const stdout = cutAtChars(result.stdout, MAX_EXEC_STREAM_CHARS);

@@ -105,6 +105,42 @@ export function edgeObjection(script: ScriptNode, commandNames: ReadonlySet<stri
   });
 }
 
+/**
+ * The command and its words when `script` is one simple command and nothing else: no assignment,
+ * redirection, pipe, list, negation or background, and each word plain text, quoted or not (so
+ * it is the text the command is given); else undefined.
+ */
+export function loneCommand(script: ScriptNode): { name: string; args: string[] } | undefined {
+  const [statement, ...otherStatements] = script.statements;
+  if (statement === undefined || otherStatements.length > 0) return undefined;
+  if (statement.background || statement.deferredError !== undefined) return undefined;
+  const [pipeline, ...otherPipelines] = statement.pipelines;
+  if (pipeline === undefined || otherPipelines.length > 0 || pipeline.negated || pipeline.timed) return undefined;
+  const [command, ...otherCommands] = pipeline.commands;
+  if (command?.type !== 'SimpleCommand' || otherCommands.length > 0) return undefined;
+  if (command.assignments.length > 0 || command.redirections.length > 0 || command.name === null) return undefined;
+  const name = quotedText(command.name);
+  const args: string[] = [];
+  for (const word of command.args) {
+    const text = quotedText(word);
+    if (text === undefined) return undefined;
+    args.push(text);
+  }
+  return name === undefined ? undefined : { name, args };
+}
+
+/** A word's text when it is plain text, quoted or not: no expansion, and no escape to read. */
+function quotedText(word: WordNode): string | undefined {
+  let text = '';
+  for (const part of word.parts) {
+    if (part.type === 'Literal' || part.type === 'SingleQuoted') text += part.value;
+    else if (part.type === 'DoubleQuoted' && part.parts.every((inner) => inner.type === 'Literal'))
+      for (const inner of part.parts) text += (inner as { value: string }).value;
+    else return undefined;
+  }
+  return text;
+}
+
 interface SyntaxNode {
   type: string;
   [field: string]: unknown;

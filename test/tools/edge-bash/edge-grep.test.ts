@@ -1,10 +1,12 @@
 // The edge engine's own grep (edge-grep.ts) against the interpreter's: for every command its fast
 // path takes, the same stdout, stderr and exit code as just-bash's grep gives over the same files
 // (the grep the differential test compares with GNU's); for every other, the interpreter's answer.
-import { Bash } from 'just-bash';
+import { Bash, parse } from 'just-bash';
 import { describe, expect, it } from 'vitest';
 import { EDGE_WORKSPACE, EdgeCopy, type EdgeSource } from '../../../src/tools/edge-bash/edge-copy.ts';
-import { edgeGrep, planOf } from '../../../src/tools/edge-bash/edge-grep.ts';
+import { edgeGrep, loneGrep, planOf } from '../../../src/tools/edge-bash/edge-grep.ts';
+import { interpret, snapshotOf } from '../../../src/tools/edge-bash/edge-interpreter.ts';
+import { loneCommand } from '../../../src/tools/edge-bash/edge-script.ts';
 import type { ManifestEntry } from '../../../src/workspace/manifest-entry.ts';
 
 const bytes = (text: string | Uint8Array) => (typeof text === 'string' ? new TextEncoder().encode(text) : text);
@@ -183,5 +185,95 @@ describe("the edge's grep", () => {
     expect(planOf(['-r', 'TODO'])).toBeUndefined();
     for (const word of ['a.b', 'a*', '^a', 'a$', '[a]', 'a\\b', 'a+', 'a?', '(a)', 'a{1}', 'a|b', ''])
       expect({ word, plan: planOf(['-r', word, '.']) }).toEqual({ word, plan: undefined });
+  });
+
+  it('answers a script that is one grep the fast path takes without the interpreter, as the interpreter does', async () => {
+    const source = sourceOf(TREE);
+    const limits = { maxGlobOperations: 1_000_000, maxArrayElements: 1_000_000, maxLoopIterations: 100_000 };
+    let alone = 0;
+    for (const command of FAST) {
+      const lone = loneCommand(parse(command));
+      if (lone === undefined) continue;
+      const copy = await EdgeCopy.of(source);
+      const answer = await loneGrep(copy.fs, lone.args, { cwd: EDGE_WORKSPACE, limits }, 1_000_000);
+      const theirs = (await both(source, command)).theirs;
+      expect({ command, ...answer }).toEqual({ command, ...theirs });
+      alone += 1;
+    }
+    expect(alone).toBeGreaterThan(15);
+    // An answer longer than `maxOutputChars` is the interpreter's to give (and to cut).
+    const copy = await EdgeCopy.of(source);
+    expect(await loneGrep(copy.fs, ['-rn', 'TODO', '.'], { cwd: EDGE_WORKSPACE, limits }, 20)).toBeUndefined();
+  });
+
+  it('runs every grep script as the interpreter does, alone or not, with expansions and from a directory below', async () => {
+    const env = { WORD: 'TODO', DIR: 'src' };
+    const commands = [
+      ...FAST,
+      ...GIVEN_BACK,
+      'grep -rn "$WORD" .',
+      'grep -rn "x$WORD" .',
+      'grep -rn $WORD $DIR',
+      'grep -rn TODO ~',
+      'grep -rn TODO */',
+      'grep -rn TODO {src,docs}',
+      'grep -rn TODO . > hits.txt; cat hits.txt',
+      '! grep -rn TODO .',
+      'LC_ALL=C grep -rn TODO src',
+    ];
+    for (const cwd of ['', 'src']) {
+      for (const command of commands) {
+        const source = sourceOf(TREE);
+        const ours = await interpret(source, { command, cwd, env, timeoutMs: 60_000 });
+        const at = cwd === '' ? EDGE_WORKSPACE : `${EDGE_WORKSPACE}/${cwd}`;
+        const plain = await EdgeCopy.of(source);
+        const theirs = await new Bash({ fs: plain.fs, cwd: at, env: { HOME: '/tmp', PWD: at, ...env } }).exec(command);
+        expect({ command, cwd, stdout: ours.stdout, stderr: ours.stderr, exitCode: ours.exitCode }).toEqual({
+          command,
+          cwd,
+          stdout: theirs.stdout,
+          stderr: theirs.stderr,
+          exitCode: theirs.exitCode,
+        });
+      }
+    }
+  });
+
+  it("searches a state's walks as one text from their second search on: the same answers, never another state's or a command's own changes", async () => {
+    const other: Record<string, string | Uint8Array> = {};
+    for (const [path, content] of Object.entries(TREE))
+      other[path] = typeof content === 'string' ? content.replaceAll('TODO', 'DONE').replaceAll('été', 'ete') : content;
+    Object.assign(other, { 'src/main.ts': 'TODO only here\nand TODO here\n', 'src/zz.ts': 'été TODO\n' });
+    const states = await Promise.all(
+      [TREE, other].map(async (files) => {
+        const source = sourceOf(files);
+        return { files, source: { ...source, snapshot: await snapshotOf(source.entries, { scope: 'store' }) } };
+      }),
+    );
+    const commands = [
+      'grep -rn TODO .',
+      'grep -rl TODO .',
+      'grep -r TODO src docs',
+      'grep -rn TODO src src',
+      'grep -rn "été" .',
+      'grep -rn TODO a.txt src',
+      'grep -rn e src',
+      'grep -rn nowhere .',
+    ];
+    const expectPlainAnswer = async (state: (typeof states)[number], command: string) => {
+      const ours = await interpret(state.source, { command, cwd: '', env: {}, timeoutMs: 60_000 });
+      const { theirs } = await both(sourceOf(state.files), command);
+      expect({ command, stdout: ours.stdout, stderr: ours.stderr, exitCode: ours.exitCode }).toEqual({
+        command,
+        ...theirs,
+      });
+    };
+    for (let round = 0; round < 3; round += 1)
+      for (const state of states) for (const command of commands) await expectPlainAnswer(state, command);
+    // A command's own change below a walk the state keeps as text, and after it the state as it was.
+    const [first] = states;
+    await expectPlainAnswer(first!, 'echo "TODO added" >> src/util/y.ts; grep -rn TODO .');
+    await expectPlainAnswer(first!, 'rm src/main.ts && grep -rl TODO src');
+    await expectPlainAnswer(first!, 'grep -rn TODO .');
   });
 });

@@ -2,7 +2,7 @@
 // against the allow-list that the differential test (differential.test.ts) proves.
 import { parse } from 'just-bash';
 import { describe, expect, it } from 'vitest';
-import { autoObjection, edgeObjection } from '../../../src/tools/edge-bash/edge-script.ts';
+import { autoObjection, edgeObjection, loneCommand } from '../../../src/tools/edge-bash/edge-script.ts';
 
 /** What auto objects to in `script` (its subject), or 'edge' when it runs it on the edge. */
 const auto = (script: string) => autoObjection(parse(script))?.subject ?? 'edge';
@@ -136,5 +136,43 @@ describe('auto, knowing the workspace', () => {
     expect(auto('grep -n x a.txt 2>/dev/null')).toBe('edge');
     expect(auto("sed -n '/ERROR/p' log.txt")).toBe('edge');
     expect(auto("printf '\\377' > bin.dat")).toBe('printf \\377');
+  });
+});
+
+describe('a script that is one command', () => {
+  const lone = (script: string) => loneCommand(parse(script));
+
+  it('is read as its words, quoted or not', () => {
+    expect(lone('grep -rn TODO .')).toEqual({ name: 'grep', args: ['-rn', 'TODO', '.'] });
+    expect(lone(`grep -rn "a b" 'c d' e" "f`)).toEqual({ name: 'grep', args: ['-rn', 'a b', 'c d', 'e f'] });
+    expect(lone('  grep -r x src ;')).toEqual({ name: 'grep', args: ['-r', 'x', 'src'] });
+    // The reader takes the escapes inside double quotes out, as bash does.
+    expect(lone('grep -rn "TO\\$DO \\"x\\"" .')).toEqual({ name: 'grep', args: ['-rn', 'TO$DO "x"', '.'] });
+  });
+
+  it('is nothing when anything but its words is in it, or a word holds an expansion or an escape', () => {
+    for (const script of [
+      'grep -rn $WORD .',
+      'grep -rn "$WORD" .',
+      'grep -rn TODO ~',
+      'grep -rn TODO *',
+      'grep -rn TODO {a,b}',
+      'grep -rn TODO $(pwd)',
+      'grep -rn TO\\DO .',
+      'LC_ALL=C grep -rn TODO .',
+      'grep -rn TODO . > hits.txt',
+      'grep -rn TODO . 2>/dev/null',
+      'grep -rn TODO . | wc -l',
+      'grep -rn TODO . && echo found',
+      'grep -rn TODO .; echo done',
+      '! grep -rn TODO .',
+      'time grep -rn TODO .',
+      'grep -rn TODO . &',
+      '{ grep -rn TODO .; }',
+      '(grep -rn TODO .)',
+      'X=1',
+      '',
+    ])
+      expect(lone(script), script).toBeUndefined();
   });
 });
