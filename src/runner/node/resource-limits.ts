@@ -1,6 +1,7 @@
 // Enforces a command's memory and process limits: a cgroup of its own where the host has cgroups, else rlimits set by prlimit.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { detectCgroups, ProcessCgroup, type CgroupLayout } from './cgroups.ts';
+import { detectCgroups } from './cgroup-probe.ts';
+import { ProcessCgroup, type CgroupLayout } from './cgroups.ts';
 import { findUtility } from './command-environment.ts';
 import { LAUNCH_FAILED, launchInCgroup } from './parked-launchers.ts';
 import type { ProcessLimits } from './sandbox-settings.ts';
