@@ -4,7 +4,8 @@ import { isCrlf } from '../../core/text-lines.ts';
 import type { ChangedRange } from '../../core/text-diff.ts';
 import { quoteLine } from './patch-text.ts';
 import type { Hunk } from './patch.ts';
-import { LineIndex, seekSequence, sequenceMatchesAt } from './seek.ts';
+import { LineIndex } from './line-index.ts';
+import { seekSequence, sequenceMatchesAt } from './seek.ts';
 import { WorkBudget, WorkLimitReached } from '../../core/work-budget.ts';
 
 interface FileText {

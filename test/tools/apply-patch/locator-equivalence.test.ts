@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../../src/core/errors.ts';
 import { applyHunksWithRanges } from '../../../src/tools/apply-patch/apply-hunks.ts';
 import type { Hunk } from '../../../src/tools/apply-patch/patch.ts';
-import { LineIndex, seekSequence } from '../../../src/tools/apply-patch/seek.ts';
+import { LineIndex } from '../../../src/tools/apply-patch/line-index.ts';
+import { seekSequence } from '../../../src/tools/apply-patch/seek.ts';
 import { applyHunksWithRanges as applyHunksBefore } from './reference/apply-hunks-before.ts';
 import { LineFolds, seekSequence as seekSequenceBefore } from './reference/seek-before.ts';
 

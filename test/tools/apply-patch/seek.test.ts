@@ -1,6 +1,8 @@
 // seekSequence: Codex's ladder of passes, its start and end-of-file rules, and its speed on large files.
 import { describe, expect, it } from 'vitest';
-import { foldPunctuation, LineIndex, seekSequence, sequenceMatchesAt } from '../../../src/tools/apply-patch/seek.ts';
+import { LineIndex } from '../../../src/tools/apply-patch/line-index.ts';
+import { seekSequence, sequenceMatchesAt } from '../../../src/tools/apply-patch/seek.ts';
+import { foldPunctuation } from '../../../src/tools/apply-patch/seek-passes.ts';
 
 describe('seekSequence', () => {
   it('matches an empty pattern at the start it is given', async () => {
