@@ -45,12 +45,14 @@ export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limi
     const { tar, release } = await tarBytes(c.req.raw, deps.limits.maxBodyBytes, (length) =>
       deps.readBody?.(c.env, length),
     );
+    let stored: Promise<void> | undefined;
     try {
       const archive = await unpackArchive(workspace, tar, root, {
         maxFileBytes: deps.limits.maxFileBytes,
         maxEntries: MAX_ARCHIVE_ENTRIES,
       });
-      const { version, deleted } = await commitArchive(workspace, archive.entries, root, query.mode);
+      stored = archive.contents.settled;
+      const { version, deleted } = await commitArchive(workspace, archive.entries, root, query.mode, archive.contents);
       return c.json({
         ...counts(archive),
         deleted,
@@ -58,8 +60,10 @@ export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limi
         skipped: archive.skipped,
       });
     } finally {
-      // Unpacking has ended, every content stored or its store given up: no view of the body is left.
-      release();
+      // The body goes back once no write of its contents reads it (after the answer, when the commit
+      // found them durable before the store heard so); unpacking that failed has waited for its writes.
+      if (stored === undefined) release();
+      else void stored.then(release, release);
     }
   });
 

@@ -72,7 +72,7 @@ export interface ObjectStore {
    * that can write a set faster than one by one has it (the fs driver makes a set durable with one
    * sync); callers use `putMany` below, which puts each in turn otherwise.
    */
-  putMany?(items: readonly PutManyItem[]): Promise<void>;
+  putMany?(items: readonly PutManyItem[], options?: PutManyOptions): Promise<void>;
   /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   /** Deletes up to MAX_DELETE_BATCH keys in one request where the store has one (S3, R2); missing keys are no error. */
@@ -80,9 +80,25 @@ export interface ObjectStore {
   list(prefix: string, options?: ListOptions): Promise<ObjectList>;
 }
 
+/** What a putMany may be asked besides its items. */
+export interface PutManyOptions {
+  /**
+   * Called, before the set's write waits for anything, by a store that also tells when the set is
+   * durable through shared memory: `cell[0]` (an Int32Array over a SharedArrayBuffer) turns 1 once
+   * every object is durable, 2 when the write failed (the promise says why), and is notified, so a
+   * caller that cannot await (inside a SQL transaction) may wait for it with Atomics.wait. A store
+   * that never calls it tells only by its promise.
+   */
+  onDurabilityCell?: (cell: Int32Array) => void;
+}
+
 /** Writes the items (distinct keys) by the store's own `putMany`, or by one `put` each when it has none. */
-export async function putMany(store: ObjectStore, items: readonly PutManyItem[]): Promise<void> {
-  if (store.putMany) return store.putMany(items);
+export async function putMany(
+  store: ObjectStore,
+  items: readonly PutManyItem[],
+  options?: PutManyOptions,
+): Promise<void> {
+  if (store.putMany) return store.putMany(items, options);
   await Promise.all(items.map(({ key, body, sha256 }) => store.put(key, body, sha256 === undefined ? {} : { sha256 })));
 }
 

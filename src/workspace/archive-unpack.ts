@@ -14,6 +14,26 @@ export interface UnpackedArchive {
   entries: Map<string, ArchivedEntry>;
   /** Entries of kinds a workspace cannot hold (devices, fifos), left out. */
   skipped: { entry: string; reason: string }[];
+  /** The files' contents, being made durable (see ArchiveContents). */
+  contents: ArchiveContents;
+}
+
+/**
+ * The contents of an archive's files as the store makes them durable. Every file's `blob` is known
+ * once `blobsKnown()`, which may be before they are durable: a commit naming them must not land
+ * before `durableNow` says they are, or `settled` has resolved.
+ */
+export interface ArchiveContents {
+  /** Resolves once every content is durable; rejects with the first failure. */
+  settled: Promise<void>;
+  /** Whether every file's blob is filled in (the store told the ids before their writes ended, or they ended). */
+  blobsKnown(): boolean;
+  /**
+   * Whether every content is durable now, blocking this thread at most `timeoutMs` for the writes
+   * that tell it through shared memory (PutManyOptions); false at once when a write cannot tell it
+   * so, or failed (`settled` then says why).
+   */
+  durableNow(timeoutMs: number): boolean;
 }
 
 export interface UnpackLimits {
@@ -51,7 +71,9 @@ const DIRECTORY: ArchivedEntry = Object.freeze({ type: 'dir' });
  * Reads every entry of the tar: its name joined under the resolved directory `root` and checked
  * by the path guard as a write, a link's target kept inside the workspace, a file within the file
  * limit. The first refusal ends the reading (the error names the entry in `details.entry`); what
- * was stored by then is content no version names, which the store's collection reclaims.
+ * was stored by then is content no version names, which the store's collection reclaims. It
+ * answers once every entry is read and every content has gone to the store, not once they are
+ * durable (see `contents`): the caller waits for `contents.settled` before it lets go of `tar`.
  *
  * The tar is in memory whole (its size is bounded by the body limit the caller enforced), and is
  * read through once before any entry is acted on, so a tar that cannot be read changes nothing;
@@ -81,21 +103,33 @@ export async function unpackArchive(
   } catch (error) {
     throw malformed(error);
   }
-  const archive: UnpackedArchive = { entries: new Map(), skipped: [] };
+  const entries = new Map<string, ArchivedEntry>();
+  const skipped: UnpackedArchive['skipped'] = [];
   const names = new Map<string, string>();
   const stores = new ContentStores(workspace);
   try {
     for (const entry of parsed) {
-      const path = await readEntry(workspace, entry, root, limits, archive, stores);
+      const path = await readEntry(workspace, entry, root, limits, { entries, skipped }, stores);
       if (path !== undefined) names.set(path, entry.name);
     }
-    assertNothingBelowFiles(archive.entries, names);
-    await stores.finished();
+    assertNothingBelowFiles(entries, names);
+    await stores.sendLast();
   } catch (error) {
     await stores.settled();
     throw error;
   }
-  return archive;
+  const settled = stores.finished();
+  // Heard by whoever awaits it; a failure before anyone does must not count as unhandled.
+  settled.catch(() => undefined);
+  return {
+    entries,
+    skipped,
+    contents: {
+      settled,
+      blobsKnown: () => stores.blobsKnown(),
+      durableNow: (timeoutMs) => stores.durableNow(timeoutMs),
+    },
+  };
 }
 
 async function readEntry(
@@ -103,7 +137,7 @@ async function readEntry(
   header: TarEntry,
   root: string,
   limits: UnpackLimits,
-  archive: UnpackedArchive,
+  archive: Pick<UnpackedArchive, 'entries' | 'skipped'>,
   stores: ContentStores,
 ): Promise<string | undefined> {
   const type = header.type;
@@ -238,12 +272,20 @@ function malformed(error: unknown): unknown {
   );
 }
 
+/** A set of contents sent to the store: whether its files' blobs are filled in, whether it is stored, and the cell that tells it durable if the store gave one. */
+interface SentSet {
+  known: boolean;
+  stored: boolean;
+  cell: Int32Array | undefined;
+}
+
 /**
  * Stores contents in sets: a set goes to the store as soon as it is full, so its files are written
  * while the entries after it are read, and a set costs one write of the object store (the Node
  * store makes it durable with one sync) where a store per file cost a promise chain each. At most
  * STORES_IN_FLIGHT files and STORE_BYTES_IN_FLIGHT bytes are being stored at a time; each file's
- * blob is filled in once its set is stored; the first failure is thrown to every caller after it.
+ * blob is filled in once its set's ids are known (when the store tells them early, see
+ * storeBlobs, else once the set is stored); the first failure is thrown to every caller after it.
  */
 class ContentStores {
   private files: { blob: string }[] = [];
@@ -251,6 +293,8 @@ class ContentStores {
   private bytes = 0;
   /** Sets being stored, oldest first; each removes itself once it ends. */
   private readonly pending: Promise<void>[] = [];
+  /** Every set sent, oldest first. */
+  private readonly sets: SentSet[] = [];
   private filesInFlight = 0;
   private bytesInFlight = 0;
   private failure: { error: unknown } | undefined;
@@ -266,15 +310,41 @@ class ContentStores {
     return this.files.length >= SET_FILES || this.bytes >= SET_BYTES ? this.send() : undefined;
   }
 
+  /** Sends the set still gathered, once the sets in flight leave room for it. */
+  async sendLast(): Promise<void> {
+    if (this.files.length > 0) await this.send();
+    if (this.failure) throw this.failure.error;
+  }
+
   /** Once every content added is stored: throws the first failure. */
   async finished(): Promise<void> {
-    if (this.files.length > 0) await this.send();
+    await this.sendLast();
     await this.settled();
     if (this.failure) throw this.failure.error;
   }
 
   async settled(): Promise<void> {
     await Promise.all(this.pending);
+  }
+
+  blobsKnown(): boolean {
+    return this.files.length === 0 && this.sets.every((set) => set.known);
+  }
+
+  durableNow(timeoutMs: number): boolean {
+    if (this.failure || !this.blobsKnown()) return false;
+    const deadline = performance.now() + timeoutMs;
+    for (const { stored, cell } of this.sets) {
+      if (stored) continue;
+      if (cell === undefined) return false;
+      while (Atomics.load(cell, 0) === 0) {
+        const left = deadline - performance.now();
+        if (left <= 0) return false;
+        Atomics.wait(cell, 0, 0, left);
+      }
+      if (Atomics.load(cell, 0) !== 1) return false;
+    }
+    return true;
   }
 
   /** Stores the set gathered, once the sets in flight leave room for it. */
@@ -291,11 +361,21 @@ class ContentStores {
     if (this.failure) throw this.failure.error;
     this.filesInFlight += files.length;
     this.bytesInFlight += bytes;
+    const set: SentSet = { known: false, stored: false, cell: undefined };
+    this.sets.push(set);
+    const fill = (blobs: readonly string[]) => {
+      for (const [index, file] of files.entries()) file.blob = blobs[index]!;
+      set.known = true;
+    };
     const stored: Promise<void> = this.workspace
-      .storeBlobs(contents)
+      .storeBlobs(contents, (blobs, cell) => {
+        fill(blobs);
+        set.cell = cell;
+      })
       .then(
         (blobs) => {
-          for (const [index, file] of files.entries()) file.blob = blobs[index]!;
+          fill(blobs);
+          set.stored = true;
         },
         (error: unknown) => {
           this.failure ??= { error };

@@ -74,9 +74,15 @@ export class BlobStore {
    * Stores many contents as `put` stores each, answering their SHA-256s in order; equal contents
    * are stored once. One pin, one turn of the write lock and one write of the object store serve
    * the set: a promise chain per blob cost more than writing an archive's thousands of small files.
+   * `onDurabilityCell`, when the object store tells the set's durability through shared memory
+   * (see PutManyOptions), hears the SHA-256s and that cell as soon as the write has begun.
    */
-  async putMany(store: string, contents: readonly Uint8Array[]): Promise<string[]> {
-    const { hashes, keys, release } = await this.putManyForCommit(store, contents);
+  async putMany(
+    store: string,
+    contents: readonly Uint8Array[],
+    onDurabilityCell?: (hashes: readonly string[], cell: Int32Array) => void,
+  ): Promise<string[]> {
+    const { hashes, keys, release } = await this.putManyForCommit(store, contents, onDurabilityCell);
     this.pins.keepMany(keys);
     release();
     return hashes;
@@ -86,6 +92,7 @@ export class BlobStore {
   private async putManyForCommit(
     store: string,
     contents: readonly Uint8Array[],
+    onDurabilityCell: ((hashes: readonly string[], cell: Int32Array) => void) | undefined,
   ): Promise<{ hashes: string[]; keys: string[]; release: () => void }> {
     const hashed = contents.map((bytes) => this.hashContent(bytes));
     const hashes = hashed.every((hash) => typeof hash === 'string') ? hashed : await Promise.all(hashed);
@@ -103,7 +110,11 @@ export class BlobStore {
       }
       if (claims.length > 0) await Promise.all(claims);
       const items = [...unique].map(([key, index]) => ({ key, body: contents[index]!, sha256: hashes[index]! }));
-      await this.writes.runMany(keys, () => putMany(this.objects, items));
+      const options =
+        onDurabilityCell === undefined
+          ? undefined
+          : { onDurabilityCell: (cell: Int32Array) => onDurabilityCell(hashes, cell) };
+      await this.writes.runMany(keys, () => putMany(this.objects, items, options));
     } catch (error) {
       release();
       throw error;

@@ -203,9 +203,16 @@ export class Workspace {
     return this.parts.blobs.put(this.parts.manifest.store, content);
   }
 
-  /** Stores many contents at once ahead of a commit that names them: their ids, in order (see storeBlob). */
-  storeBlobs(contents: readonly Uint8Array[]): Promise<string[]> {
-    return this.parts.blobs.putMany(this.parts.manifest.store, contents);
+  /**
+   * Stores many contents at once ahead of a commit that names them: their ids, in order (see
+   * storeBlob). `onDurabilityCell` hears the ids early, with a cell that tells when they are
+   * durable, where the object store can tell it so (BlobStore.putMany).
+   */
+  storeBlobs(
+    contents: readonly Uint8Array[],
+    onDurabilityCell?: (blobs: readonly string[], cell: Int32Array) => void,
+  ): Promise<string[]> {
+    return this.parts.blobs.putMany(this.parts.manifest.store, contents, onDurabilityCell);
   }
 
   /**

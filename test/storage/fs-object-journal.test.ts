@@ -149,6 +149,43 @@ describe('FsObjectStore journal', () => {
     expect(await journals(parent)).toEqual([]);
   });
 
+  it('tells a set durable through shared memory, and serves it from then on, before this thread has heard the answer', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-journal-'));
+    const store = await FsObjectStore.open(parent);
+    let cell: Int32Array | undefined;
+    const written = store.putMany(
+      SET.map(({ key, value }) => ({ key, body: text(value) })),
+      { onDurabilityCell: (given) => (cell = given) },
+    );
+    for (let turn = 0; turn < 10 && cell === undefined; turn += 1) await Promise.resolve();
+    // Blocks this thread: the writing thread's answer cannot be heard until the reads below are done.
+    expect(Atomics.wait(cell!, 0, 0, 30_000)).not.toBe('timed-out');
+    expect(Atomics.load(cell!, 0)).toBe(1);
+    expect(decode((await store.get('set/5'))?.body)).toBe('content 5\n');
+    expect(await store.head('set/6')).toMatchObject({ size: 'content 6\n'.length });
+    expect((await store.list('set/')).objects).toHaveLength(SET.length);
+    await written;
+    await store.settled();
+    expect(decode((await store.get('set/5'))?.body)).toBe('content 5\n');
+  });
+
+  it('tells a set whose journal could not be written failed, and serves none of it', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-journal-'));
+    const root = join(parent, 'blobs');
+    const store = await FsObjectStore.open(root);
+    // The store's directory cannot be made: a file is in its place.
+    await writeFile(root, 'in the way');
+    let cell: Int32Array | undefined;
+    const written = store.putMany(
+      SET.map(({ key, value }) => ({ key, body: text(value) })),
+      { onDurabilityCell: (given) => (cell = given) },
+    );
+    await expect(written).rejects.toThrow();
+    expect(Atomics.load(cell!, 0)).toBe(2);
+    // Not served from memory: looked for in its file, below the file in the way.
+    await expect(store.get('set/5')).rejects.toThrow(/ENOTDIR/);
+  });
+
   it("keeps journals' memory given back within its bound, and hands out the smallest that fits", () => {
     const buffers = new JournalBuffers(3 * 1024 * 1024);
     const one = buffers.take(10);

@@ -29,6 +29,8 @@ interface Batch {
   files: readonly DurableFile[];
   /** Sync the directories once the files are renamed, so their names are durable too. */
   syncDirectories: boolean;
+  /** Set to 1 (every file written) or 2 and notified before the thread answers (see writeNamed). */
+  cell: Int32Array | undefined;
 }
 
 export interface DurableFilesOptions {
@@ -92,7 +94,7 @@ const syncFileSystems = (command, files, outcomes) => {
   });
   return run.error === undefined && run.status === 0;
 };
-parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, files, syncDirectories }) => {
+parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, files, syncDirectories, cell }) => {
   const fds = [];
   const outcomes = files.map(() => null);
   // Everything is written before anything is synced: the syncs after the first find little left to do.
@@ -156,6 +158,10 @@ parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsF
         });
       }
     }
+  }
+  if (cell !== undefined) {
+    Atomics.store(cell, 0, outcomes.every((outcome) => outcome === null) ? 1 : 2);
+    Atomics.notify(cell, 0);
   }
   parentPort.postMessage({ id, outcomes });
 });
@@ -222,8 +228,10 @@ export class DurableFiles {
    * Resolves once `file` holds its bytes durably under its name (its directory synced after the
    * rename). It goes at once to the thread with the fewest batches in hand: a caller waits for it
    * (a journal of the object store), so it should not queue behind a large batch nobody waits for.
+   * `cell`, an Int32Array over shared memory, is set by the thread as it answers: 1 once the file
+   * is durable, 2 when it failed, then notified (a caller may wait for it without its event loop).
    */
-  writeNamed(file: DurableFile): Promise<void> {
+  writeNamed(file: DurableFile, cell?: Int32Array): Promise<void> {
     if (this.broken) return Promise.reject(this.broken);
     const workers = this.start();
     const idlest = workers.reduce((best, worker) =>
@@ -242,6 +250,7 @@ export class DurableFiles {
         [idlest],
         undefined,
         true,
+        cell,
       ),
     );
   }
@@ -292,6 +301,7 @@ export class DurableFiles {
     workers: Worker[],
     moved?: ArrayBuffer,
     syncDirectories = false,
+    cell?: Int32Array,
   ): void {
     const id = ++this.lastId;
     this.waiting.set(id, waiter);
@@ -303,6 +313,7 @@ export class DurableFiles {
       syncFileSystemsFrom: this.syncFileSystemsFrom,
       files,
       syncDirectories,
+      cell,
     };
     // The bytes are copied to the thread (the caller's buffers may be views of shared memory) but for a buffer given up.
     const worker = workers[this.next++ % workers.length]!;

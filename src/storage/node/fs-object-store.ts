@@ -34,6 +34,7 @@ import {
   type ObjectList,
   type ObjectStore,
   type PutManyItem,
+  type PutManyOptions,
   type PutOptions,
   type StoredObject,
 } from '../object-store.ts';
@@ -128,6 +129,12 @@ export class FsObjectStore implements ObjectStore {
   readonly #log: Log | undefined;
   /** Objects of journals not yet removed, by key. */
   readonly #journalled = new Map<string, JournalledObject>();
+  /**
+   * Objects of journals being written, by key, with their journal's durability cell: served once
+   * the cell says the journal is durable, which a caller may have seen (and acted on, as a manifest
+   * commit naming them) before this thread has heard the writing thread's answer.
+   */
+  readonly #writing = new Map<string, { object: JournalledObject; cell: Int32Array }>();
   #journalledBytes = 0;
   readonly #journalBuffers = new JournalBuffers(JOURNAL_BUFFERS_KEPT_BYTES);
   /**
@@ -176,13 +183,15 @@ export class FsObjectStore implements ObjectStore {
   /** Resolves once no journal is pending (tests and benchmarks wait for the store to be quiet). */
   async settled(): Promise<void> {
     await this.recover();
-    while (this.#journalled.size > 0)
-      await Promise.all([...new Set([...this.#journalled.values()].map((o) => o.lock))]);
+    while (this.#journalled.size > 0 || this.#writing.size > 0) {
+      const objects = [...this.#journalled.values(), ...[...this.#writing.values()].map(({ object }) => object)];
+      await Promise.all([...new Set(objects.map((object) => object.lock))]);
+    }
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
     await this.recover();
-    const journalled = this.#journalled.get(key);
+    const journalled = this.#journalledObject(key);
     if (journalled !== undefined) {
       // A copy: the journal's image is shared with the writing threads.
       const body = new Uint8Array(journalled.image.subarray(HEADER_SIZE));
@@ -198,7 +207,7 @@ export class FsObjectStore implements ObjectStore {
 
   async head(key: string): Promise<ObjectInfo | undefined> {
     await this.recover();
-    const journalled = this.#journalled.get(key);
+    const journalled = this.#journalledObject(key);
     if (journalled !== undefined)
       return { key, size: journalled.image.byteLength - HEADER_SIZE, etag: journalled.etag };
     const file = this.#objectPath(key);
@@ -250,7 +259,7 @@ export class FsObjectStore implements ObjectStore {
    * Writes the set as one batch of the writing threads, made durable by one sync (see
    * durable-files.ts), under one turn of every key's lock rather than a chain of promises per key.
    */
-  async putMany(items: readonly PutManyItem[]): Promise<void> {
+  async putMany(items: readonly PutManyItem[], options: PutManyOptions = {}): Promise<void> {
     await this.recover();
     const keys = items.map((item) => item.key);
     if (new Set(keys).size !== keys.length) {
@@ -268,7 +277,7 @@ export class FsObjectStore implements ObjectStore {
       total <= JOURNAL_MAX_BYTES &&
       this.#journalledBytes + total <= JOURNALLED_MAX_BYTES
     )
-      return this.#journal(items, keys);
+      return this.#journal(items, keys, options.onDurabilityCell);
     const images = Buffer.allocUnsafeSlow(total);
     let at = 0;
     const files = items.map(({ key, body, sha256 }) => {
@@ -312,8 +321,10 @@ export class FsObjectStore implements ObjectStore {
     const after = options.cursor;
     const found: ObjectInfo[] = [];
     const journalled: string[] = [];
-    for (const key of this.#journalled.keys())
-      if (key.startsWith(prefix) && (after === undefined || key > after)) journalled.push(key);
+    const listed = (key: string) => key.startsWith(prefix) && (after === undefined || key > after);
+    for (const key of this.#journalled.keys()) if (listed(key)) journalled.push(key);
+    for (const [key, { cell }] of this.#writing)
+      if (listed(key) && !this.#journalled.has(key) && Atomics.load(cell, 0) === 1) journalled.push(key);
     journalled.sort(byCodeUnits);
     // One object beyond the page tells whether another page follows.
     for await (const key of mergeKeys(walkKeys(this.#rootDir, '', prefix, after), journalled)) {
@@ -329,7 +340,11 @@ export class FsObjectStore implements ObjectStore {
    * Writes the set as a journal and answers once it is durable; its objects are served from it
    * until they are moved to their own files, every key's lock held until the journal is removed.
    */
-  #journal(items: readonly PutManyItem[], keys: readonly string[]): Promise<void> {
+  #journal(
+    items: readonly PutManyItem[],
+    keys: readonly string[],
+    onDurabilityCell: ((cell: Int32Array) => void) | undefined,
+  ): Promise<void> {
     const journal = journalImage(
       keys,
       items.map(({ body }) => HEADER_SIZE + body.byteLength),
@@ -347,6 +362,18 @@ export class FsObjectStore implements ObjectStore {
     const bytes = journal.bytes.byteLength;
     this.#journalledBytes += bytes;
     const name = journalName(`${TEMP_TAG}-${(tempCount += 1)}`);
+    // 1 once the journal is durable, 2 when its write failed; set by the writing thread where it writes it.
+    const cell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+    const settle = (outcome: 1 | 2) => {
+      if (Atomics.compareExchange(cell, 0, 0, outcome) === 0) Atomics.notify(cell, 0);
+    };
+    // A key another journal being written holds keeps that one's object: its journal is written first (the key's lock).
+    for (const object of objects) if (!this.#writing.has(object.key)) this.#writing.set(object.key, { object, cell });
+    const written = () => {
+      for (const object of objects)
+        if (this.#writing.get(object.key)?.object === object) this.#writing.delete(object.key);
+    };
+    onDurabilityCell?.(cell);
     return new Promise((answer, refuse) => {
       this.#withKeyLocks(keys, async () => {
         try {
@@ -354,21 +381,28 @@ export class FsObjectStore implements ObjectStore {
           durableFiles ??= new DurableFiles({ dir: PRIVATE_DIR_MODE, file: PRIVATE_FILE_MODE });
           const root = this.#rootDir;
           if (durableFiles.usable) {
-            await durableFiles.writeNamed({
-              dir: root,
-              temp: `${root}/${journalTempName(name)}`,
-              file: `${root}/${name}`,
-              bytes: journal.bytes,
-            });
+            await durableFiles.writeNamed(
+              {
+                dir: root,
+                temp: `${root}/${journalTempName(name)}`,
+                file: `${root}/${name}`,
+                bytes: journal.bytes,
+              },
+              cell,
+            );
           } else {
             await mkdir(root, { recursive: true, mode: PRIVATE_DIR_MODE });
             await writeJournal(root, name, journal.bytes, PRIVATE_FILE_MODE);
+            settle(1);
           }
         } catch (error) {
+          settle(2);
+          written();
           refuse(error);
           return;
         }
         for (const object of objects) this.#journalled.set(object.key, object);
+        written();
         this.#journalWrittenAt = performance.now();
         answer();
         await this.#moveJournalled(name, objects);
@@ -382,6 +416,14 @@ export class FsObjectStore implements ObjectStore {
       const lock = this.#keyLocks.get(keys[0]!);
       for (const object of objects) object.lock = lock;
     });
+  }
+
+  /** The journalled object of a key: of a journal not yet removed, or of one being written that its thread has made durable. */
+  #journalledObject(key: string): JournalledObject | undefined {
+    const journalled = this.#journalled.get(key);
+    if (journalled !== undefined) return journalled;
+    const writing = this.#writing.get(key);
+    return writing !== undefined && Atomics.load(writing.cell, 0) === 1 ? writing.object : undefined;
   }
 
   /** Moves a journal's objects to their own files durably, then removes the journal (retrying while it cannot). */
