@@ -92,14 +92,23 @@ export interface PutManyOptions {
   onDurabilityCell?: (cell: Int32Array) => void;
 }
 
-/** Writes the items (distinct keys) by the store's own `putMany`, or by one `put` each when it has none. */
+/**
+ * Writes the items (distinct keys) by the store's own `putMany`, or by one `put` each when it has
+ * none. It answers only once no write reads the bodies any more, a failure included: the caller may
+ * then reuse their memory (an archive's body is), so one put that fails must not leave others
+ * still sending bytes that are about to change.
+ */
 export async function putMany(
   store: ObjectStore,
   items: readonly PutManyItem[],
   options?: PutManyOptions,
 ): Promise<void> {
   if (store.putMany) return store.putMany(items, options);
-  await Promise.all(items.map(({ key, body, sha256 }) => store.put(key, body, sha256 === undefined ? {} : { sha256 })));
+  const results = await Promise.allSettled(
+    items.map(({ key, body, sha256 }) => store.put(key, body, sha256 === undefined ? {} : { sha256 })),
+  );
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
 }
 
 /** Deletes every object under a prefix, page by page. */

@@ -7,7 +7,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.ts';
 import { FsObjectStore } from '../../src/storage/node/fs-object-store.ts';
-import { PreconditionFailedError } from '../../src/storage/object-store.ts';
+import { PreconditionFailedError, putMany, type ObjectInfo } from '../../src/storage/object-store.ts';
 import { S3ObjectStore, s3ObjectStoreFromEnv } from '../../src/storage/s3-object-store.ts';
 import { startS3rver, s3rverClient, type RunningS3rver } from '../support/s3rver.ts';
 import { describeObjectStoreContract } from './object-store-contract.ts';
@@ -174,5 +174,36 @@ describe('s3ObjectStoreFromEnv', () => {
     expect(new TextDecoder().decode(read?.body)).toBe('hello from env');
     expect(read?.etag).toBe(written?.etag);
     expect((await store?.list('from-env/'))?.objects.map((object) => object.key)).toEqual(['from-env/hello.txt']);
+  });
+});
+
+describe('putMany over a store without its own', () => {
+  it('answers a failure only once every other put has ended, so no put still reads a body the caller then reuses', async () => {
+    let slowStarted!: () => void;
+    const started = new Promise<void>((resolve) => (slowStarted = resolve));
+    let finishSlow!: () => void;
+    const finished = new Promise<void>((resolve) => (finishSlow = resolve));
+    class OneFailsOneWaits extends MemoryObjectStore {
+      override async put(key: string, body: Uint8Array): Promise<ObjectInfo> {
+        if (key === 'fails') throw new Error('the store refused it');
+        if (key === 'slow') {
+          slowStarted();
+          await finished;
+        }
+        return super.put(key, body);
+      }
+    }
+    const answer = putMany(new OneFailsOneWaits(), [
+      { key: 'slow', body: text('slow') },
+      { key: 'fails', body: text('fails') },
+    ]).then(
+      () => 'resolved',
+      (error: Error) => error.message,
+    );
+    await started;
+    const early = await Promise.race([answer, new Promise((tick) => setImmediate(() => tick('pending')))]);
+    expect(early).toBe('pending');
+    finishSlow();
+    expect(await answer).toBe('the store refused it');
   });
 });
