@@ -77,8 +77,8 @@ export function edgeGrep(fs: EdgeFs, onFast?: () => void): Command {
 
 /**
  * A script that is one `grep` and nothing else (edge-script.ts loneCommand), answered by the fast
- * path without the interpreter (its parse, its commands and its output plumbing, about two thirds
- * of the work of a grep -rn over 2,000 files); undefined where the fast path does not take it, or
+ * path without the interpreter (its parse, its commands and its output plumbing, about half the
+ * work of a grep -rn over 2,000 files); undefined where the fast path does not take it, or
  * gives it back, or its output is longer than an answer keeps, and the interpreter runs the script.
  * `limits` are the interpreter's own for the command (the same the fast path meets inside it).
  */
