@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FsObjectStore } from '../../src/storage/node/fs-object-store.ts';
-import { JournalBuffers } from '../../src/storage/node/object-journal.ts';
 import { PreconditionFailedError } from '../../src/storage/object-store.ts';
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
@@ -128,27 +127,6 @@ describe('FsObjectStore journal', () => {
     expect(await journals(root)).toEqual([]);
   });
 
-  it('a later set, laid out in the memory of a journal moved, leaves what the earlier set stored as it was', async () => {
-    parent = await mkdtemp(join(tmpdir(), 'toolgate-journal-'));
-    const store = new FsObjectStore(parent);
-    const large = SET.map(({ key, value }) => ({ key, value: value.repeat(40) }));
-    await store.putMany(large.map(({ key, value }) => ({ key, body: text(value) })));
-    await store.settled();
-    // Shorter contents under other keys: their journal fits in the memory of the first.
-    const small = SET.map(({ key }, index) => ({ key: `again/${key}`, value: `again ${index}` }));
-    await store.putMany(small.map(({ key, value }) => ({ key, body: text(value) })));
-    // Read from the journal's memory before the move, then from the files after it.
-    for (const round of ['journal', 'files']) {
-      const read = await Promise.all([...large, ...small].map(({ key }) => store.get(key)));
-      expect(
-        read.map((object) => decode(object?.body)),
-        round,
-      ).toEqual([...large, ...small].map(({ value }) => value));
-      await store.settled();
-    }
-    expect(await journals(parent)).toEqual([]);
-  });
-
   it('tells a set durable through shared memory, and serves it from then on, before this thread has heard the answer', async () => {
     parent = await mkdtemp(join(tmpdir(), 'toolgate-journal-'));
     const store = await FsObjectStore.open(parent);
@@ -184,22 +162,6 @@ describe('FsObjectStore journal', () => {
     expect(Atomics.load(cell!, 0)).toBe(2);
     // Not served from memory: looked for in its file, below the file in the way.
     await expect(store.get('set/5')).rejects.toThrow(/ENOTDIR/);
-  });
-
-  it("keeps journals' memory given back within its bound, and hands out the smallest that fits", () => {
-    const buffers = new JournalBuffers(3 * 1024 * 1024);
-    const one = buffers.take(10);
-    const two = buffers.take(1024 * 1024 + 1);
-    expect([one.byteLength, two.byteLength]).toEqual([1024 * 1024, 2 * 1024 * 1024]);
-    buffers.give(two);
-    buffers.give(one);
-    // Past the bound: not kept.
-    buffers.give(new SharedArrayBuffer(1024 * 1024));
-    expect(buffers.take(100)).toBe(one);
-    expect(buffers.take(1024 * 1024 + 5)).toBe(two);
-    // Nothing kept: the one given past the bound was let go.
-    const fresh = buffers.take(100);
-    expect([fresh === one, fresh === two, fresh.byteLength]).toEqual([false, false, 1024 * 1024]);
   });
 
   it('a store whose journal is damaged refuses to start, naming the file', async () => {

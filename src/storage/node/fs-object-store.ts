@@ -50,7 +50,6 @@ import {
 } from './object-layout.ts';
 import { DurableFiles } from './durable-files.ts';
 import {
-  JournalBuffers,
   journalImage,
   journalName,
   journalTempName,
@@ -95,8 +94,6 @@ const JOURNAL_FROM = 128;
 const JOURNAL_MAX_BYTES = 16 * 1024 * 1024;
 /** Bytes of journals held in memory (served from there until moved) at most; past it sets go to their files directly. */
 const JOURNALLED_MAX_BYTES = 64 * 1024 * 1024;
-/** Memory of journals removed kept for the next ones (see JournalBuffers): an archive of 16 MiB of small files. */
-const JOURNAL_BUFFERS_KEPT_BYTES = 16 * 1024 * 1024;
 /**
  * A journal is moved once no other has been written for this long (or once journals hold half
  * their bound): a move creates thousands of files, kernel work that on a few cores would slow
@@ -136,7 +133,6 @@ export class FsObjectStore implements ObjectStore {
    */
   readonly #writing = new Map<string, { object: JournalledObject; cell: Int32Array }>();
   #journalledBytes = 0;
-  readonly #journalBuffers = new JournalBuffers(JOURNAL_BUFFERS_KEPT_BYTES);
   /**
    * Journals waiting to be moved. They are moved together, by one batch of the writing threads
    * (one sync for all): work no caller waits for takes one thread, never all of them from the
@@ -348,7 +344,6 @@ export class FsObjectStore implements ObjectStore {
     const journal = journalImage(
       keys,
       items.map(({ body }) => HEADER_SIZE + body.byteLength),
-      this.#journalBuffers,
     );
     let at = journal.imagesAt;
     const objects: JournalledObject[] = items.map(({ key, body, sha256 }) => {
@@ -406,8 +401,6 @@ export class FsObjectStore implements ObjectStore {
         this.#journalWrittenAt = performance.now();
         answer();
         await this.#moveJournalled(name, objects);
-        // Its objects are in their files and no longer served from it: nothing reads the memory any more.
-        this.#journalBuffers.give(journal.buffer);
       })
         .catch((error: unknown) => this.#log?.('blob store: a journal could not be moved to its files', error))
         .finally(() => {

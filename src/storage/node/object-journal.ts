@@ -24,60 +24,16 @@ export interface JournalEntry {
 
 /** The journal's image: its head written, and room after it for each entry's image in order (see `imageAt`). */
 export interface JournalImage {
-  /** The journal's bytes, a view of the start of `buffer`. */
   bytes: Buffer;
   /** Where the first entry's image starts. */
   imagesAt: number;
-  /** The shared memory it lies in, to give back (JournalBuffers.give) once the journal is removed. */
-  buffer: SharedArrayBuffer;
-}
-
-/** Buffers are made in steps of this many bytes, so one given back fits the next journals of about its size. */
-const BUFFER_STEP = 1024 * 1024;
-
-/**
- * Shared memory of journals removed, kept for the next ones: memory first touched costs this VM
- * about 3 ms a MiB (page faults), several times what laying out a journal in it costs, and an
- * archive's journals take megabytes. At most `maxBytes` are kept unused.
- */
-export class JournalBuffers {
-  readonly #free: SharedArrayBuffer[] = [];
-  #freeBytes = 0;
-
-  constructor(private readonly maxBytes: number) {}
-
-  /** A buffer of at least `bytes`: the smallest kept one that fits, else a new one. */
-  take(bytes: number): SharedArrayBuffer {
-    let best = -1;
-    for (let index = 0; index < this.#free.length; index += 1) {
-      const size = this.#free[index]!.byteLength;
-      if (size >= bytes && (best === -1 || size < this.#free[best]!.byteLength)) best = index;
-    }
-    if (best === -1) return new SharedArrayBuffer(Math.ceil(bytes / BUFFER_STEP) * BUFFER_STEP);
-    const [buffer] = this.#free.splice(best, 1);
-    this.#freeBytes -= buffer!.byteLength;
-    return buffer!;
-  }
-
-  /** Keeps a buffer nothing reads any more for a later journal, while the ones kept stay within the bound. */
-  give(buffer: SharedArrayBuffer): void {
-    if (this.#freeBytes + buffer.byteLength > this.maxBytes) return;
-    this.#free.push(buffer);
-    this.#freeBytes += buffer.byteLength;
-  }
 }
 
 /**
- * Lays out a journal for entries of these keys and image lengths, in shared memory (from
- * `buffers`): the writing threads read the images from it without a copy while the event loop
- * serves them. Every byte of the journal is written here or by the caller (each entry's image),
- * so a buffer used before holds nothing of its last journal.
+ * Lays out a journal for entries of these keys and image lengths, in shared memory: the writing
+ * threads read the images from it without a copy while the event loop serves them.
  */
-export function journalImage(
-  keys: readonly string[],
-  imageLengths: readonly number[],
-  buffers: JournalBuffers,
-): JournalImage {
+export function journalImage(keys: readonly string[], imageLengths: readonly number[]): JournalImage {
   let headBytes = PRELUDE_BYTES;
   let imageBytes = 0;
   const keyLengths = keys.map((key, index) => {
@@ -86,8 +42,7 @@ export function journalImage(
     imageBytes += imageLengths[index]!;
     return length;
   });
-  const buffer = buffers.take(headBytes + imageBytes);
-  const bytes = Buffer.from(buffer, 0, headBytes + imageBytes);
+  const bytes = Buffer.from(new SharedArrayBuffer(headBytes + imageBytes));
   bytes.write(MAGIC, 0, 'latin1');
   bytes.writeUInt32LE(keys.length, 8);
   bytes.writeUInt32LE(headBytes, 12);
@@ -98,7 +53,7 @@ export function journalImage(
     at += 8;
     at += bytes.write(key, at, 'utf8');
   }
-  return { bytes, imagesAt: headBytes, buffer };
+  return { bytes, imagesAt: headBytes };
 }
 
 /** The entries of a journal file read whole; throws, naming the file, on any bytes it did not write. */
