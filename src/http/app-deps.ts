@@ -54,21 +54,15 @@ export interface AppDeps {
   streamKeepAliveMs?: number;
   /**
    * Reads a request's whole body of a declared length (within the body limit) more cheaply than
-   * `Request.arrayBuffer()` where the home can (the Node home: straight from the socket into memory
-   * it reuses), given the request's hono bindings; undefined where it cannot. Archive uploads use it.
+   * `Request.arrayBuffer()` where the home can (the Node home: straight from the socket into one
+   * array), given the request's hono bindings; undefined where it cannot. Archive uploads use it.
    */
-  readBody?: (env: unknown, length: number) => Promise<LentBody> | undefined;
+  readBody?: (env: unknown, length: number) => Promise<Uint8Array> | undefined;
   /** 'none' when commands run unsandboxed on purpose (TOOLGATE_SANDBOX=none): /healthz says so. */
   sandbox?: 'bwrap' | 'none';
 }
 
 export type AppEnv = { Variables: { key: ApiKey } };
-
-/** A body read into memory a home lends for it: `release` once no view of `bytes` is kept, and the home reuses it. */
-export interface LentBody {
-  bytes: Uint8Array;
-  release(): void;
-}
 
 /** A delivery whose signature verified, as it goes to where its hook's workspace is. */
 export interface SignedDelivery {

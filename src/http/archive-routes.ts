@@ -9,7 +9,7 @@ import { commitArchive } from '../workspace/archive-commit.ts';
 import { packArchive } from '../workspace/archive-pack.ts';
 import { MAX_ARCHIVE_ENTRIES, unpackArchive, type UnpackedArchive } from '../workspace/archive-unpack.ts';
 import type { Workspace } from '../workspace/workspace.ts';
-import type { AppDeps, AppEnv, LentBody } from './app-deps.ts';
+import type { AppDeps, AppEnv } from './app-deps.ts';
 import { assertMayRewrite } from './route-access.ts';
 
 const GZIP_MAGIC = [0x1f, 0x8b];
@@ -42,29 +42,18 @@ export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limi
     const workspace = deps.workspaces.open(id);
     assertMayRewrite(deps.tools, c.get('key'), 'apply an archive');
     const root = await archiveRoot(workspace, query.prefix, 'write');
-    const { tar, release } = await tarBytes(c.req.raw, deps.limits.maxBodyBytes, (length) =>
-      deps.readBody?.(c.env, length),
-    );
-    let stored: Promise<void> | undefined;
-    try {
-      const archive = await unpackArchive(workspace, tar, root, {
-        maxFileBytes: deps.limits.maxFileBytes,
-        maxEntries: MAX_ARCHIVE_ENTRIES,
-      });
-      stored = archive.contents.settled;
-      const { version, deleted } = await commitArchive(workspace, archive.entries, root, query.mode, archive.contents);
-      return c.json({
-        ...counts(archive),
-        deleted,
-        version: version ?? deps.workspaces.info(id)?.version ?? 0,
-        skipped: archive.skipped,
-      });
-    } finally {
-      // The body goes back once no write of its contents reads it (after the answer, when the commit
-      // found them durable before the store heard so); unpacking that failed has waited for its writes.
-      if (stored === undefined) release();
-      else void stored.then(release, release);
-    }
+    const tar = await tarBytes(c.req.raw, deps.limits.maxBodyBytes, (length) => deps.readBody?.(c.env, length));
+    const archive = await unpackArchive(workspace, tar, root, {
+      maxFileBytes: deps.limits.maxFileBytes,
+      maxEntries: MAX_ARCHIVE_ENTRIES,
+    });
+    const { version, deleted } = await commitArchive(workspace, archive.entries, root, query.mode, archive.contents);
+    return c.json({
+      ...counts(archive),
+      deleted,
+      version: version ?? deps.workspaces.info(id)?.version ?? 0,
+      skipped: archive.skipped,
+    });
   });
 
   return routes;
@@ -94,29 +83,19 @@ async function archiveRoot(workspace: Workspace, prefix: string, access: Access)
 async function tarBytes(
   request: Request,
   maxBytes: number,
-  readBody: (length: number) => Promise<LentBody> | undefined,
-): Promise<{ tar: Uint8Array; release: () => void }> {
-  const nothingLent = () => undefined;
+  readBody: (length: number) => Promise<Uint8Array> | undefined,
+): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes, 'The archive body');
   if (declared !== null) {
-    const lent = (await readBody(Number(declared))) ?? {
-      bytes: new Uint8Array(await request.arrayBuffer()),
-      release: nothingLent,
-    };
-    if (!isGzip(lent.bytes)) return { tar: lent.bytes, release: lent.release };
-    // Memory gzip may still read after a failure is not given back.
-    const tar = await readAll(inSlices(lent.bytes).pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
-    lent.release();
-    return { tar, release: nothingLent };
+    const body = (await readBody(Number(declared))) ?? new Uint8Array(await request.arrayBuffer());
+    if (!isGzip(body)) return body;
+    return readAll(inSlices(body).pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
   }
   const sent = (request.body ?? new Blob([]).stream()).pipeThrough(byteLimit(maxBytes, 'The archive body'));
   const { stream, head } = await peek(sent, GZIP_MAGIC.length);
-  if (!isGzip(head)) return { tar: await readAll(stream), release: nothingLent };
-  return {
-    tar: await readAll(stream.pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' }),
-    release: nothingLent,
-  };
+  if (!isGzip(head)) return readAll(stream);
+  return readAll(stream.pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
 }
 
 /** Bytes received whole, as a stream of slices pulled one at a time: gzip unpacks a slice at a time, so a bomb is stopped a slice past the limit. */

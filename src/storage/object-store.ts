@@ -95,8 +95,8 @@ export interface PutManyOptions {
 /**
  * Writes the items (distinct keys) by the store's own `putMany`, or by one `put` each when it has
  * none. It answers only once no write reads the bodies any more, a failure included: the caller may
- * then reuse their memory (an archive's body is), so one put that fails must not leave others
- * still sending bytes that are about to change.
+ * then reuse their memory, so one put that fails must not leave others still sending bytes that
+ * are about to change.
  */
 export async function putMany(
   store: ObjectStore,

@@ -38,8 +38,7 @@ const NOT_YET_DURABLE = new Error('The archive contents are not durable yet.');
  * a store that cannot tell it so), the transaction is rolled back, the commit waits for
  * `contents.settled` (which throws a failure) and runs again. A commit's transaction is
  * synchronous, so no other call runs between its statements and that check. It may answer before
- * `contents.settled` resolves (the store has yet to hear its threads' answers): the caller keeps
- * the archive's bytes until then.
+ * `contents.settled` resolves (the store has yet to hear its threads' answers).
  */
 export async function commitArchive(
   workspace: Workspace,

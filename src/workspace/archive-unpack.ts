@@ -73,7 +73,7 @@ const DIRECTORY: ArchivedEntry = Object.freeze({ type: 'dir' });
  * limit. The first refusal ends the reading (the error names the entry in `details.entry`); what
  * was stored by then is content no version names, which the store's collection reclaims. It
  * answers once every entry is read and every content has gone to the store, not once they are
- * durable (see `contents`): the caller waits for `contents.settled` before it lets go of `tar`.
+ * durable (see `contents`).
  *
  * The tar is in memory whole (its size is bounded by the body limit the caller enforced), and is
  * read through once before any entry is acted on, so a tar that cannot be read changes nothing;

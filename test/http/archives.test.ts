@@ -295,7 +295,7 @@ describe('refused whole, naming the entry, with nothing changed', () => {
 });
 
 describe('one archive after another', () => {
-  it('each workspace keeps its own archive: a smaller one after a larger, read into the memory the larger left, changes nothing of it', async () => {
+  it('each workspace keeps its own archive: a smaller one uploaded after a larger changes nothing of it', async () => {
     const files = (tag: string, count: number, size: number) =>
       Array.from({ length: count }, (_, index) => ({
         name: `d${index % 7}/${tag}-${index}.txt`,
