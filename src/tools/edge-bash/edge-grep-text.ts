@@ -99,12 +99,7 @@ export function searchText(
       counted = starts[file]!;
     }
     const start = text.lastIndexOf('\n', at) + 1;
-    for (
-      let newline = text.indexOf('\n', counted);
-      newline !== -1 && newline < start;
-      newline = text.indexOf('\n', newline + 1)
-    )
-      number += 1;
+    number += newlinesBetween(text, counted, start);
     // Each file's text is followed by a newline: the line ends within its file.
     const end = text.indexOf('\n', at);
     lines.push([number, text.slice(start, end)]);
@@ -112,6 +107,13 @@ export function searchText(
     at = text.indexOf(word, filesOnly ? starts[file + 1]! : end + 1);
   }
   if (lines.length > 0) found(file, lines);
+}
+
+/** How many newlines `text` holds from index `from` up to, not including, `before`. */
+export function newlinesBetween(text: string, from: number, before: number): number {
+  let count = 0;
+  for (let at = text.indexOf('\n', from); at !== -1 && at < before; at = text.indexOf('\n', at + 1)) count += 1;
+  return count;
 }
 
 /** The file whose text holds the character at `at`: the last whose start is at or before it. */

@@ -9,7 +9,7 @@
 import type { Command, CommandContext, ExecResult } from 'just-bash';
 import type { EdgeFs } from './edge-fs.ts';
 import { fromBytes } from './edge-fs-paths.ts';
-import { searchText, textOf, type WalkText } from './edge-grep-text.ts';
+import { newlinesBetween, searchText, textOf, type WalkText } from './edge-grep-text.ts';
 import type { DirNode, FileNode, FsNode } from './edge-fs-nodes.ts';
 
 /** What the fast path answers: the flags it knows (r and R recurse, n numbers lines, l names files, F fixed). */
@@ -330,8 +330,7 @@ function matchingLines(content: Uint8Array, search: WordSearch, maxWork: number,
   let text: string | undefined;
   if (bound > maxLines || Math.ceil(content.byteLength / 1024) + bound > maxWork) {
     text = fromBytes(content);
-    let newlines = 0;
-    for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) newlines += 1;
+    const newlines = newlinesBetween(text, 0, text.length);
     if (newlines + 1 > maxLines || Math.ceil(text.length / 1024) + newlines + 1 > maxWork) throw new GiveBack();
   }
   if (text === undefined && search.bytes !== undefined && !holdsBytes(content, search.bytes, search.shift!)) return [];
@@ -344,12 +343,7 @@ function matchingLines(content: Uint8Array, search: WordSearch, maxWork: number,
   let counted = 0;
   for (let at = text.indexOf(word); at !== -1;) {
     const start = text.lastIndexOf('\n', at) + 1;
-    for (
-      let newline = text.indexOf('\n', counted);
-      newline !== -1 && newline < start;
-      newline = text.indexOf('\n', newline + 1)
-    )
-      number += 1;
+    number += newlinesBetween(text, counted, start);
     const end = text.indexOf('\n', at);
     found.push([number, text.slice(start, end === -1 ? text.length : end)]);
     if (end === -1) break;
