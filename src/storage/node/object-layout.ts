@@ -7,6 +7,49 @@ import { join } from 'node:path';
 export const OBJECT_SUFFIX = '.obj';
 export const DIRECTORY_SUFFIX = '.d';
 const MAX_NAME_BYTES = 255;
+const MAX_REMEMBERED_DIRECTORIES = 10_000;
+
+/** The files and directories of one store's keys under its root. */
+export class ObjectLocations {
+  readonly #rootDir: string;
+  /**
+   * The directory of each key prefix met (`ws/x/blobs/ab` to its path on disk): a batch of
+   * thousands of blobs lies in a few hundred directories, and encoding and joining every segment
+   * of every key again cost more than writing the batch's bytes.
+   */
+  readonly #directories = new Map<string, string>();
+
+  constructor(rootDir: string) {
+    this.#rootDir = rootDir;
+  }
+
+  objectPath(key: string): string {
+    const { dir, name } = this.objectLocation(key);
+    return `${dir}/${name}`;
+  }
+
+  /** The directory an object's file lies in, and the file's name there. */
+  objectLocation(key: string): { dir: string; name: string } {
+    // With its slash, so that `b` and `/b` (refused) never share an entry.
+    const slash = key.lastIndexOf('/');
+    const prefix = key.slice(0, slash + 1);
+    const last = key.slice(slash + 1);
+    let directory = this.#directories.get(prefix);
+    if (directory === undefined) {
+      const segments = validateKey(key);
+      segments.pop();
+      directory = this.directoryPath(segments);
+      if (this.#directories.size >= MAX_REMEMBERED_DIRECTORIES) this.#directories.clear();
+      this.#directories.set(prefix, directory);
+    } else validateKey(last);
+    // A valid segment's name holds no `/` and never starts with `.`: nothing for join to resolve.
+    return { dir: directory, name: nameFor(last, OBJECT_SUFFIX) };
+  }
+
+  directoryPath(segments: string[]): string {
+    return join(this.#rootDir, ...segments.map((segment) => nameFor(segment, DIRECTORY_SUFFIX)));
+  }
+}
 
 /** Refuses keys that could name anything outside the root or alias another key. */
 export function validateKey(key: string): string[] {
