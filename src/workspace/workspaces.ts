@@ -1,6 +1,4 @@
 // Named workspaces: create, describe, delete, and open one for tool calls.
-import type { z } from 'zod';
-import type { workspaceInfoSchema } from '../contract/http-answers.ts';
 import { WORKSPACE_ID_PATTERN } from '../contract/wire-values.ts';
 import { ToolError } from '../core/errors.ts';
 import { parseVirtualPath } from '../core/virtual-path.ts';
@@ -20,35 +18,25 @@ import type { SharedStoreReader } from './shared-store-reader.ts';
 import { StoreSweeps } from './store-sweeps.ts';
 import type { StoreFamilies, StoreReader } from './store-families.ts';
 import { Workspace, type ReadOnlyMount } from './workspace.ts';
+import {
+  forkedFrom,
+  sameSettings,
+  storeOf,
+  toInfo,
+  WorkspaceRows,
+  type WorkspaceInfo,
+  type WorkspaceRow,
+  type WorkspaceSettings,
+} from './workspace-rows.ts';
 
 export { WORKSPACE_ID_PATTERN };
-
-export interface WorkspaceSettings {
-  excludedPaths: string[];
-  /** Take a history checkpoint after each successful apply_patch (default false). */
-  autoCheckpoint: boolean;
-}
-
-/** A workspace as GET /v1/workspaces/{ws} shows it. */
-export type WorkspaceInfo = z.output<typeof workspaceInfoSchema>;
+export type { WorkspaceInfo, WorkspaceSettings };
 
 /** A read-only root: the files of `workspace` appear read-only at `path` in every other workspace. */
 export interface ReadOnlyRoot {
   path: string;
   workspace: string;
 }
-
-type WorkspaceRow = {
-  id: string;
-  uid: string;
-  /** Null in rows made before forks: the store is then the uid. */
-  store: string | null;
-  created_at: string;
-  settings: string;
-  version: number;
-  files: number;
-  bytes: number;
-};
 
 export interface WorkspacesOptions {
   /** Other workspaces shown read-only at a path of every workspace. */
@@ -68,9 +56,7 @@ export class Workspaces {
   private readonly writeLock = new KeyedLock();
   private readonly commits: CommitGroup;
   private readonly entryCache: EntryCache<ManifestEntry>;
-  /** Rows by id for open(); only this class creates, alters and deletes them. */
-  private readonly rows = new Map<string, WorkspaceRow>();
-  private readonly parsedSettings = new WeakMap<WorkspaceRow, WorkspaceSettings>();
+  private readonly rows: WorkspaceRows;
   private readonly deleteListeners: ((uid: string) => void)[] = [];
   private readonly forkListeners: ((fromUid: string, toUid: string) => void)[] = [];
   private readonly forks: ForkReceiver;
@@ -84,6 +70,7 @@ export class Workspaces {
     options: WorkspacesOptions = {},
   ) {
     applyWorkspaceSchema(db);
+    this.rows = new WorkspaceRows(db);
     this.commits = new CommitGroup(db);
     const doomed = new DoomedBlobs(db, options.families);
     this.blobs = new BlobStore(objects, options.blobCacheBytes, options.hashContent, undefined, (store, hash) =>
@@ -122,15 +109,15 @@ export class Workspaces {
     if (settings?.excludedPaths)
       given.excludedPaths = settings.excludedPaths.map((path) => parseVirtualPath(path, { directory: true }).path);
     if (settings?.autoCheckpoint !== undefined) given.autoCheckpoint = settings.autoCheckpoint;
-    this.rows.delete(id);
+    this.rows.forget(id);
     return this.db.transaction(() => {
-      const existing = this.row(id);
+      const existing = this.rows.row(id);
       if (existing) {
-        const current = this.settingsOf(existing);
+        const current = this.rows.settingsOf(existing);
         const next = { ...current, ...given };
         if (!sameSettings(current, next)) {
           options.beforeSettingsChange?.();
-          this.db.query('UPDATE workspaces SET settings = ? WHERE id = ?', JSON.stringify(next), id);
+          this.rows.setSettings(id, next);
         }
         return { created: false, info: toInfo(existing) };
       }
@@ -145,14 +132,7 @@ export class Workspaces {
         files: 0,
         bytes: 0,
       };
-      this.db.query(
-        'INSERT INTO workspaces (id, uid, store, created_at, settings) VALUES (?, ?, ?, ?, ?)',
-        row.id,
-        row.uid,
-        row.store,
-        row.created_at,
-        row.settings,
-      );
+      this.rows.insert(row);
       return { created: true, info: toInfo(row) };
     });
   }
@@ -162,11 +142,11 @@ export class Workspaces {
    * under the same name never has again, so a runner's copy of the old one is never taken for it.
    */
   incarnation(id: string): string | undefined {
-    return WORKSPACE_ID_PATTERN.test(id) ? this.row(id)?.uid : undefined;
+    return WORKSPACE_ID_PATTERN.test(id) ? this.rows.row(id)?.uid : undefined;
   }
 
   info(id: string): WorkspaceInfo | undefined {
-    const row = WORKSPACE_ID_PATTERN.test(id) ? this.row(id) : undefined;
+    const row = WORKSPACE_ID_PATTERN.test(id) ? this.rows.row(id) : undefined;
     return row && toInfo(row);
   }
 
@@ -177,10 +157,10 @@ export class Workspaces {
    */
   fork(from: string, to: string): WorkspaceInfo {
     assertWorkspaceId(to);
-    this.rows.delete(to);
+    this.rows.forget(to);
     return this.db.transaction(() => {
-      const source = this.existingRow(from);
-      this.assertAbsent(to);
+      const source = this.rows.existing(from);
+      this.rows.assertAbsent(to);
       const uid = crypto.randomUUID();
       this.db.query(
         `INSERT INTO entries (workspace, path, parent, type, blob, target, size, version)
@@ -189,13 +169,13 @@ export class Workspaces {
         source.uid,
       );
       for (const listener of this.forkListeners) listener(source.uid, uid);
-      return this.insertFork(to, uid, forkedFrom(source));
+      return this.rows.insertFork(to, uid, forkedFrom(source));
     });
   }
 
   /** A fork's source as another database receives it: its row's part, its uid and its entries, read at once. */
   forkSnapshot(from: string): { uid: string; workspace: ForkedWorkspace; entries: ForkedEntry[] } {
-    const source = this.existingRow(from);
+    const source = this.rows.existing(from);
     const workspace = forkedFrom(source);
     this.forks.markShared(workspace.store);
     return { uid: source.uid, workspace, entries: forkEntries(this.db, source.uid) };
@@ -203,7 +183,7 @@ export class Workspaces {
 
   /** The incarnation and store of a workspace about to be forked to another database. */
   forkSource(from: string): { uid: string; store: string } {
-    const source = this.existingRow(from);
+    const source = this.rows.existing(from);
     return { uid: source.uid, store: storeOf(source) };
   }
 
@@ -223,7 +203,7 @@ export class Workspaces {
    */
   async beginReceivingFork(to: string, uid: string, store: string): Promise<void> {
     assertWorkspaceId(to);
-    this.assertAbsent(to);
+    this.rows.assertAbsent(to);
     const dropped = this.forks.begin(uid, store);
     for (const fork of dropped) if (fork.store !== null) await this.families?.leave(fork.store, fork.uid);
   }
@@ -239,47 +219,14 @@ export class Workspaces {
 
   /** Makes the fork received under `uid` the workspace `to`, in one transaction with `alsoAdopt` (its history). */
   adoptFork(to: string, uid: string, workspace: ForkedWorkspace, alsoAdopt: () => void = () => {}): WorkspaceInfo {
-    this.rows.delete(to);
+    this.rows.forget(to);
     return this.db.transaction(() => {
-      this.assertAbsent(to);
+      this.rows.assertAbsent(to);
       this.forks.finish(uid);
       this.forks.markShared(workspace.store);
       alsoAdopt();
-      return this.insertFork(to, uid, workspace);
+      return this.rows.insertFork(to, uid, workspace);
     });
-  }
-
-  /** The row of a workspace that exists; one that was never created (or a name no workspace can have) is `not_found`. */
-  private existingRow(id: string, lookup = (name: string) => this.row(name)): WorkspaceRow {
-    const row = WORKSPACE_ID_PATTERN.test(id) ? lookup(id) : undefined;
-    if (!row)
-      throw new ToolError('not_found', `Workspace ${id} does not exist; create it with PUT /v1/workspaces/${id}.`, {
-        workspace: id,
-      });
-    return row;
-  }
-
-  private assertAbsent(to: string): void {
-    if (this.row(to))
-      throw new ToolError('conflict', `Workspace ${to} exists already; fork to a new name, or delete it first.`, {
-        workspace: to,
-      });
-  }
-
-  private insertFork(to: string, uid: string, workspace: ForkedWorkspace): WorkspaceInfo {
-    const row: WorkspaceRow = { id: to, uid, created_at: new Date().toISOString(), ...workspace };
-    this.db.query(
-      `INSERT INTO workspaces (id, uid, store, created_at, settings, version, files, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      row.id,
-      row.uid,
-      row.store,
-      row.created_at,
-      row.settings,
-      row.version,
-      row.files,
-      row.bytes,
-    );
-    return toInfo(row);
   }
 
   /**
@@ -296,43 +243,25 @@ export class Workspaces {
    * received from another database, see fork-transfer.ts: such a store is left in place).
    */
   async delete(id: string): Promise<boolean> {
-    const row = WORKSPACE_ID_PATTERN.test(id) ? this.row(id) : undefined;
+    const row = WORKSPACE_ID_PATTERN.test(id) ? this.rows.row(id) : undefined;
     if (!row) return false;
-    this.rows.delete(id);
+    this.rows.forget(id);
     const store = storeOf(row);
     const shared = this.db.transaction(() => {
       this.db.query('DELETE FROM entries WHERE workspace = ?', row.uid);
-      this.db.query('DELETE FROM workspaces WHERE uid = ?', row.uid);
+      this.rows.remove(row.uid);
       for (const listener of this.deleteListeners) listener(row.uid);
-      return (
-        this.forks.isShared(store) ||
-        this.db.query<{ uid: string }>(
-          'SELECT uid FROM workspaces WHERE store = ? OR (store IS NULL AND uid = ?) LIMIT 1',
-          store,
-          store,
-        ).length > 0
-      );
+      return this.forks.isShared(store) || this.rows.storeInUse(store);
     });
     if (!shared) {
       await this.blobs.deleteAll(store);
       this.sweeps.forgetStore(store);
-    } else if (this.forks.isShared(store) && !this.storeInUse(store)) {
+    } else if (this.forks.isShared(store) && !this.rows.storeInUse(store)) {
       // The last workspace of this database that read a store shared with others: it leaves the
       // family (whose last reader deletes the store). Should the call fail, the store stays: left over, never lost.
       await this.families?.leave(store, row.uid);
     }
     return true;
-  }
-
-  /** Whether a workspace of this database reads `store`. */
-  private storeInUse(store: string): boolean {
-    return (
-      this.db.query<{ uid: string }>(
-        'SELECT uid FROM workspaces WHERE store = ? OR (store IS NULL AND uid = ?) LIMIT 1',
-        store,
-        store,
-      ).length > 0
-    );
   }
 
   /**
@@ -372,11 +301,11 @@ export class Workspaces {
 
   /** Opens a workspace for tool calls; a workspace that was never created is `not_found`. */
   open(id: string): Workspace {
-    const row = this.existingRow(id, (name) => this.cachedRow(name));
-    const settings = this.settingsOf(row);
+    const row = this.rows.existing(id, (name) => this.rows.cachedRow(name));
+    const settings = this.rows.settingsOf(row);
     const mounts: ReadOnlyMount[] = [];
     for (const root of this.readOnlyRoots) {
-      const source = root.workspace === id ? undefined : this.cachedRow(root.workspace);
+      const source = root.workspace === id ? undefined : this.rows.cachedRow(root.workspace);
       if (source)
         mounts.push({
           path: parseVirtualPath(root.path).path,
@@ -394,33 +323,6 @@ export class Workspaces {
       commits: this.commits,
     });
   }
-
-  private settingsOf(row: WorkspaceRow): WorkspaceSettings {
-    let settings = this.parsedSettings.get(row);
-    if (!settings) {
-      settings = {
-        excludedPaths: [],
-        autoCheckpoint: false,
-        ...(JSON.parse(row.settings) as Partial<WorkspaceSettings>),
-      };
-      this.parsedSettings.set(row, settings);
-    }
-    return settings;
-  }
-
-  /** The row for open(): uid and settings only change through this class, so memory may serve them. */
-  private cachedRow(id: string): WorkspaceRow | undefined {
-    let row = this.rows.get(id);
-    if (row === undefined) {
-      row = this.row(id);
-      if (row) this.rows.set(id, row);
-    }
-    return row;
-  }
-
-  private row(id: string): WorkspaceRow | undefined {
-    return this.db.query<WorkspaceRow>('SELECT * FROM workspaces WHERE id = ?', id)[0];
-  }
 }
 
 export function assertWorkspaceId(id: string): void {
@@ -431,25 +333,4 @@ export function assertWorkspaceId(id: string): void {
       { workspace: id },
     );
   }
-}
-
-function forkedFrom(source: WorkspaceRow): ForkedWorkspace {
-  const { settings, version, files, bytes } = source;
-  return { store: storeOf(source), settings, version, files, bytes };
-}
-
-function storeOf(row: WorkspaceRow): string {
-  return row.store ?? row.uid;
-}
-
-function toInfo(row: WorkspaceRow): WorkspaceInfo {
-  return { id: row.id, files: row.files, bytes: row.bytes, version: row.version, createdAt: row.created_at };
-}
-
-function sameSettings(a: WorkspaceSettings, b: WorkspaceSettings): boolean {
-  return (
-    a.autoCheckpoint === b.autoCheckpoint &&
-    a.excludedPaths.length === b.excludedPaths.length &&
-    a.excludedPaths.every((path, index) => path === b.excludedPaths[index])
-  );
 }
