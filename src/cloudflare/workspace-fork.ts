@@ -48,16 +48,16 @@ export function forkAcrossObjects(env: Env, workspaces: Workspaces, history: Wor
     assertWorkspaceId(to);
     // Onto itself: this object's own database answers (the name is taken), with no call to itself.
     if (to === from) return workspaces.fork(from, to);
-    const source = workspaces.forkSource(from);
+    const source = workspaces.forkTransfer.forkSource(from);
     const uid = crypto.randomUUID();
     const store = source.store;
     // Joined before the rows are read: a family sweep that began earlier then deletes nothing, and
     // every later one asks the fork too, so no content the rows name can go meanwhile.
-    await workspaces.joinStoreFamily(store, [
+    await workspaces.forkTransfer.joinStoreFamily(store, [
       { uid: source.uid, workspace: from },
       { uid, workspace: to },
     ]);
-    const snapshot = workspaces.forkSnapshot(from);
+    const snapshot = workspaces.forkTransfer.forkSnapshot(from);
     if (snapshot.uid !== source.uid)
       throw new ToolError(
         'conflict',
@@ -94,11 +94,11 @@ export function serveForkCalls(
   history: WorkspaceHistory,
   adopted: (workspace: string) => Promise<void>,
 ): void {
-  serve(workspaceCalls.forkBegin, ({ to, uid, store }) => workspaces.beginReceivingFork(to, uid, store));
-  serve(workspaceCalls.forkEntries, ({ uid, entries }) => workspaces.receiveForkEntries(uid, entries));
+  serve(workspaceCalls.forkBegin, ({ to, uid, store }) => workspaces.forkTransfer.beginReceivingFork(to, uid, store));
+  serve(workspaceCalls.forkEntries, ({ uid, entries }) => workspaces.forkTransfer.receiveForkEntries(uid, entries));
   serve(workspaceCalls.forkHistory, ({ uid, gitFiles, gitBlobs, checkpoints }) => {
     // Synchronous: no other call runs in the object between the check and the rows.
-    workspaces.assertReceivingFork(uid);
+    workspaces.forkTransfer.assertReceivingFork(uid);
     history.addForkRows(uid, {
       gitFiles: gitFiles.map((file) => ({ path: file.path, content: fromBase64(file.contentBase64) })),
       gitBlobs,
@@ -106,7 +106,7 @@ export function serveForkCalls(
     });
   });
   serve(workspaceCalls.forkFinish, async ({ to, uid, workspace }) => {
-    const info = workspaces.adoptFork(to, uid, workspace);
+    const info = workspaces.forkTransfer.adoptFork(to, uid, workspace);
     await adopted(to);
     return info;
   });

@@ -5,15 +5,15 @@
 import { ToolError } from '../core/errors.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { ManifestEntry } from './manifest.ts';
-
-/** What a fork takes from its source's workspace row. */
-export interface ForkedWorkspace {
-  store: string;
-  settings: string;
-  version: number;
-  files: number;
-  bytes: number;
-}
+import type { StoreFamilies, StoreReader } from './store-families.ts';
+import {
+  assertWorkspaceId,
+  forkedFrom,
+  storeOf,
+  type ForkedWorkspace,
+  type WorkspaceInfo,
+  type WorkspaceRows,
+} from './workspace-rows.ts';
 
 /** A manifest row as it travels. */
 export type ForkedEntry = ManifestEntry & { parent: string };
@@ -128,8 +128,74 @@ export class ForkReceiver {
   }
 }
 
+/** Both ends of a fork between databases, as the home's calls between them run it (see the top of this file). */
+export class ForkTransfer {
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly rows: WorkspaceRows,
+    private readonly forks: ForkReceiver,
+    private readonly families: StoreFamilies | undefined,
+  ) {}
+
+  /** A fork's source as another database receives it: its row's part, its uid and its entries, read at once. */
+  forkSnapshot(from: string): { uid: string; workspace: ForkedWorkspace; entries: ForkedEntry[] } {
+    const source = this.rows.existing(from);
+    const workspace = forkedFrom(source);
+    this.forks.markShared(workspace.store);
+    return { uid: source.uid, workspace, entries: forkEntries(this.db, source.uid) };
+  }
+
+  /** The incarnation and store of a workspace about to be forked to another database. */
+  forkSource(from: string): { uid: string; store: string } {
+    const source = this.rows.existing(from);
+    return { uid: source.uid, store: storeOf(source) };
+  }
+
+  /**
+   * Adds a fork (and its source) to the readers of the shared `store` before the source's rows
+   * are read for it: from then on the store outlives the source, whatever becomes of it, and a
+   * family sweep under way deletes nothing (see family-sweep.ts).
+   */
+  async joinStoreFamily(store: string, readers: readonly StoreReader[]): Promise<void> {
+    await this.families?.join(store, readers);
+  }
+
+  /**
+   * Starts receiving a fork named `to` of the shared `store` from another database, under the new
+   * uid `uid` (see the top of this file). A fork this database was receiving before and never finished
+   * is dropped, and leaves its store's family.
+   */
+  async beginReceivingFork(to: string, uid: string, store: string): Promise<void> {
+    assertWorkspaceId(to);
+    this.rows.assertAbsent(to);
+    const dropped = this.forks.begin(uid, store);
+    for (const fork of dropped) if (fork.store !== null) await this.families?.leave(fork.store, fork.uid);
+  }
+
+  receiveForkEntries(uid: string, entries: readonly ForkedEntry[]): void {
+    this.forks.entries(uid, entries);
+  }
+
+  /** Inside the transaction that adopts a received fork: it must still be the one being received. */
+  assertReceivingFork(uid: string): void {
+    this.forks.assertPending(uid);
+  }
+
+  /** Makes the fork received under `uid` the workspace `to`, in one transaction with `alsoAdopt` (its history). */
+  adoptFork(to: string, uid: string, workspace: ForkedWorkspace, alsoAdopt: () => void = () => {}): WorkspaceInfo {
+    this.rows.forget(to);
+    return this.db.transaction(() => {
+      this.rows.assertAbsent(to);
+      this.forks.finish(uid);
+      this.forks.markShared(workspace.store);
+      alsoAdopt();
+      return this.rows.insertFork(to, uid, workspace);
+    });
+  }
+}
+
 /** The source's rows for a fork, read at once (no other call changes them meanwhile). */
-export function forkEntries(db: SqlDatabase, uid: string): ForkedEntry[] {
+function forkEntries(db: SqlDatabase, uid: string): ForkedEntry[] {
   return db.query<ForkedEntry>(
     'SELECT path, parent, type, blob, target, size, version FROM entries WHERE workspace = ? ORDER BY path',
     uid,

@@ -5,7 +5,6 @@ import type { workspaceInfoSchema } from '../contract/http-answers.ts';
 import { WORKSPACE_ID_PATTERN } from '../contract/wire-values.ts';
 import { ToolError } from '../core/errors.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
-import type { ForkedWorkspace } from './fork-transfer.ts';
 
 export interface WorkspaceSettings {
   excludedPaths: string[];
@@ -15,6 +14,15 @@ export interface WorkspaceSettings {
 
 /** A workspace as GET /v1/workspaces/{ws} shows it. */
 export type WorkspaceInfo = z.output<typeof workspaceInfoSchema>;
+
+/** What a fork takes from its source's workspace row. */
+export interface ForkedWorkspace {
+  store: string;
+  settings: string;
+  version: number;
+  files: number;
+  bytes: number;
+}
 
 export type WorkspaceRow = {
   id: string;
@@ -151,4 +159,14 @@ export function sameSettings(a: WorkspaceSettings, b: WorkspaceSettings): boolea
     a.excludedPaths.length === b.excludedPaths.length &&
     a.excludedPaths.every((path, index) => path === b.excludedPaths[index])
   );
+}
+
+export function assertWorkspaceId(id: string): void {
+  if (!WORKSPACE_ID_PATTERN.test(id)) {
+    throw new ToolError(
+      'invalid_argument',
+      `Workspace id ${JSON.stringify(id)} is invalid; use 1-63 characters of a-z, 0-9, _ and -, starting with a letter or digit.`,
+      { workspace: id },
+    );
+  }
 }

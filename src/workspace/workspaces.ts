@@ -1,6 +1,5 @@
 // Named workspaces: create, describe, delete, and open one for tool calls.
 import { WORKSPACE_ID_PATTERN } from '../contract/wire-values.ts';
-import { ToolError } from '../core/errors.ts';
 import { parseVirtualPath } from '../core/virtual-path.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
@@ -9,16 +8,17 @@ import { CommitGroup } from './commit-group.ts';
 import { BlobStore } from './blob-store.ts';
 import type { SweepResult } from './blob-sweeper.ts';
 import { EntryCache } from './entry-cache.ts';
-import { forkEntries, ForkReceiver, type ForkedEntry, type ForkedWorkspace } from './fork-transfer.ts';
+import { ForkReceiver, ForkTransfer } from './fork-transfer.ts';
 import { KeyedLock } from '../core/keyed-lock.ts';
 import { Manifest, type ManifestEntry } from './manifest.ts';
 import { applyWorkspaceSchema } from './schema.ts';
 import { DoomedBlobs } from './doomed-blobs.ts';
 import type { SharedStoreReader } from './shared-store-reader.ts';
 import { StoreSweeps } from './store-sweeps.ts';
-import type { StoreFamilies, StoreReader } from './store-families.ts';
+import type { StoreFamilies } from './store-families.ts';
 import { Workspace, type ReadOnlyMount } from './workspace.ts';
 import {
+  assertWorkspaceId,
   forkedFrom,
   sameSettings,
   storeOf,
@@ -29,7 +29,7 @@ import {
   type WorkspaceSettings,
 } from './workspace-rows.ts';
 
-export { WORKSPACE_ID_PATTERN };
+export { assertWorkspaceId, WORKSPACE_ID_PATTERN };
 export type { WorkspaceInfo, WorkspaceSettings };
 
 /** A read-only root: the files of `workspace` appear read-only at `path` in every other workspace. */
@@ -60,6 +60,8 @@ export class Workspaces {
   private readonly deleteListeners: ((uid: string) => void)[] = [];
   private readonly forkListeners: ((fromUid: string, toUid: string) => void)[] = [];
   private readonly forks: ForkReceiver;
+  /** A fork to or from another database (the Cloudflare home's workspace objects). */
+  readonly forkTransfer: ForkTransfer;
   private readonly sweeps: StoreSweeps;
 
   private readonly readOnlyRoots: readonly ReadOnlyRoot[];
@@ -82,6 +84,7 @@ export class Workspaces {
     });
     this.readOnlyRoots = options.readOnlyRoots ?? [];
     this.families = options.families;
+    this.forkTransfer = new ForkTransfer(db, this.rows, this.forks, this.families);
     this.sweeps = new StoreSweeps({
       db,
       objects,
@@ -170,62 +173,6 @@ export class Workspaces {
       );
       for (const listener of this.forkListeners) listener(source.uid, uid);
       return this.rows.insertFork(to, uid, forkedFrom(source));
-    });
-  }
-
-  /** A fork's source as another database receives it: its row's part, its uid and its entries, read at once. */
-  forkSnapshot(from: string): { uid: string; workspace: ForkedWorkspace; entries: ForkedEntry[] } {
-    const source = this.rows.existing(from);
-    const workspace = forkedFrom(source);
-    this.forks.markShared(workspace.store);
-    return { uid: source.uid, workspace, entries: forkEntries(this.db, source.uid) };
-  }
-
-  /** The incarnation and store of a workspace about to be forked to another database. */
-  forkSource(from: string): { uid: string; store: string } {
-    const source = this.rows.existing(from);
-    return { uid: source.uid, store: storeOf(source) };
-  }
-
-  /**
-   * Adds a fork (and its source) to the readers of the shared `store` before the source's rows
-   * are read for it: from then on the store outlives the source, whatever becomes of it, and a
-   * family sweep under way deletes nothing (see family-sweep.ts).
-   */
-  async joinStoreFamily(store: string, readers: readonly StoreReader[]): Promise<void> {
-    await this.families?.join(store, readers);
-  }
-
-  /**
-   * Starts receiving a fork named `to` of the shared `store` from another database, under the new
-   * uid `uid` (see fork-transfer.ts). A fork this database was receiving before and never finished
-   * is dropped, and leaves its store's family.
-   */
-  async beginReceivingFork(to: string, uid: string, store: string): Promise<void> {
-    assertWorkspaceId(to);
-    this.rows.assertAbsent(to);
-    const dropped = this.forks.begin(uid, store);
-    for (const fork of dropped) if (fork.store !== null) await this.families?.leave(fork.store, fork.uid);
-  }
-
-  receiveForkEntries(uid: string, entries: readonly ForkedEntry[]): void {
-    this.forks.entries(uid, entries);
-  }
-
-  /** Inside the transaction that adopts a received fork: it must still be the one being received. */
-  assertReceivingFork(uid: string): void {
-    this.forks.assertPending(uid);
-  }
-
-  /** Makes the fork received under `uid` the workspace `to`, in one transaction with `alsoAdopt` (its history). */
-  adoptFork(to: string, uid: string, workspace: ForkedWorkspace, alsoAdopt: () => void = () => {}): WorkspaceInfo {
-    this.rows.forget(to);
-    return this.db.transaction(() => {
-      this.rows.assertAbsent(to);
-      this.forks.finish(uid);
-      this.forks.markShared(workspace.store);
-      alsoAdopt();
-      return this.rows.insertFork(to, uid, workspace);
     });
   }
 
@@ -322,15 +269,5 @@ export class Workspaces {
       writeLock: this.writeLock,
       commits: this.commits,
     });
-  }
-}
-
-export function assertWorkspaceId(id: string): void {
-  if (!WORKSPACE_ID_PATTERN.test(id)) {
-    throw new ToolError(
-      'invalid_argument',
-      `Workspace id ${JSON.stringify(id)} is invalid; use 1-63 characters of a-z, 0-9, _ and -, starting with a letter or digit.`,
-      { workspace: id },
-    );
   }
 }

@@ -83,16 +83,16 @@ async function family(options: { graceMs?: number; now?: () => number } = {}) {
   const target = open('copy');
   source.create('ws');
   await source.open('ws').commit([{ op: 'write', path: 'f', content: bytes('shared') }]);
-  const { uid, store } = source.forkSource('ws');
+  const { uid, store } = source.forkTransfer.forkSource('ws');
   const forkUid = crypto.randomUUID();
-  await source.joinStoreFamily(store, [
+  await source.forkTransfer.joinStoreFamily(store, [
     { uid, workspace: 'ws' },
     { uid: forkUid, workspace: 'copy' },
   ]);
-  const snapshot = source.forkSnapshot('ws');
-  await target.beginReceivingFork('copy', forkUid, store);
-  target.receiveForkEntries(forkUid, snapshot.entries);
-  target.adoptFork('copy', forkUid, snapshot.workspace);
+  const snapshot = source.forkTransfer.forkSnapshot('ws');
+  await target.forkTransfer.beginReceivingFork('copy', forkUid, store);
+  target.forkTransfer.receiveForkEntries(forkUid, snapshot.entries);
+  target.forkTransfer.adoptFork('copy', forkUid, snapshot.workspace);
   const write = (name: string, path: string, content: string) =>
     databases
       .get(name)!
@@ -236,7 +236,7 @@ describe('the family sweep of a shared store', () => {
     await f.dropShared();
     await f.sweep();
     f.afterCheck.set('copy', () =>
-      f.databases.get('ws')!.joinStoreFamily(f.store, [{ uid: crypto.randomUUID(), workspace: 'copy' }]),
+      f.databases.get('ws')!.forkTransfer.joinStoreFamily(f.store, [{ uid: crypto.randomUUID(), workspace: 'copy' }]),
     );
     // The reader just joined is not known to its database yet: it may arrive with rows naming anything.
     expect(await f.sweep()).toMatchObject({ deleted: 0, stopped: 'fork joined' });
@@ -248,7 +248,7 @@ describe('the family sweep of a shared store', () => {
     let now = 1_000_000;
     const f = await family({ now: () => now });
     await f.dropShared();
-    await f.databases.get('ws')!.joinStoreFamily(f.store, [{ uid: 'never-began', workspace: 'copy' }]);
+    await f.databases.get('ws')!.forkTransfer.joinStoreFamily(f.store, [{ uid: 'never-began', workspace: 'copy' }]);
     expect(await f.sweep()).toMatchObject({ stopped: 'fork arriving' });
     now += 60_000;
     const first = await f.sweep();
@@ -260,8 +260,8 @@ describe('the family sweep of a shared store', () => {
     const f = await family();
     const copy = f.databases.get('copy')!;
     const uid = crypto.randomUUID();
-    await copy.joinStoreFamily(f.store, [{ uid, workspace: 'copy' }]);
-    await copy.beginReceivingFork('late', uid, f.store);
+    await copy.forkTransfer.joinStoreFamily(f.store, [{ uid, workspace: 'copy' }]);
+    await copy.forkTransfer.beginReceivingFork('late', uid, f.store);
     expect(copy.sharedStores.check(f.store, uid, 1, [], [])).toEqual({ reader: 'receiving', needed: [] });
     // Its sender died eleven minutes ago (the row's start time is what the reader goes by).
     f.dbs
@@ -273,7 +273,7 @@ describe('the family sweep of a shared store', () => {
       );
     expect(copy.sharedStores.check(f.store, uid, 1, [], [])).toEqual({ reader: 'absent', needed: [] });
     expect(() =>
-      copy.adoptFork('late', uid, { store: f.store, settings: '{}', version: 0, files: 0, bytes: 0 }),
+      copy.forkTransfer.adoptFork('late', uid, { store: f.store, settings: '{}', version: 0, files: 0, bytes: 0 }),
     ).toThrow(/Another fork/);
   });
 

@@ -312,28 +312,32 @@ describe('forks', () => {
   it('sent to another database are seen only once adopted, and a fork half sent is cleared by the next', async () => {
     const { workspaces: source, workspace, objects } = setup();
     await workspace.commit([{ op: 'write', path: 'd/f', content: bytes('x') }]);
-    const snapshot = source.forkSnapshot('ws');
+    const snapshot = source.forkTransfer.forkSnapshot('ws');
     expect(snapshot.entries.map((entry) => entry.path)).toEqual(['d', 'd/f']);
     const db = SqliteDatabase.memory();
     const target = new Workspaces(db, new MemoryObjectStore());
     const rowsUnder = (uid: string) => db.query('SELECT path FROM entries WHERE workspace = ?', uid).length;
     const store = workspace.store;
-    await target.beginReceivingFork('copy', 'u-1', store);
-    target.receiveForkEntries('u-1', snapshot.entries.slice(0, 1));
+    await target.forkTransfer.beginReceivingFork('copy', 'u-1', store);
+    target.forkTransfer.receiveForkEntries('u-1', snapshot.entries.slice(0, 1));
     expect(target.info('copy')).toBeUndefined();
     // The sender died; another fork to the same name starts over.
-    await target.beginReceivingFork('copy', 'u-2', store);
+    await target.forkTransfer.beginReceivingFork('copy', 'u-2', store);
     expect(rowsUnder('u-1')).toBe(0);
     await expectToolError(
-      Promise.resolve().then(() => target.receiveForkEntries('u-1', snapshot.entries)),
+      Promise.resolve().then(() => target.forkTransfer.receiveForkEntries('u-1', snapshot.entries)),
       'conflict',
     );
-    target.receiveForkEntries('u-2', snapshot.entries);
+    target.forkTransfer.receiveForkEntries('u-2', snapshot.entries);
     await expectToolError(
-      Promise.resolve().then(() => target.adoptFork('copy', 'u-1', snapshot.workspace)),
+      Promise.resolve().then(() => target.forkTransfer.adoptFork('copy', 'u-1', snapshot.workspace)),
       'conflict',
     );
-    expect(target.adoptFork('copy', 'u-2', snapshot.workspace)).toMatchObject({ id: 'copy', files: 1, bytes: 1 });
+    expect(target.forkTransfer.adoptFork('copy', 'u-2', snapshot.workspace)).toMatchObject({
+      id: 'copy',
+      files: 1,
+      bytes: 1,
+    });
     expect(target.open('copy').store).toBe(workspace.store);
     expect(
       target
@@ -371,20 +375,20 @@ describe('forks', () => {
     await source.open('ws').commit([{ op: 'write', path: 'f', content: bytes('shared') }]);
     const target = new Workspaces(SqliteDatabase.memory(), objects, { families });
     // What the Cloudflare fork does: join, read, begin, send, finish; the first attempt dies half sent.
-    const { uid: sourceUid, store } = source.forkSource('ws');
-    await source.joinStoreFamily(store, [
+    const { uid: sourceUid, store } = source.forkTransfer.forkSource('ws');
+    await source.forkTransfer.joinStoreFamily(store, [
       { uid: sourceUid, workspace: 'ws' },
       { uid: 'u-1', workspace: 'copy' },
     ]);
-    const snapshot = source.forkSnapshot('ws');
-    await target.beginReceivingFork('copy', 'u-1', store);
-    await source.joinStoreFamily(store, [
+    const snapshot = source.forkTransfer.forkSnapshot('ws');
+    await target.forkTransfer.beginReceivingFork('copy', 'u-1', store);
+    await source.forkTransfer.joinStoreFamily(store, [
       { uid: sourceUid, workspace: 'ws' },
       { uid: 'u-2', workspace: 'copy' },
     ]);
-    await target.beginReceivingFork('copy', 'u-2', store);
-    target.receiveForkEntries('u-2', snapshot.entries);
-    target.adoptFork('copy', 'u-2', snapshot.workspace);
+    await target.forkTransfer.beginReceivingFork('copy', 'u-2', store);
+    target.forkTransfer.receiveForkEntries('u-2', snapshot.entries);
+    target.forkTransfer.adoptFork('copy', 'u-2', snapshot.workspace);
     expect(calls).toEqual([`join ${sourceUid}@ws u-1@copy`, `join ${sourceUid}@ws u-2@copy`, 'leave u-1']);
     expect(await source.delete('ws')).toBe(true);
     expect(calls.at(-1)).toBe(`leave ${snapshot.uid}`);
