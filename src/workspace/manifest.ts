@@ -1,22 +1,13 @@
 // The manifest of one workspace incarnation: entries in SQL and atomic multi-entry commits.
 import { ToolError } from '../core/errors.ts';
-import type { EntryType } from '../core/path-guard.ts';
-import { parentPath } from '../core/virtual-path.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { CommitRows } from './commit-rows.ts';
 import type { EntryCache } from './entry-cache.ts';
 import type { ManifestEntry } from './manifest-entry.ts';
+import { CommitChanges, type ManifestChange } from './commit-changes.ts';
 
 export type { ManifestEntry } from './manifest-entry.ts';
-
-/** What a change requires of the entry it replaces: a given version, or no entry at all. */
-export type Precondition = { version: number } | { absent: true };
-
-export type ManifestChange =
-  | { op: 'write'; path: string; blob: string; size: number; expect?: Precondition }
-  | { op: 'symlink'; path: string; target: string; expect?: Precondition }
-  | { op: 'mkdir'; path: string }
-  | { op: 'delete'; path: string; expect?: Precondition };
+export type { ManifestChange, Precondition } from './commit-changes.ts';
 
 export interface CommitResult {
   /** The workspace version this commit created; every entry it wrote carries it. */
@@ -45,12 +36,8 @@ export class Manifest {
     readonly store: string = uid,
   ) {}
 
-  private readonly touched = new Set<string>();
-  /**
-   * Directories known to be in the entries table during the commit running now: a commit of
-   * many files in few directories then reads each directory once, not once per file.
-   */
-  private readonly directoriesNow = new Set<string>();
+  /** The commit running now: what its changes did (commits are synchronous, so one serves). */
+  private readonly applied = new CommitChanges();
 
   /** The committed entry at a path (served from memory when known). */
   entry(path: string): ManifestEntry | undefined {
@@ -159,15 +146,12 @@ export class Manifest {
 
   /** Applies every change in one transaction: all land, or none when any precondition fails. */
   commit(changes: readonly ManifestChange[], inTransaction?: (version: number) => void): CommitResult {
-    // Every path written, including implied parents; commits are synchronous, so one set serves.
-    this.touched.clear();
-    this.directoriesNow.clear();
+    this.applied.clear();
     try {
       return this.transact(changes, inTransaction);
     } finally {
-      this.cache.forget(this.uid, this.touched);
-      this.touched.clear();
-      this.directoriesNow.clear();
+      this.cache.forget(this.uid, this.applied.touched);
+      this.applied.clear();
     }
   }
 
@@ -192,7 +176,7 @@ export class Manifest {
       for (const change of changes) {
         const current = change.path === '' ? rootEntry : rows.read(change.path);
         if (!previous.has(change.path)) previous.set(change.path, current);
-        this.applyChange(change, current, stats, rows);
+        this.applied.apply(change, current, stats, rows);
       }
       rows.flush();
       this.db.query(
@@ -207,69 +191,6 @@ export class Manifest {
     });
   }
 
-  private applyChange(
-    change: ManifestChange,
-    current: ManifestEntry | undefined,
-    stats: { version: number; files: number; bytes: number },
-    rows: CommitRows,
-  ): void {
-    if (change.path === '')
-      throw new ToolError('is_directory', 'The workspace root is a directory; name a file inside it.', { path: '' });
-    if (change.op !== 'mkdir') checkPrecondition(change.path, current, change.expect);
-    if (change.op === 'mkdir') {
-      if (current?.type === 'dir') return;
-      if (current) throw notADirectory(change.path, change.path);
-      this.ensureParents(change.path, stats.version, rows);
-      this.put(rows, change.path, 'dir', null, null, 0, stats.version);
-      return;
-    }
-    if (current?.type === 'dir' && change.op !== 'delete') {
-      throw new ToolError('is_directory', `${change.path} is a directory; name a file instead.`, { path: change.path });
-    }
-    if (current?.type === 'file') {
-      stats.files -= 1;
-      stats.bytes -= current.size;
-    }
-    if (change.op === 'delete') {
-      if (!current) throw new ToolError('not_found', `${change.path} does not exist.`, { path: change.path });
-      if (current.type === 'dir' && rows.hasChildren(change.path)) {
-        throw new ToolError(
-          'is_directory',
-          `${change.path} is a directory that is not empty; delete its contents first.`,
-          { path: change.path },
-        );
-      }
-      this.touched.add(change.path);
-      this.directoriesNow.delete(change.path);
-      rows.delete(change.path);
-      return;
-    }
-    if (!current) this.ensureParents(change.path, stats.version, rows);
-    if (change.op === 'write') {
-      stats.files += 1;
-      stats.bytes += change.size;
-      this.put(rows, change.path, 'file', change.blob, null, change.size, stats.version);
-    } else {
-      this.put(rows, change.path, 'symlink', null, change.target, 0, stats.version);
-    }
-  }
-
-  /** Creates the missing ancestors of `path` as directories; an ancestor that is not one is an error. */
-  private ensureParents(path: string, version: number, rows: CommitRows): void {
-    const missing: string[] = [];
-    for (let parent = parentPath(path); parent !== ''; parent = parentPath(parent)) {
-      if (this.directoriesNow.has(parent)) break;
-      const entry = rows.read(parent);
-      if (entry?.type === 'dir') {
-        this.directoriesNow.add(parent);
-        break;
-      }
-      if (entry) throw notADirectory(parent, path);
-      missing.push(parent);
-    }
-    for (const dir of missing.reverse()) this.put(rows, dir, 'dir', null, null, 0, version);
-  }
-
   /** The entry as committed in SQL, bypassing the cache. */
   private read(path: string): ManifestEntry | undefined {
     if (path === '') return rootEntry;
@@ -279,39 +200,4 @@ export class Manifest {
       path,
     )[0];
   }
-
-  private put(
-    rows: CommitRows,
-    path: string,
-    type: EntryType,
-    blob: string | null,
-    target: string | null,
-    size: number,
-    version: number,
-  ): void {
-    this.touched.add(path);
-    if (type === 'dir') this.directoriesNow.add(path);
-    rows.write(path, type, blob, target, size, version);
-  }
-}
-
-function checkPrecondition(path: string, current: ManifestEntry | undefined, expect: Precondition | undefined): void {
-  if (!expect) return;
-  if ('absent' in expect) {
-    if (current) throw new ToolError('already_exists', `${path} already exists.`, { path });
-    return;
-  }
-  if (!current || current.version !== expect.version) {
-    throw new ToolError('conflict', `${path} changed since the version you expected; read it again and retry.`, {
-      path,
-    });
-  }
-}
-
-function notADirectory(blocking: string, path: string): ToolError {
-  return new ToolError(
-    'invalid_argument',
-    `${blocking} is not a directory, so ${path} cannot be created under it; choose another path or delete ${blocking} first.`,
-    { path, blockingPath: blocking },
-  );
 }
