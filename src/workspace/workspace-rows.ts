@@ -65,15 +65,18 @@ export class WorkspaceRows {
       });
   }
 
-  /** A new workspace's row (its counts start at zero). */
+  /** A new workspace's row: one created (its counts zero) or a fork (its source's). */
   insert(row: WorkspaceRow): void {
     this.db.query(
-      'INSERT INTO workspaces (id, uid, store, created_at, settings) VALUES (?, ?, ?, ?, ?)',
+      `INSERT INTO workspaces (id, uid, store, created_at, settings, version, files, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       row.id,
       row.uid,
       row.store,
       row.created_at,
       row.settings,
+      row.version,
+      row.files,
+      row.bytes,
     );
   }
 
@@ -87,17 +90,7 @@ export class WorkspaceRows {
 
   insertFork(to: string, uid: string, workspace: ForkedWorkspace): WorkspaceInfo {
     const row: WorkspaceRow = { id: to, uid, created_at: new Date().toISOString(), ...workspace };
-    this.db.query(
-      `INSERT INTO workspaces (id, uid, store, created_at, settings, version, files, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      row.id,
-      row.uid,
-      row.store,
-      row.created_at,
-      row.settings,
-      row.version,
-      row.files,
-      row.bytes,
-    );
+    this.insert(row);
     return toInfo(row);
   }
 
