@@ -9,6 +9,7 @@ import { isFinal, recordOf, selectProcess } from './process-row.ts';
 import type { ControlReply, FinishReport } from '../contract/runner-protocol.ts';
 import type { ExecResult, JobLease, LeaseFence, LeaseHolder } from './runner-reports.ts';
 import { RunnerControl, type ControlRequest } from './runner-control.ts';
+import { JobReports } from './job-reports.ts';
 import { RunnerSide, type LeaseWish } from './runner-side.ts';
 import { applyProcessSchema } from './schema.ts';
 import type { Log } from '../core/log.ts';
@@ -55,6 +56,7 @@ export class ProcessStore {
   readonly #jobs: JobQueue;
   readonly #events: ProcessEvents;
   readonly #runner: RunnerSide;
+  readonly #reports: JobReports;
   readonly #agent: AgentSide;
   readonly #control: RunnerControl;
 
@@ -82,11 +84,19 @@ export class ProcessStore {
     this.#runner = new RunnerSide({
       db,
       jobs: this.#jobs,
-      log: this.#log,
       events: this.#events,
       now: this.#now,
       leaseMs: this.leaseMs,
       maxRunningPerWorkspace,
+    });
+    this.#reports = new JobReports({
+      db,
+      jobs: this.#jobs,
+      log: this.#log,
+      events: this.#events,
+      now: this.#now,
+      leaseMs: this.leaseMs,
+      wakeRunners: () => this.#runner.wakeForWaitingJobs(),
     });
     this.#control = new RunnerControl({
       db,
@@ -192,7 +202,7 @@ export class ProcessStore {
 
   /** Marks the process running and renews the lease; a repeated report changes nothing. */
   started(id: string, fence: LeaseFence, pid: number): ProcessRecord {
-    return this.#runner.started(id, fence, pid);
+    return this.#reports.started(id, fence, pid);
   }
 
   /**
@@ -201,7 +211,7 @@ export class ProcessStore {
    * held, so a retry after a lost answer does not duplicate output; a gap is a conflict.
    */
   appendOutput(id: string, fence: LeaseFence, data: string, offset?: number, skipped?: number): number {
-    return this.#runner.appendOutput(id, fence, data, offset, skipped);
+    return this.#reports.appendOutput(id, fence, data, offset, skipped);
   }
 
   /** Renews the lease and hands over pending stdin (each chunk once, in order) and any stop request. */
@@ -219,7 +229,7 @@ export class ProcessStore {
 
   /** Checks the fence and renews the lease, touching nothing else. */
   renew(id: string, fence: LeaseFence): void {
-    this.#runner.renew(id, fence);
+    this.#reports.renew(id, fence);
   }
 
   /**
@@ -227,7 +237,7 @@ export class ProcessStore {
    * reported. A replay with the token that finished it returns the record unchanged.
    */
   finish(id: string, fence: LeaseFence, result: FinishReport): ProcessRecord {
-    return this.#runner.finish(id, fence, result);
+    return this.#reports.finish(id, fence, result);
   }
 
   /**
@@ -243,22 +253,12 @@ export class ProcessStore {
 
   /** What a sync-back with this id answered, when one was recorded (its retry must not commit again). */
   syncResult<T>(id: string, syncId: string): T | undefined {
-    const row = this.#db.query<{ result: string }>(
-      'SELECT result FROM process_syncs WHERE process_id = ? AND sync_id = ?',
-      id,
-      syncId,
-    )[0];
-    return row === undefined ? undefined : (JSON.parse(row.result) as T);
+    return this.#reports.syncResult<T>(id, syncId);
   }
 
   /** Records a sync-back's answer; run inside the transaction that commits it. */
   recordSync(id: string, syncId: string, result: unknown): void {
-    this.#db.query(
-      'INSERT OR IGNORE INTO process_syncs (process_id, sync_id, result) VALUES (?, ?, ?)',
-      id,
-      syncId,
-      JSON.stringify(result),
-    );
+    this.#reports.recordSync(id, syncId, result);
   }
 
   /** Whether any job is queued or running: a home that sweeps on a timer sweeps only then. */

@@ -1,20 +1,11 @@
-// The runner side of the process store: leases, and reports fenced by the lease token.
+// The runner side of the process store: jobs leased to runners in turn, and leases that expired settled.
 import { ToolError } from '../core/errors.ts';
 import { scopeCovers } from '../core/workspace-scope.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { JobQueue } from './job-queue.ts';
 import type { ProcessEvents } from './process-events.ts';
-import type { ProcessLog } from './process-log.ts';
-import type { ProcessRecord } from './process-record.ts';
-import { recordOf, selectProcess, updateProcess, type ProcessRow } from './process-row.ts';
-import type { FinishReport } from '../contract/runner-protocol.ts';
-import {
-  FINISH_STATUSES,
-  type ExecResult,
-  type JobLease,
-  type LeaseFence,
-  type LeaseHolder,
-} from './runner-reports.ts';
+import { recordOf, selectProcess, type ProcessRow } from './process-row.ts';
+import type { JobLease, LeaseHolder } from './runner-reports.ts';
 
 /** Leases of a job that no runner started before the job fails: a command that kills its runners stops there. */
 export const MAX_LEASE_ATTEMPTS = 3;
@@ -22,7 +13,6 @@ export const MAX_LEASE_ATTEMPTS = 3;
 export interface RunnerSideParts {
   db: SqlDatabase;
   jobs: JobQueue;
-  log: ProcessLog;
   events: ProcessEvents;
   now: () => number;
   leaseMs: number;
@@ -38,7 +28,6 @@ export interface LeaseWish {
 export class RunnerSide {
   readonly #db: SqlDatabase;
   readonly #jobs: JobQueue;
-  readonly #log: ProcessLog;
   readonly #events: ProcessEvents;
   readonly #now: () => number;
   readonly #leaseMs: number;
@@ -50,7 +39,6 @@ export class RunnerSide {
   constructor(parts: RunnerSideParts) {
     this.#db = parts.db;
     this.#jobs = parts.jobs;
-    this.#log = parts.log;
     this.#events = parts.events;
     this.#now = parts.now;
     this.#leaseMs = parts.leaseMs;
@@ -100,131 +88,6 @@ export class RunnerSide {
         { workspace },
       );
     }
-  }
-
-  started(id: string, fence: LeaseFence, pid: number): ProcessRecord {
-    let changed = false;
-    const record = this.#db.transaction(() => {
-      this.#fenceAndRenew(id, fence);
-      const row = this.#row(id);
-      if (row.status !== 'queued') return recordOf(row);
-      changed = true;
-      return updateProcess(
-        this.#db,
-        "UPDATE processes SET status = 'running', pid = ?, started_at = ? WHERE id = ? RETURNING *",
-        pid,
-        this.#iso(),
-        id,
-      );
-    });
-    if (changed) this.#events.changed([id]);
-    return record;
-  }
-
-  /**
-   * Appends a batch at `offset`. `skipped` characters before it were produced but not sent: a
-   * runner far behind sends only the tail it knows the ring keeps, so it is allowed only with a
-   * batch of at least the ring's size (everything older would be dropped anyway).
-   */
-  appendOutput(id: string, fence: LeaseFence, data: string, offset?: number, skipped = 0): number {
-    if (offset !== undefined && !(Number.isSafeInteger(offset) && offset >= 0)) {
-      throw new ToolError('invalid_argument', `an output offset must be a whole number of 0 or more, not ${offset}.`, {
-        processId: id,
-      });
-    }
-    if (
-      !(Number.isSafeInteger(skipped) && skipped >= 0) ||
-      (skipped > 0 && (offset === undefined || data.length < this.#log.keepsChars))
-    ) {
-      throw new ToolError(
-        'invalid_argument',
-        `skipped output needs an offset and a batch of at least ${this.#log.keepsChars} characters.`,
-        { processId: id },
-      );
-    }
-    let changed = false;
-    const end = this.#db.transaction(() => {
-      this.#fenceAndRenew(id, fence);
-      const held = this.#row(id).output_chars;
-      if (offset !== undefined && offset > held) {
-        throw new ToolError(
-          'conflict',
-          `output from offset ${held} of process ${id} never arrived; resend from offset ${held}.`,
-          { processId: id, end: held },
-        );
-      }
-      if (skipped > 0) {
-        // A resent batch with a skip was applied whole or not at all.
-        if (held >= offset! + skipped + data.length) return held;
-        if (held !== offset)
-          throw new ToolError(
-            'conflict',
-            `output of process ${id} is at ${held}, not ${offset}; resend from offset ${held}.`,
-            { processId: id, end: held },
-          );
-      }
-      // What the log already holds of a resent batch is not appended again.
-      const fresh = offset === undefined || skipped > 0 ? data : data.slice(Math.min(held - offset, data.length));
-      if (fresh.length === 0) return held;
-      changed = true;
-      const newEnd = this.#log.append(id, held, fresh, skipped);
-      this.#db.query('UPDATE processes SET output_chars = ? WHERE id = ?', newEnd, id);
-      return newEnd;
-    });
-    if (changed) this.#events.changed([id]);
-    return end;
-  }
-
-  /** Renews the lease of a job whose token still holds it (and only that). */
-  renew(id: string, fence: LeaseFence): void {
-    this.#db.transaction(() => this.#fenceAndRenew(id, fence));
-  }
-
-  finish(id: string, fence: LeaseFence, result: FinishReport): ProcessRecord {
-    if (!FINISH_STATUSES.includes(result.status)) {
-      throw new ToolError(
-        'invalid_argument',
-        `a finish status must be exited, stopped or failed, not ${String(result.status)}.`,
-        { processId: id },
-      );
-    }
-    let changed = false;
-    const record = this.#db.transaction(() => {
-      if (this.#jobs.finishedWith(id, fence)) return recordOf(this.#row(id));
-      this.#jobs.fence(id, fence);
-      const row = this.#row(id);
-      // docs/api.md: a process ended by stop is `stopped`, however it exits.
-      const status = row.stop_requested_grace_ms !== null ? 'stopped' : result.status;
-      const execResult =
-        result.stdout === undefined && result.stderr === undefined
-          ? row.exec_result
-          : JSON.stringify({
-              stdout: result.stdout ?? '',
-              stderr: result.stderr ?? '',
-              truncated: result.truncated ?? false,
-            } satisfies ExecResult);
-      this.#jobs.complete(id, fence.token);
-      changed = true;
-      return updateProcess(
-        this.#db,
-        `UPDATE processes SET status = ?, exit_code = ?, timed_out = ?, ended_at = ?, error = ?, conflicts = ?, exec_result = ?
-         WHERE id = ? RETURNING *`,
-        status,
-        result.exitCode,
-        result.timedOut === true ? 1 : 0,
-        this.#iso(),
-        result.error ?? null,
-        JSON.stringify(result.conflicts ?? []),
-        execResult,
-        id,
-      );
-    });
-    if (changed) {
-      this.#events.changed([id]);
-      // Its slot is free: a job of its workspace held back by the cap may go now.
-      this.wakeForWaitingJobs();
-    }
-    return record;
   }
 
   sweep(): string[] {
@@ -288,11 +151,6 @@ export class RunnerSide {
     const record = recordOf(this.#row(id));
     this.#served.set(record.workspace, ++this.#turn);
     return { processId: id, token, leaseMs: this.#leaseMs, record };
-  }
-
-  #fenceAndRenew(id: string, fence: LeaseFence): void {
-    this.#jobs.fence(id, fence);
-    this.#jobs.renew(id, this.#now() + this.#leaseMs);
   }
 
   #iso(): string {
