@@ -1,4 +1,5 @@
 // What createApp is built from: the injected ports and services, and the Hono environment every route sees.
+import type { ArrivingBytes } from '../core/arriving-bytes.ts';
 import type { CallAnswer, ToolCalls } from '../calls/tool-calls.ts';
 import type { WorkspaceHistory } from '../history/workspace-history.ts';
 import type { HookStore, HookTarget } from '../hooks/hook-store.ts';
@@ -53,11 +54,12 @@ export interface AppDeps {
   /** How long an event stream stays quiet before a keep-alive comment (default KEEP_ALIVE_MS). */
   streamKeepAliveMs?: number;
   /**
-   * Reads a request's whole body of a declared length (within the body limit) more cheaply than
-   * `Request.arrayBuffer()` where the home can (the Node home: straight from the socket into one
-   * array), given the request's hono bindings; undefined where it cannot. Archive uploads use it.
+   * Reads a request's body of a declared length (within the body limit) as it arrives, into one
+   * array, more cheaply than `Request.arrayBuffer()`, where the home can (the Node home: straight
+   * from the socket), given the request's hono bindings; undefined where it cannot. Archive
+   * uploads use it, to unpack while the body arrives.
    */
-  readBody?: (env: unknown, length: number) => Promise<Uint8Array> | undefined;
+  readBody?: (env: unknown, length: number) => ArrivingBytes | undefined;
   /** 'none' when commands run unsandboxed on purpose (TOOLGATE_SANDBOX=none): /healthz says so. */
   sandbox?: 'bwrap' | 'none';
 }

@@ -2,6 +2,7 @@
 import { Hono } from 'hono';
 import { archiveDownloadQuery, archiveUploadQuery } from '../contract/http-requests.ts';
 import { parseInput } from '../contract/parse-input.ts';
+import { arrived, type ArrivingBytes } from '../core/arriving-bytes.ts';
 import { concatBytes } from '../core/bytes.ts';
 import { isToolError, ToolError } from '../core/errors.ts';
 import type { Access } from '../core/path-guard.ts';
@@ -42,10 +43,15 @@ export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limi
     const workspace = deps.workspaces.open(id);
     assertMayRewrite(deps.tools, c.get('key'), 'apply an archive');
     const root = await archiveRoot(workspace, query.prefix, 'write');
-    const tar = await tarBytes(c.req.raw, deps.limits.maxBodyBytes, (length) => deps.readBody?.(c.env, length));
+    const tar = await tarBody(c.req.raw, deps.limits.maxBodyBytes, (length) => deps.readBody?.(c.env, length));
     const archive = await unpackArchive(workspace, tar, root, {
       maxFileBytes: deps.limits.maxFileBytes,
       maxEntries: MAX_ARCHIVE_ENTRIES,
+    }).catch(async (error: unknown) => {
+      // Refused before the body has all arrived: the answer waits for the rest, as it did when
+      // the body was read whole first, so the client, still sending, hears it rather than a reset.
+      await tar.until(tar.bytes.byteLength).catch(() => undefined);
+      throw error;
     });
     const { version, deleted } = await commitArchive(workspace, archive.entries, root, query.mode, archive.contents);
     return c.json({
@@ -75,27 +81,34 @@ async function archiveRoot(workspace: Workspace, prefix: string, access: Access)
  * The request body as the tar it holds: gunzipped when it starts with gzip's magic bytes, whatever
  * its Content-Type. The body as sent and the tar it unpacks to are each counted against the body
  * limit, the tar as it streams out of gzip, so a gzip bomb stops being read as soon as it unpacks
- * past the limit. A body with a Content-Length is read whole at once (the HTTP parser delivers no
- * more than it declares, at most the limit), by the home's own way when it has one (`readBody`),
- * else by `arrayBuffer()`, which on Node skips the web stream that copied each chunk it passed on;
- * a chunked one is counted as it streams.
+ * past the limit. A tar body with a Content-Length is read as it arrives where the home can
+ * (`readBody`: the Node home fills one array of that length from the socket, see ArrivingBytes),
+ * so its unpacking overlaps the upload; otherwise (and for a gzip'd one) it is read whole first,
+ * a declared length by `arrayBuffer()`, which on Node skips the web stream that copied each chunk
+ * it passed on, a chunked one counted as it streams.
  */
-async function tarBytes(
+async function tarBody(
   request: Request,
   maxBytes: number,
-  readBody: (length: number) => Promise<Uint8Array> | undefined,
-): Promise<Uint8Array> {
+  readBody: (length: number) => ArrivingBytes | undefined,
+): Promise<ArrivingBytes> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes, 'The archive body');
   if (declared !== null) {
-    const body = (await readBody(Number(declared))) ?? new Uint8Array(await request.arrayBuffer());
-    if (!isGzip(body)) return body;
-    return readAll(inSlices(body).pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
+    const arriving = readBody(Number(declared));
+    if (arriving !== undefined) {
+      await arriving.until(GZIP_MAGIC.length);
+      if (!isGzip(arriving.bytes.subarray(0, arriving.available))) return arriving;
+      await arriving.until(arriving.bytes.byteLength);
+    }
+    const body = arriving?.bytes ?? new Uint8Array(await request.arrayBuffer());
+    if (!isGzip(body)) return arrived(body);
+    return arrived(await readAll(inSlices(body).pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' }));
   }
   const sent = (request.body ?? new Blob([]).stream()).pipeThrough(byteLimit(maxBytes, 'The archive body'));
   const { stream, head } = await peek(sent, GZIP_MAGIC.length);
-  if (!isGzip(head)) return readAll(stream);
-  return readAll(stream.pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' });
+  if (!isGzip(head)) return arrived(await readAll(stream));
+  return arrived(await readAll(stream.pipeThrough(gunzip()), { maxBytes, what: 'The archive, unpacked,' }));
 }
 
 /** Bytes received whole, as a stream of slices pulled one at a time: gzip unpacks a slice at a time, so a bomb is stopped a slice past the limit. */

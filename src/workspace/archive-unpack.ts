@@ -1,8 +1,9 @@
-// Reads a tar into a workspace's store: each entry through the path guard in archive order, each file's content stored at once.
+// Reads a tar into a workspace's store as it arrives: each entry through the path guard in archive order, each file's content stored at once.
+import type { ArrivingBytes } from '../core/arriving-bytes.ts';
 import { isToolError, ToolError } from '../core/errors.ts';
 import { linkTargetPath } from '../core/link-target.ts';
 import { isBelow, parentPath } from '../core/virtual-path.ts';
-import { readTar, TarFormatError, type TarEntry } from './tar-reader.ts';
+import { readArrivingTar, TarFormatError, type TarEntry } from './tar-reader.ts';
 import type { Workspace } from './workspace.ts';
 
 /** What the archive puts at a path. A file's blob is filled in once its content is stored. */
@@ -70,53 +71,52 @@ const DIRECTORY: ArchivedEntry = Object.freeze({ type: 'dir' });
 /**
  * Reads every entry of the tar: its name joined under the resolved directory `root` and checked
  * by the path guard as a write, a link's target kept inside the workspace, a file within the file
- * limit. The first refusal ends the reading (the error names the entry in `details.entry`); what
- * was stored by then is content no version names, which the store's collection reclaims. It
- * answers once every entry is read and every content has gone to the store, not once they are
- * durable (see `contents`).
+ * limit. The first refusal ends the reading (the error names the entry in `details.entry`), and so
+ * does a tar that cannot be read or is cut short; what was stored by then is content no version
+ * names, which the store's collection reclaims. It answers once every entry is read and every
+ * content has gone to the store, not once they are durable (see `contents`).
  *
- * The tar is in memory whole (its size is bounded by the body limit the caller enforced), and is
- * read through once before any entry is acted on, so a tar that cannot be read changes nothing;
- * each file's content is a view of `tar`, not a copy.
+ * The tar is read as its bytes arrive (`tar`, whose length the caller held to the body limit):
+ * each entry is acted on once its bytes are there, so the reading, the guard and the storing of
+ * contents overlap the upload, and nothing is committed before the last entry. Each file's
+ * content is a view of `tar.bytes`, not a copy.
  */
 export async function unpackArchive(
   workspace: Workspace,
-  tar: Uint8Array,
+  tar: ArrivingBytes,
   root: string,
   limits: UnpackLimits,
 ): Promise<UnpackedArchive> {
-  const parsed: TarEntry[] = [];
+  const entries = new Map<string, ArchivedEntry>();
+  const skipped: UnpackedArchive['skipped'] = [];
+  const names = new Map<string, string>();
+  const stores = new ContentStores(workspace);
+  const fileLimit = (entry: TarEntry) => {
+    if (entry.type === 'file' && entry.size > limits.maxFileBytes) throw tooLarge(entry.name, entry.size, limits);
+  };
+  let count = 0;
   try {
-    const fileLimit = (entry: TarEntry) => {
-      if (entry.type === 'file' && entry.size > limits.maxFileBytes) throw tooLarge(entry.name, entry.size, limits);
-    };
-    for (const entry of readTar(tar, fileLimit)) {
-      parsed.push(entry);
-      if (parsed.length > limits.maxEntries) {
+    for (const read of readArrivingTar(tar.bytes, () => tar.available, fileLimit)) {
+      if (typeof read === 'number') {
+        await tar.until(read);
+        continue;
+      }
+      count += 1;
+      if (count > limits.maxEntries) {
         throw new ToolError(
           'payload_too_large',
           `The archive holds more than ${limits.maxEntries} entries; send it in parts (PUT with mode merge and a prefix each).`,
           { limit: limits.maxEntries },
         );
       }
-    }
-  } catch (error) {
-    throw malformed(error);
-  }
-  const entries = new Map<string, ArchivedEntry>();
-  const skipped: UnpackedArchive['skipped'] = [];
-  const names = new Map<string, string>();
-  const stores = new ContentStores(workspace);
-  try {
-    for (const entry of parsed) {
-      const path = await readEntry(workspace, entry, root, limits, { entries, skipped }, stores);
-      if (path !== undefined) names.set(path, entry.name);
+      const path = await readEntry(workspace, read, root, limits, { entries, skipped }, stores);
+      if (path !== undefined) names.set(path, read.name);
     }
     assertNothingBelowFiles(entries, names);
     await stores.sendLast();
   } catch (error) {
     await stores.settled();
-    throw error;
+    throw malformed(error);
   }
   const settled = stores.finished();
   // Heard by whoever awaits it; a failure before anyone does must not count as unhandled.

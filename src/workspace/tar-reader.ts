@@ -1,10 +1,10 @@
-// Reads a tar held in memory, entry by entry, without copying: each file's content is a view of
-// the archive's bytes. Strict as modern-tar's `strict` mode, which it replaces for uploads (that
-// decoder copied every entry into a buffer of its own, the largest cost but one of unpacking an
-// archive of small files): every header's checksum, bodies and metadata cut short, anything but
-// zeros after the end, and an archive without its end (two zero blocks) are refused. It reads
-// ustar (its prefix field), GNU tar's long names and link targets (`L`, `K`), and pax records
-// (`path`, `linkpath`, `size`; per entry and global).
+// Reads a tar held in memory, entry by entry as its bytes arrive, without copying: each file's
+// content is a view of the archive's bytes. Strict as modern-tar's `strict` mode, which it
+// replaces for uploads (that decoder copied every entry into a buffer of its own, the largest cost
+// but one of unpacking an archive of small files): every header's checksum, bodies and metadata
+// cut short, anything but zeros after the end, and an archive without its end (two zero blocks)
+// are refused. It reads ustar (its prefix field), GNU tar's long names and link targets (`L`,
+// `K`), and pax records (`path`, `linkpath`, `size`; per entry and global).
 
 /** The entry kinds of a tar's type flag; `other` for devices, fifos and flags no reader knows. */
 export type TarEntryKind = 'file' | 'directory' | 'symlink' | 'link' | 'character-device' | 'block-device' | 'fifo';
@@ -54,14 +54,33 @@ interface Overrides {
  * by its declared size even when the archive is cut short after the header.
  */
 export function* readTar(bytes: Uint8Array, beforeBody?: (entry: TarEntry) => void): Generator<TarEntry> {
+  for (const read of readArrivingTar(bytes, () => bytes.byteLength, beforeBody))
+    if (typeof read !== 'number') yield read;
+}
+
+/**
+ * The entries of a tar whose bytes are still arriving (see ArrivingBytes): `bytes` has the whole
+ * archive's length, of which the first `available()` bytes are there. Where it needs bytes not
+ * there yet it yields how many must be (a number), and goes on once the caller has waited for
+ * them; whether the archive is cut short is judged by the length of `bytes`, so nothing is waited
+ * for that will not come. Each entry's `data` is a view of `bytes`.
+ */
+export function* readArrivingTar(
+  bytes: Uint8Array,
+  available: () => number,
+  beforeBody?: (entry: TarEntry) => void,
+): Generator<TarEntry | number> {
   const global: Overrides = {};
   let next: Overrides = {};
   let offset = 0;
   for (;;) {
     if (offset + BLOCK > bytes.byteLength) throw truncated();
+    while (offset + BLOCK > available()) yield offset + BLOCK;
     const block = bytes.subarray(offset, offset + BLOCK);
     if (isZero(block)) {
       if (offset + 2 * BLOCK > bytes.byteLength) throw truncated();
+      // What follows the end is checked to be zeros, so the end is read once every byte is there.
+      while (available() < bytes.byteLength) yield bytes.byteLength;
       if (!isZero(bytes.subarray(offset + BLOCK, offset + 2 * BLOCK))) throw new TarFormatError('Invalid tar header.');
       if (!isZero(bytes.subarray(offset + 2 * BLOCK))) throw new TarFormatError('Invalid EOF.');
       return;
@@ -78,6 +97,7 @@ export function* readTar(bytes: Uint8Array, beforeBody?: (entry: TarEntry) => vo
     if (flag === PAX || flag === PAX_GLOBAL || flag === GNU_LONG_NAME || flag === GNU_LONG_LINK) {
       if (declared > MAX_META_BYTES) throw new TarFormatError('Tar metadata entry exceeds maximum size.');
       if (offset + padded(declared) > bytes.byteLength) throw truncated();
+      while (offset + padded(declared) > available()) yield offset + padded(declared);
       const body = bytes.subarray(offset, offset + declared);
       offset += padded(declared);
       if (flag === GNU_LONG_NAME) next.name = text(body, 0, body.byteLength);
@@ -101,6 +121,8 @@ export function* readTar(bytes: Uint8Array, beforeBody?: (entry: TarEntry) => vo
     if (entry.type !== 'file') entry.size = 0;
     beforeBody?.(entry);
     if (offset + padded(entry.size) > bytes.byteLength) throw truncated();
+    // The content is waited for whole, its padding too (the next header follows it).
+    while (offset + padded(entry.size) > available()) yield offset + padded(entry.size);
     entry.data = bytes.subarray(offset, offset + entry.size);
     offset += padded(entry.size);
     yield entry;

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGzip } from 'node:zlib';
@@ -292,6 +293,100 @@ describe('refused whole, naming the entry, with nothing changed', () => {
     expect((await server.call('GET', '/healthz')).status).toBe(200);
     expect((await upload(ws, tarBytes([fine]))).status).toBe(200);
   }, 60_000);
+});
+
+/**
+ * An upload sent in two parts over one request of a declared length: `head`, then, once
+ * `between` has run, `rest`; the answer as `send` gives it. The server reads an archive as it
+ * arrives, so it has acted on the head's entries before the rest is sent (or will, at the latest,
+ * once it has come: what the test asserts holds either way).
+ */
+async function uploadInParts(
+  ws: string,
+  head: Uint8Array,
+  rest: Uint8Array,
+  between: () => Promise<void>,
+): Promise<Answer> {
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const sent = request(
+      `${server.url}/v1/workspaces/${ws}/archive`,
+      {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${server.key}`, 'content-length': head.byteLength + rest.byteLength },
+      },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text: body }));
+      },
+    );
+    sent.on('error', reject);
+    sent.write(head, () => void between().then(() => sent.end(rest), reject));
+  });
+  return { status, headers: new Headers(), body: JSON.parse(text), bytes: new TextEncoder().encode(text) };
+}
+
+describe('read as it arrives', () => {
+  const ws = 'arriving';
+  /** Most of a megabyte of other files, after the entries under test, so the body is still arriving when they are read. */
+  const filler = Array.from({ length: 200 }, (_, index) => ({
+    name: `filler/f${index}.bin`,
+    content: new Uint8Array(randomBytes(4096)),
+  }));
+  beforeAll(async () => {
+    await server.call('PUT', `/v1/workspaces/${ws}`, {});
+    const answer = await upload(
+      ws,
+      tarBytes([
+        { name: 'd/kept.txt', content: 'kept' },
+        { name: 'other/own.txt', content: 'own' },
+      ]),
+    );
+    expect(answer.status).toBe(200);
+  });
+
+  it('a hostile entry early in the body: refused whole once the rest has come, the client hears why, nothing changes', async () => {
+    const before = { info: await info(ws), files: await listing(ws) };
+    const archive = tarBytes([{ name: 'early.txt', content: 'e' }, { name: '../x', content: 'x' }, ...filler]);
+    const answer = await uploadInParts(ws, archive.subarray(0, 4096), archive.subarray(4096), async () => {
+      // Another call meanwhile is answered: the upload does not hold the workspace while it arrives.
+      expect((await server.call('GET', `/v1/workspaces/${ws}/files`)).status).toBe(200);
+    });
+    expect(refusal(answer)).toEqual([403, 'path_outside_workspace', '../x']);
+    expect({ info: await info(ws), files: await listing(ws) }).toEqual(before);
+  });
+
+  it('a directory swapped for a link while the body arrives: the archive makes it a directory again, nothing lands through the link', async () => {
+    const archive = tarBytes([{ name: 'd/a.txt', content: 'through?' }, ...filler]);
+    const answer = await uploadInParts(ws, archive.subarray(0, 2048), archive.subarray(2048), async () => {
+      // d, which the archive's first entry lies in, becomes a link to other/ by another upload.
+      const swap = await upload(ws, tarBytes([{ name: 'd', type: '2', linkname: 'other' }]));
+      expect(swap.status).toBe(200);
+      expect((await listing(ws)).find((entry) => entry.path === 'd')?.type).toBe('symlink');
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const after = await listing(ws);
+    expect(after.find((entry) => entry.path === 'd')?.type).toBe('dir');
+    expect(after.map((entry) => entry.path).filter((path) => path.startsWith('other/'))).toEqual(['other/own.txt']);
+    const read = await server.call('POST', `/v1/workspaces/${ws}/tools/read_file`, { path: 'd/a.txt' });
+    expect(read.body.result?.content).toContain('through?');
+  });
+
+  it('a body cut short mid-entry by the client closing: nothing changes, the server answers on', async () => {
+    const before = { info: await info(ws), files: await listing(ws) };
+    const archive = tarBytes([{ name: 'cut.txt', content: 'c' }, ...filler]);
+    await new Promise<void>((resolve) => {
+      const sent = request(`${server.url}/v1/workspaces/${ws}/archive`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${server.key}`, 'content-length': archive.byteLength },
+      });
+      sent.on('error', () => resolve());
+      sent.on('close', () => resolve());
+      sent.write(archive.subarray(0, 100_000), () => sent.destroy());
+    });
+    expect((await server.call('GET', '/healthz')).status).toBe(200);
+    expect({ info: await info(ws), files: await listing(ws) }).toEqual(before);
+  });
 });
 
 describe('one archive after another', () => {

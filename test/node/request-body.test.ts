@@ -1,5 +1,6 @@
 // The Node home's body read: a body of a declared length read from the socket into one array, whole
-// and exactly as sent, one body after another; a body cut short rejects.
+// and exactly as sent, one body after another, readable before it has all arrived; a body cut
+// short fails the waits for what did not come.
 import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,16 +11,29 @@ import { readNodeBody } from '../../src/node/request-body.ts';
 
 let server: ServerType;
 let port = 0;
+/** Tells the client of the test below that the route has read the bytes it waited for. */
+let sentRest: () => void = () => undefined;
 /** What the route saw of each body: its length and SHA-256, or why it could not read it. */
 const seen: { length?: number; sha256?: string; error?: string }[] = [];
 
 beforeAll(async () => {
   const app = new Hono();
+  // Answers once the first `first` bytes are there, while the client still holds back the rest.
+  app.put('/first/:first', async (c) => {
+    const body = readNodeBody(c.env, Number(c.req.header('content-length')))!;
+    const first = Number(c.req.param('first'));
+    await body.until(first);
+    const early = { available: body.available, sha256: sha256(body.bytes.subarray(0, first)) };
+    sentRest();
+    await body.until(body.bytes.byteLength);
+    return c.json({ ...early, whole: sha256(body.bytes) });
+  });
   app.put('/body', async (c) => {
-    const lent = readNodeBody(c.env, Number(c.req.header('content-length')));
-    if (lent === undefined) return c.text('no node request', 500);
+    const body = readNodeBody(c.env, Number(c.req.header('content-length')));
+    if (body === undefined) return c.text('no node request', 500);
     try {
-      const bytes = await lent;
+      await body.until(body.bytes.byteLength);
+      const bytes = body.bytes;
       seen.push({ length: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex') });
       return c.text('ok');
     } catch (error) {
@@ -77,6 +91,35 @@ describe('readNodeBody', () => {
     const body = randomBytes(2 * 1024 * 1024);
     expect(await put(body)).toBe(200);
     expect(seen[1]).toEqual({ length: body.byteLength, sha256: sha256(body) });
+  });
+
+  it('lets the route read the bytes that have arrived while the rest are still to come', async () => {
+    const head = randomBytes(300 * 1024);
+    const rest = randomBytes(700 * 1024);
+    const answer = await new Promise<{ available: number; sha256: string; whole: string }>((resolve, reject) => {
+      const sent = request(
+        {
+          port,
+          host: '127.0.0.1',
+          path: `/first/${head.byteLength}`,
+          method: 'PUT',
+          headers: { 'content-length': head.byteLength + rest.byteLength },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve(JSON.parse(text) as { available: number; sha256: string; whole: string }));
+        },
+      );
+      sent.on('error', reject);
+      // The rest is sent only once the route has read the head: a read that waited for the whole body never would be.
+      sentRest = () => sent.end(rest);
+      sent.write(head);
+    });
+    expect(answer.available).toBeGreaterThanOrEqual(head.byteLength);
+    expect(answer.available).toBeLessThan(head.byteLength + rest.byteLength);
+    expect(answer.sha256).toBe(sha256(head));
+    expect(answer.whole).toBe(sha256(Buffer.concat([head, rest])));
   });
 
   it('leaves a request it cannot read directly to the caller', () => {
