@@ -139,14 +139,21 @@ describe('1,000 mixed calls', () => {
         while (next < work.length) await work[next++]!();
       }),
     );
-    // Half the patches are approved (and run), half rejected (an error).
-    for (const [index, id] of pending.entries()) {
-      const answer = await approver.call('POST', `/v1/approvals/${id}/decision`, {
-        decision: index % 2 === 0 ? 'approve' : 'reject',
-      });
-      expect(answer.status).toBe(200);
-      if (index % 2 === 1) expected.get('apply_patch')!.errors += 1;
-    }
+    // Half the patches are approved (and run), half rejected (an error); decided 16 at a time like
+    // the calls, each patch its own file, so the order of the decisions changes no record.
+    let decided = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (decided < pending.length) {
+          const index = decided++;
+          const answer = await approver.call('POST', `/v1/approvals/${pending[index]}/decision`, {
+            decision: index % 2 === 0 ? 'approve' : 'reject',
+          });
+          expect(answer.status).toBe(200);
+          if (index % 2 === 1) expected.get('apply_patch')!.errors += 1;
+        }
+      }),
+    );
     const check = async () => {
       const rows = await usage(key, 'groupBy=tool');
       const got = new Map(rows.map((row) => [row.group, row]));
