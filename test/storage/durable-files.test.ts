@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DurableFiles, type DurableFilesOptions } from '../../src/storage/node/durable-files.ts';
+import { OPEN_AT_ONCE } from '../../src/storage/node/durable-files-thread.ts';
 import { FsObjectStore } from '../../src/storage/node/fs-object-store.ts';
 
 let parent: string | undefined;
@@ -228,5 +229,35 @@ describe('a process that wrote through the fs object store', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', file], { cwd: process.cwd() });
     expect(stdout).toBe('written\n');
     expect((await readdir(join(parent, 'k.d'))).filter((name) => name.endsWith('.obj'))).toHaveLength(20);
+  });
+
+  it('writes a batch of more files than the process may open, a slice at a time', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-durable-'));
+    const files = OPEN_AT_ONCE * 5;
+    const script = [
+      `import { DurableFiles } from ${JSON.stringify(new URL('../../src/storage/node/durable-files.ts', import.meta.url).pathname)};`,
+      `const durable = new DurableFiles({ dir: 0o700, file: 0o600 }, { width: 2 });`,
+      `const dir = ${JSON.stringify(parent)} + '/many';`,
+      `await durable.writeMany(Array.from({ length: ${files} }, (_, i) => ({ dir: dir + '/d' + (i % 7), temp: dir + '/d' + (i % 7) + '/.tmp-' + i, file: dir + '/d' + (i % 7) + '/f' + i, bytes: new Uint8Array([i % 256]) })));`,
+      `await durable.close();`,
+      `console.log('written');`,
+    ].join('\n');
+    const file = join(parent, 'writer.mts');
+    await writeFile(file, script);
+    // Hard and soft limits both: Node raises the soft one to the hard one as it starts.
+    const limit = OPEN_AT_ONCE + 500;
+    const { stdout } = await promisify(execFile)(
+      'bash',
+      ['-c', `ulimit -n ${limit} && exec "$0" --import tsx "$1"`, process.execPath, file],
+      { cwd: process.cwd() },
+    );
+    expect(stdout).toBe('written\n');
+    let written = 0;
+    for (let dir = 0; dir < 7; dir += 1) {
+      const names = await readdir(join(parent, 'many', `d${dir}`));
+      expect(names.filter((name) => name.startsWith('.tmp-'))).toEqual([]);
+      written += names.length;
+    }
+    expect(written).toBe(files);
   });
 });

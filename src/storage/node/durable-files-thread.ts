@@ -9,12 +9,21 @@
  * batch of thousands of files spread over hundreds of directories spent a mkdir and a stat on
  * each directory again; a directory pruned since is met as ENOENT and made again.
  */
+/**
+ * Files a thread holds open at once: a batch's files stay open from their write to its sync, and a
+ * batch of more files than the process may open (RLIMIT_NOFILE, which Node raises to its hard limit:
+ * often 1,024 to 20,000) failed with EMFILE, every time it was tried again. Four threads of
+ * 1,000 each leave room for the rest of the server under a limit of 8,192; a slice is one sync.
+ */
+export const OPEN_AT_ONCE = 1000;
+
 export const WORKER_CODE = `
 const { parentPort } = require('node:worker_threads');
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const failure = (error) => ({ code: error.code, message: error.message });
 const MAX_REMEMBERED = 100000;
+const OPEN_AT_ONCE = ${OPEN_AT_ONCE};
 const made = new Set();
 const devices = new Map();
 const remember = (collection) => {
@@ -48,11 +57,13 @@ const syncFileSystems = (command, files, outcomes) => {
   });
   return run.error === undefined && run.status === 0;
 };
-parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, files, syncDirectories, cell }) => {
+// Writes, syncs, closes and renames the files of a batch from start to end, all open at once.
+const writeSlice = (files, start, end, outcomes, dirMode, fileMode, syncCommand, syncFileSystemsFrom) => {
   const fds = [];
-  const outcomes = files.map(() => null);
+  const slice = files.slice(start, end);
+  const sliceOutcomes = outcomes.slice(start, end);
   // Everything is written before anything is synced: the syncs after the first find little left to do.
-  files.forEach((file, index) => {
+  slice.forEach((file, index) => {
     for (let attempt = 0; ; attempt += 1) {
       try {
         if (attempt > 0 || !made.has(file.dir)) {
@@ -67,36 +78,44 @@ parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsF
         return;
       } catch (error) {
         if (error.code === 'ENOENT' && attempt < 5 && fds[index] === undefined) continue;
-        outcomes[index] = failure(error);
+        sliceOutcomes[index] = failure(error);
         return;
       }
     }
   });
-  const synced = files.length >= syncFileSystemsFrom && syncFileSystems(syncCommand, files, outcomes);
-  files.forEach((file, index) => {
+  const synced = slice.length >= syncFileSystemsFrom && syncFileSystems(syncCommand, slice, sliceOutcomes);
+  slice.forEach((file, index) => {
     const fd = fds[index];
     if (fd === undefined) return;
     try {
-      if (outcomes[index] === null && !synced) fs.fdatasyncSync(fd);
+      if (sliceOutcomes[index] === null && !synced) fs.fdatasyncSync(fd);
     } catch (error) {
-      outcomes[index] = failure(error);
+      sliceOutcomes[index] = failure(error);
     }
     try {
       fs.closeSync(fd);
     } catch (error) {
-      if (outcomes[index] === null) outcomes[index] = failure(error);
+      if (sliceOutcomes[index] === null) sliceOutcomes[index] = failure(error);
     }
     try {
-      if (outcomes[index] === null) fs.renameSync(file.temp, file.file);
+      if (sliceOutcomes[index] === null) fs.renameSync(file.temp, file.file);
     } catch (error) {
-      outcomes[index] = failure(error);
+      sliceOutcomes[index] = failure(error);
     }
-    if (outcomes[index] !== null) {
+    if (sliceOutcomes[index] !== null) {
       try {
         fs.unlinkSync(file.temp);
       } catch {}
     }
   });
+  sliceOutcomes.forEach((outcome, index) => (outcomes[start + index] = outcome));
+};
+parentPort.on('message', ({ id, dirMode, fileMode, syncCommand, syncFileSystemsFrom, files, syncDirectories, cell }) => {
+  const outcomes = files.map(() => null);
+  // A batch of tens of thousands of files (journals moved together) is written a slice at a time:
+  // each slice's files are open together until its sync, and a process may open only so many.
+  for (let start = 0; start < files.length; start += OPEN_AT_ONCE)
+    writeSlice(files, start, start + OPEN_AT_ONCE, outcomes, dirMode, fileMode, syncCommand, syncFileSystemsFrom);
   if (syncDirectories) {
     for (const dir of new Set(files.filter((file, index) => outcomes[index] === null).map((file) => file.dir))) {
       try {
