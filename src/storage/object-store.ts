@@ -54,6 +54,14 @@ export interface ObjectList {
   cursor?: string;
 }
 
+/** A page of keys (`listKeys`), as `list` pages objects. */
+export interface KeyList {
+  /** Keys in ascending order. */
+  keys: string[];
+  /** Present when more keys follow. */
+  cursor?: string;
+}
+
 /** Thrown by `put` when `ifMatch` / `ifNoneMatch` does not hold. */
 export class PreconditionFailedError extends Error {
   constructor(key: string) {
@@ -78,6 +86,12 @@ export interface ObjectStore {
   /** Deletes up to MAX_DELETE_BATCH keys in one request where the store has one (S3, R2); missing keys are no error. */
   deleteMany(keys: readonly string[]): Promise<void>;
   list(prefix: string, options?: ListOptions): Promise<ObjectList>;
+  /**
+   * The keys under a prefix, paged as `list` pages objects, without their sizes and etags.
+   * Optional: a driver that must read each object to tell those (the fs driver: four system
+   * calls an object) has it; callers use `listKeys` below, which takes them from `list` otherwise.
+   */
+  listKeys?(prefix: string, options?: ListOptions): Promise<KeyList>;
 }
 
 /** What a putMany may be asked besides its items. */
@@ -111,15 +125,27 @@ export async function putMany(
   if (failed !== undefined) throw failed.reason;
 }
 
+/**
+ * A page of the keys under a prefix, by the store's own `listKeys`, or from `list` when it has
+ * none. Those who need only keys (the sweeps, deleting a prefix) list this way: a key may name an
+ * object deleted while the page was read.
+ */
+export async function listKeys(store: ObjectStore, prefix: string, options: ListOptions = {}): Promise<KeyList> {
+  if (store.listKeys) return store.listKeys(prefix, options);
+  const page = await store.list(prefix, options);
+  const keys = page.objects.map((object) => object.key);
+  return page.cursor === undefined ? { keys } : { keys, cursor: page.cursor };
+}
+
 /** Deletes every object under a prefix, page by page. */
 export async function deletePrefix(store: ObjectStore, prefix: string): Promise<number> {
   let deleted = 0;
   let cursor: string | undefined;
   do {
-    const page = await store.list(prefix, cursor === undefined ? {} : { cursor });
-    for (let at = 0; at < page.objects.length; at += MAX_DELETE_BATCH)
-      await store.deleteMany(page.objects.slice(at, at + MAX_DELETE_BATCH).map((object) => object.key));
-    deleted += page.objects.length;
+    const page = await listKeys(store, prefix, cursor === undefined ? {} : { cursor });
+    for (let at = 0; at < page.keys.length; at += MAX_DELETE_BATCH)
+      await store.deleteMany(page.keys.slice(at, at + MAX_DELETE_BATCH));
+    deleted += page.keys.length;
     cursor = page.cursor;
   } while (cursor !== undefined);
   return deleted;

@@ -9,7 +9,7 @@
 // whenever a commit, fork or delete changed the store's workspaces, and checked in turn with the
 // blob's writes. Killed half-way, a sweep leaves every referenced blob: it only ever deletes
 // unreferenced ones, and its records are remade by the next.
-import { MAX_DELETE_BATCH, type ObjectStore } from '../storage/object-store.ts';
+import { listKeys, MAX_DELETE_BATCH, type ObjectStore } from '../storage/object-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import type { BlobStore } from './blob-store.ts';
 
@@ -107,12 +107,12 @@ export class BlobSweeper {
     const prefix = `ws/${store}/blobs/`;
     let cursor: string | undefined;
     do {
-      const page = await this.objects.list(prefix, cursor === undefined ? {} : { cursor });
+      const page = await listKeys(this.objects, prefix, cursor === undefined ? {} : { cursor });
       cursor = page.cursor;
       const now = this.now();
       const due: string[] = [];
-      for (const object of page.objects) {
-        const hash = object.key.slice(object.key.lastIndexOf('/') + 1);
+      for (const key of page.keys) {
+        const hash = key.slice(key.lastIndexOf('/') + 1);
         result.examined += 1;
         if (liveNow().has(hash)) continue;
         seen.add(hash);

@@ -14,7 +14,7 @@
 // sweep has only deleted contents no reader needed; the readers' doom records are replaced by the
 // next round's.
 import { MAX_SWEEP_PAGE } from '../contract/object-calls.ts';
-import { MAX_DELETE_BATCH, type ObjectStore } from '../storage/object-store.ts';
+import { listKeys, MAX_DELETE_BATCH, type ObjectStore } from '../storage/object-store.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
 import { storePrefix } from './blob-store.ts';
 import type { SharedBlobCheck } from './shared-store-reader.ts';
@@ -126,11 +126,11 @@ export class FamilySweep {
       const prefix = `${storePrefix(store)}blobs/`;
       let cursor: string | undefined;
       do {
-        const page = await this.objects.list(prefix, cursor === undefined ? {} : { cursor });
+        const page = await listKeys(this.objects, prefix, cursor === undefined ? {} : { cursor });
         cursor = page.cursor;
-        for (let at = 0; at < page.objects.length; at += MAX_SWEEP_PAGE) {
-          const slice = page.objects.slice(at, at + MAX_SWEEP_PAGE);
-          const keys = new Map(slice.map((object) => [object.key.slice(object.key.lastIndexOf('/') + 1), object.key]));
+        for (let at = 0; at < page.keys.length; at += MAX_SWEEP_PAGE) {
+          const slice = page.keys.slice(at, at + MAX_SWEEP_PAGE);
+          const keys = new Map(slice.map((key) => [key.slice(key.lastIndexOf('/') + 1), key]));
           result.examined += keys.size;
           const stopped = await this.sweepPage(store, round, named, keys, since, seen, gone, result);
           if (stopped) return { ...result, stopped, gone: [...gone] };

@@ -1,7 +1,13 @@
 // The ObjectStore contract: every driver (memory, fs, s3, r2) runs this suite and must pass it.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deletePrefix, PreconditionFailedError, putMany, type ObjectStore } from '../../src/storage/object-store.ts';
+import {
+  deletePrefix,
+  listKeys,
+  PreconditionFailedError,
+  putMany,
+  type ObjectStore,
+} from '../../src/storage/object-store.ts';
 
 export interface ObjectStoreFixture {
   store: ObjectStore;
@@ -17,9 +23,13 @@ export interface ObjectStoreContractOptions {
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
 
-/** Every key under `prefix`, following cursors with the given page size. */
+/**
+ * Every key under `prefix`, following cursors with the given page size; `listKeys` (the driver's
+ * own where it has one) must page the same keys as `list`, page for page.
+ */
 async function listAll(store: ObjectStore, prefix: string, limit?: number): Promise<string[]> {
   const keys: string[] = [];
+  const pages: { keys: string[]; more: boolean }[] = [];
   let cursor: string | undefined;
   do {
     const page = await store.list(prefix, {
@@ -28,8 +38,19 @@ async function listAll(store: ObjectStore, prefix: string, limit?: number): Prom
     });
     if (limit !== undefined) expect(page.objects.length).toBeLessThanOrEqual(limit);
     keys.push(...page.objects.map((object) => object.key));
+    pages.push({ keys: page.objects.map((object) => object.key), more: page.cursor !== undefined });
     cursor = page.cursor;
   } while (cursor !== undefined);
+  const keyPages: { keys: string[]; more: boolean }[] = [];
+  do {
+    const page = await listKeys(store, prefix, {
+      ...(limit === undefined ? {} : { limit }),
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    keyPages.push({ keys: page.keys, more: page.cursor !== undefined });
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  expect(keyPages).toEqual(pages);
   return keys;
 }
 

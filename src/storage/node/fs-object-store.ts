@@ -27,6 +27,7 @@ import {
   assertDeleteBatch,
   DEFAULT_LIST_LIMIT,
   PreconditionFailedError,
+  type KeyList,
   type ListOptions,
   type ObjectInfo,
   type ObjectList,
@@ -210,22 +211,32 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ObjectList> {
-    await this.recover();
-    const limit = Math.max(1, options.limit ?? DEFAULT_LIST_LIMIT);
-    // The cursor is the last key of the previous page; the walk resumes strictly after it.
-    const after = options.cursor;
+    const { keys, cursor } = await this.listKeys(prefix, options);
     const found: ObjectInfo[] = [];
-    const journalled = this.#journals.listedKeys(
-      (key) => key.startsWith(prefix) && (after === undefined || key > after),
-    );
-    // One object beyond the page tells whether another page follows.
-    for await (const key of mergeKeys(walkKeys(this.#rootDir, '', prefix, after), journalled)) {
-      if (found.length === limit) return { objects: found, cursor: (found[limit - 1] as ObjectInfo).key };
+    for (const key of keys) {
       const info = await this.head(key);
       // An object deleted during the walk is simply absent from the page.
       if (info !== undefined) found.push(info);
     }
-    return { objects: found };
+    return cursor === undefined ? { objects: found } : { objects: found, cursor };
+  }
+
+  /** The keys of a page as `list` would give them, but for objects deleted meanwhile, read from the directory tree alone. */
+  async listKeys(prefix: string, options: ListOptions = {}): Promise<KeyList> {
+    await this.recover();
+    const limit = Math.max(1, options.limit ?? DEFAULT_LIST_LIMIT);
+    // The cursor is the last key of the previous page; the walk resumes strictly after it.
+    const after = options.cursor;
+    const keys: string[] = [];
+    const journalled = this.#journals.listedKeys(
+      (key) => key.startsWith(prefix) && (after === undefined || key > after),
+    );
+    // One key beyond the page tells whether another page follows.
+    for await (const key of mergeKeys(walkKeys(this.#rootDir, '', prefix, after), journalled)) {
+      if (keys.length === limit) return { keys, cursor: keys[limit - 1]! };
+      keys.push(key);
+    }
+    return { keys };
   }
 }
 
