@@ -27,6 +27,12 @@ const BYTES_AHEAD = 8 * 1024 * 1024;
  * sent in chunks half filled made 15 MB of them, about 70 ms of CPU a download on this machine).
  */
 const CHUNK_BYTES = 128 * 1024;
+/**
+ * Chunks made ahead of the reader: the next is written while the socket sends the last, rather
+ * than only once the client has taken it (made one at a time, a download of 7.7 MB took 182 ms
+ * against the server's 97 ms of CPU).
+ */
+const CHUNKS_AHEAD = 4;
 const EMPTY = new Uint8Array(0);
 
 /**
@@ -109,7 +115,7 @@ export function packArchive(workspace: Workspace, root: string, mtime: Date): Re
         contents.stop();
       },
     },
-    { highWaterMark: 0 },
+    { highWaterMark: CHUNKS_AHEAD },
   );
 }
 
