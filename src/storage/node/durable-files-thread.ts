@@ -3,13 +3,6 @@
 // set and its outcomes posted.
 
 /**
- * The thread's code, plain JavaScript evaluated in the worker. A missing directory is made (and
- * made again if a concurrent delete pruned it between mkdir and open, as the async path did).
- * Directories made or found are remembered across batches, with the filesystem each lies on: a
- * batch of thousands of files spread over hundreds of directories spent a mkdir and a stat on
- * each directory again; a directory pruned since is met as ENOENT and made again.
- */
-/**
  * Files a thread holds open at once: a batch's files stay open from their write to its sync, and a
  * batch of more files than the process may open (RLIMIT_NOFILE, which Node raises to its hard limit:
  * often 1,024 to 20,000) failed with EMFILE, every time it was tried again. Four threads of
@@ -17,6 +10,13 @@
  */
 export const OPEN_AT_ONCE = 1000;
 
+/**
+ * The thread's code, plain JavaScript evaluated in the worker. A missing directory is made (and
+ * made again if a concurrent delete pruned it between mkdir and open, as the async path did).
+ * Directories made or found are remembered across batches, with the filesystem each lies on: a
+ * batch of thousands of files spread over hundreds of directories spent a mkdir and a stat on
+ * each directory again; a directory pruned since is met as ENOENT and made again.
+ */
 export const WORKER_CODE = `
 const { parentPort } = require('node:worker_threads');
 const { spawnSync } = require('node:child_process');
