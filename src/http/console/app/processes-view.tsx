@@ -153,12 +153,16 @@ function ProcessDetail(props: {
   const [failure, setFailure] = useState<string | undefined>();
   const logRef = useRef<HTMLPreElement>(null);
   const ended = useRef(false);
+  // A process's status never leaves a final one: an answer sent before the exit (stop's, while the
+  // runner has yet to report) that arrives after it must not show the process running again.
+  const show = (next: ProcessSnapshot) =>
+    setSnapshot((current) => (current && FINAL.has(current.status) && !FINAL.has(next.status) ? current : next));
 
   useEffect(() => {
     const stop = new AbortController();
     const readStatus = () =>
       api.tool<ProcessSnapshot>(props.workspace, 'bash', { action: 'status', processId: props.processId }).then(
-        (answer) => !ended.current && answer.result && setSnapshot(answer.result),
+        (answer) => answer.result && show(answer.result),
         () => undefined,
       );
     void readStatus();
@@ -176,7 +180,7 @@ function ProcessDetail(props: {
           }
         } else if (event.event === 'exit') {
           ended.current = true;
-          setSnapshot(JSON.parse(event.data) as ProcessSnapshot);
+          show(JSON.parse(event.data) as ProcessSnapshot);
         }
       },
       onError: (error) => setFailure(describeError(error)),
@@ -203,7 +207,7 @@ function ProcessDetail(props: {
         processId: props.processId,
       });
       if (answer.approval) setNotice(pendingNotice(what, answer.approval));
-      else if ('status' in answer.result) setSnapshot(answer.result);
+      else if ('status' in answer.result) show(answer.result);
       else setNotice(`Sent ${answer.result.bytesWritten} bytes.`);
     } catch (error) {
       setFailure(describeError(error));
