@@ -77,7 +77,10 @@ export async function resolvePath(
   // A trailing slash asks for what the link points to, as it does for the kernel.
   const followFinal = options.followFinalSymlink !== false || parsed.trailingSlash;
   const maxHops = policy.maxSymlinkHops ?? DEFAULT_MAX_SYMLINK_HOPS;
-  const pending: Pending[] = parsed.segments.map((name) => ({ name, origin: undefined })).reverse();
+  // Loops, not callbacks, here and in assertWritable: under tsx (`npm start`) every closure made
+  // per call is named with a property definition, a microsecond each, thousands of times an archive.
+  const pending: Pending[] = [];
+  for (let i = parsed.segments.length - 1; i >= 0; i--) pending.push({ name: parsed.segments[i]!, origin: undefined });
   const resolved: string[] = [];
   const prefixes: string[] = [];
   let entry: GuardEntry | undefined;
@@ -163,34 +166,35 @@ export function isExcluded(segments: readonly string[], excludedPaths: readonly 
 
 /** Refuses a write to `segments` with `path_denied`; `shownPath` is the path as the caller sent it. */
 export function assertWritable(segments: readonly string[], policy: GuardPolicy, shownPath: string): void {
-  // Spelled only for a refusal: most calls pass, and quoting the path for each cost more than the checks.
-  const as = () => (joinPath(segments) === shownPath ? '' : ` (as ${quote(joinPath(segments))})`);
   if (isDeniedForWrite(segments)) {
     throw new ToolError(
       'path_denied',
-      `The path ${quote(shownPath)}${as()} is inside .ssh, .aws or a hooks directory under .git, which tools may not write; choose another path.`,
+      `The path ${quote(shownPath)}${resolvedAs(segments, shownPath)} is inside .ssh, .aws or a hooks directory under .git, which tools may not write; choose another path.`,
       { path: shownPath },
     );
   }
-  const excluded = (policy.excludedPaths ?? []).find((path) => isExcluded(segments, [path]));
-  if (excluded !== undefined) {
+  for (const excluded of policy.excludedPaths ?? []) {
+    if (!isExcluded(segments, [excluded])) continue;
     throw new ToolError(
       'path_denied',
-      `The path ${quote(shownPath)}${as()} is under the excluded path ${quote(excluded)}, which tools may not write; choose another path.`,
+      `The path ${quote(shownPath)}${resolvedAs(segments, shownPath)} is under the excluded path ${quote(excluded)}, which tools may not write; choose another path.`,
       { path: shownPath },
     );
   }
   // Folded here although reads match exactly: a write refused too often is safe, one let through is not.
-  const readOnly = (policy.readOnlyRoots ?? []).find((root) =>
-    isUnder(segments, parseVirtualPath(root, { directory: true }).segments, fold),
-  );
-  if (readOnly !== undefined) {
+  for (const readOnly of policy.readOnlyRoots ?? []) {
+    if (!isUnder(segments, parseVirtualPath(readOnly, { directory: true }).segments, fold)) continue;
     throw new ToolError(
       'path_denied',
-      `The path ${quote(shownPath)}${as()} is under the read-only root ${quote(readOnly)}; write somewhere else in the workspace.`,
+      `The path ${quote(shownPath)}${resolvedAs(segments, shownPath)} is under the read-only root ${quote(readOnly)}; write somewhere else in the workspace.`,
       { path: shownPath },
     );
   }
+}
+
+/** How a refusal names the resolved path when it differs from the one given; spelled only for a refusal (most calls pass). */
+function resolvedAs(segments: readonly string[], shownPath: string): string {
+  return joinPath(segments) === shownPath ? '' : ` (as ${quote(joinPath(segments))})`;
 }
 
 /** Upper then lower case, so `ſ` (long s) and `K` (Kelvin) meet `s` and `k` as a folding disk would. */
@@ -200,7 +204,8 @@ function fold(name: string): string {
 
 function isUnder(segments: readonly string[], prefix: readonly string[], compare: (name: string) => string): boolean {
   if (prefix.length > segments.length) return false;
-  return prefix.every((name, i) => compare(name) === compare(segments[i]!));
+  for (let i = 0; i < prefix.length; i++) if (compare(prefix[i]!) !== compare(segments[i]!)) return false;
+  return true;
 }
 
 /** The most specific read-only root holding `segments`, in canonical form, matched exactly. */

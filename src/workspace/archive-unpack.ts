@@ -76,6 +76,9 @@ export async function unpackArchive(
   const skipped: UnpackedArchive['skipped'] = [];
   const names = new Map<string, string>();
   const stores = new ContentStores(workspace);
+  // The directories the archive names below `root` are taken as directories (see guardedPath).
+  const planned = (path: string) => (isBelow(path, root) ? DIRECTORY : undefined);
+  const unpacking: Unpacking = { workspace, root, limits, planned, archive: { entries, skipped }, stores };
   const fileLimit = (entry: TarEntry) => {
     if (entry.type === 'file' && entry.size > limits.maxFileBytes) throw tooLarge(entry.name, entry.size, limits);
   };
@@ -94,7 +97,7 @@ export async function unpackArchive(
           { limit: limits.maxEntries },
         );
       }
-      const path = await readEntry(workspace, read, root, limits, { entries, skipped }, stores);
+      const path = await readEntry(unpacking, read);
       if (path !== undefined) names.set(path, read.name);
     }
     assertNothingBelowFiles(entries, names);
@@ -117,25 +120,25 @@ export async function unpackArchive(
   };
 }
 
-async function readEntry(
-  workspace: Workspace,
-  header: TarEntry,
-  root: string,
-  limits: UnpackLimits,
-  archive: Pick<UnpackedArchive, 'entries' | 'skipped'>,
-  stores: ContentStores,
-): Promise<string | undefined> {
+/** What reading each entry needs: made once an archive (a closure made per entry costs, see path-guard). */
+interface Unpacking {
+  workspace: Workspace;
+  root: string;
+  limits: UnpackLimits;
+  planned: (path: string) => ArchivedEntry | undefined;
+  archive: Pick<UnpackedArchive, 'entries' | 'skipped'>;
+  stores: ContentStores;
+}
+
+async function readEntry(unpacking: Unpacking, header: TarEntry): Promise<string | undefined> {
+  const { workspace, root, limits, planned, archive, stores } = unpacking;
   const type = header.type;
-  const path = await guardedPath(workspace, header.name, root, type === 'directory');
-  const refuse = (code: 'invalid_argument' | 'path_outside_workspace', why: string, details = {}) =>
-    new ToolError(code, `The archive is refused whole: its entry ${JSON.stringify(header.name)} ${why}.`, {
-      entry: header.name,
-      ...details,
-    });
+  const path = await guardedPath(workspace, header.name, root, planned, type === 'directory');
   if (path === root) {
     // `./` names the directory the archive is unpacked into: nothing to do.
     if (type === 'directory') return undefined;
-    throw refuse(
+    throw refusal(
+      header.name,
       'invalid_argument',
       `names the directory the archive is unpacked into (${JSON.stringify(root)}), not a file`,
     );
@@ -154,11 +157,16 @@ async function readEntry(
     }
     case 'symlink': {
       const target = header.linkname;
-      if (target === '') throw refuse('invalid_argument', 'is a symlink without a target');
+      if (target === '') throw refusal(header.name, 'invalid_argument', 'is a symlink without a target');
       if (target.includes('\uFFFD'))
-        throw refuse('invalid_argument', 'is a symlink whose target is not valid UTF-8; name targets in UTF-8');
+        throw refusal(
+          header.name,
+          'invalid_argument',
+          'is a symlink whose target is not valid UTF-8; name targets in UTF-8',
+        );
       if (target.startsWith('/') || linkTargetPath(path, target) === undefined)
-        throw refuse(
+        throw refusal(
+          header.name,
           'path_outside_workspace',
           `is a symlink to ${JSON.stringify(target)}, which leads outside the workspace; archive links whose targets stay inside it, as relative paths`,
           { target },
@@ -168,10 +176,11 @@ async function readEntry(
     }
     case 'link': {
       // A hard link holds the content of a file the archive gave before it: it becomes a copy.
-      const source = await guardedPath(workspace, header.linkname, root, false).catch(() => undefined);
+      const source = await guardedPath(workspace, header.linkname, root, planned, false).catch(() => undefined);
       const file = source === undefined ? undefined : archive.entries.get(source);
       if (file?.type !== 'file')
-        throw refuse(
+        throw refusal(
+          header.name,
           'invalid_argument',
           `is a hard link to ${JSON.stringify(header.linkname)}, which is not a file earlier in the archive; archive the file itself`,
           { target: header.linkname },
@@ -193,19 +202,27 @@ async function readEntry(
  * write: the directories the archive names below `root` are taken as directories (which the commit
  * makes them), so a link the workspace has there now is never followed by a name of the archive.
  */
-async function guardedPath(workspace: Workspace, name: string, root: string, directory: boolean): Promise<string> {
-  const refuse = (code: 'invalid_argument' | 'path_outside_workspace', why: string) =>
-    new ToolError(code, `The archive is refused whole: its entry ${JSON.stringify(name)} ${why}.`, { entry: name });
+async function guardedPath(
+  workspace: Workspace,
+  name: string,
+  root: string,
+  planned: (path: string) => ArchivedEntry | undefined,
+  directory: boolean,
+): Promise<string> {
   // The decoder spells bytes that are not UTF-8 as U+FFFD, so a name that was not UTF-8 is never stored altered.
   if (name.includes('\uFFFD'))
-    throw refuse('invalid_argument', 'has a name that is not valid UTF-8; name files in UTF-8');
+    throw refusal(name, 'invalid_argument', 'has a name that is not valid UTF-8; name files in UTF-8');
   if (name.startsWith('/'))
-    throw refuse('path_outside_workspace', 'has an absolute name; archive paths relative to the directory archived');
+    throw refusal(
+      name,
+      'path_outside_workspace',
+      'has an absolute name; archive paths relative to the directory archived',
+    );
   try {
     const resolved = await workspace.resolve(root === '' ? name : `${root}/${name}`, 'write', {
       directory,
       followFinalSymlink: false,
-      planned: (path) => (isBelow(path, root) ? DIRECTORY : undefined),
+      planned,
     });
     return resolved.path;
   } catch (error) {
@@ -238,6 +255,16 @@ function assertNothingBelowFiles(
       );
     }
   }
+}
+
+type RefusalCode = 'invalid_argument' | 'path_outside_workspace';
+
+/** The archive refused whole for its entry `entry`, `why` saying what is wrong with it. */
+function refusal(entry: string, code: RefusalCode, why: string, details: Record<string, unknown> = {}): ToolError {
+  return new ToolError(code, `The archive is refused whole: its entry ${JSON.stringify(entry)} ${why}.`, {
+    entry,
+    ...details,
+  });
 }
 
 function tooLarge(entry: string, size: number, limits: UnpackLimits): ToolError {

@@ -106,13 +106,14 @@ export function* readArrivingTar(
       continue;
     }
     // A ustar header ("ustar\0") has a prefix field; GNU's ("ustar  ") does not.
-    const prefix = block[257] === 0x75 && text(block, 257, 6) === 'ustar' ? text(block, 345, 155) : '';
+    // Fields are read only where they hold something: most entries have no prefix and no link.
+    const prefix = isUstar(block) && block[345] !== 0 ? text(block, 345, 155) : '';
     const short = text(block, 0, 100);
     const entry: TarEntry = {
       name: next.name ?? global.name ?? (prefix === '' ? short : `${prefix}/${short}`),
       type: KINDS[flag] ?? 'file',
       size: next.size ?? global.size ?? declared,
-      linkname: next.linkname ?? global.linkname ?? text(block, 157, 100),
+      linkname: next.linkname ?? global.linkname ?? (block[157] === 0 ? '' : text(block, 157, 100)),
       data: EMPTY,
     };
     next = {};
@@ -130,6 +131,18 @@ export function* readArrivingTar(
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** Whether the header's magic is ustar's own ("ustar" then NUL), not GNU's ("ustar" then spaces). */
+function isUstar(block: Uint8Array): boolean {
+  return (
+    block[257] === 0x75 &&
+    block[258] === 0x73 &&
+    block[259] === 0x74 &&
+    block[260] === 0x61 &&
+    block[261] === 0x72 &&
+    block[262] === 0
+  );
+}
 
 function truncated(): TarFormatError {
   return new TarFormatError('Tar archive is truncated.');
@@ -152,18 +165,12 @@ function checksumHolds(block: Uint8Array): boolean {
   return octal(block, 148, 8) === sum;
 }
 
-/** A field up to its first NUL, as UTF-8. */
+/** A field up to its first NUL, as UTF-8 (the decoder is also the fastest way to read a short ASCII name). */
 function text(bytes: Uint8Array, offset: number, size: number): string {
   let end = offset;
   const limit = Math.min(offset + size, bytes.byteLength);
-  let ascii = true;
-  while (end < limit && bytes[end] !== 0) {
-    if (bytes[end]! >= 0x80) ascii = false;
-    end += 1;
-  }
-  if (!ascii || end - offset > 64) return utf8.decode(bytes.subarray(offset, end));
-  // Most names are short ASCII: no decoder call for them.
-  return String.fromCharCode(...bytes.subarray(offset, end));
+  while (end < limit && bytes[end] !== 0) end += 1;
+  return utf8.decode(bytes.subarray(offset, end));
 }
 
 /** An octal field (spaces skipped, ended by NUL); anything else in it makes the archive unreadable. */

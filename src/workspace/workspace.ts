@@ -2,7 +2,14 @@
 import type { z } from 'zod';
 import type { fileEntrySchema } from '../contract/http-answers.ts';
 import { ToolError } from '../core/errors.ts';
-import { resolvePath, type Access, type GuardEntry, type ResolvedPath } from '../core/path-guard.ts';
+import {
+  resolvePath,
+  type Access,
+  type GuardEntry,
+  type GuardPolicy,
+  type ManifestView,
+  type ResolvedPath,
+} from '../core/path-guard.ts';
 import type { BlobStore } from './blob-store.ts';
 import type { BlobUploads } from './blob-uploads.ts';
 import type { KeyedLock } from '../core/keyed-lock.ts';
@@ -45,6 +52,8 @@ interface WorkspaceParts {
 export class Workspace {
   readonly id: string;
   private readonly parts: WorkspaceParts;
+  /** What the path guard is told of this workspace's rules, made on the first resolve. */
+  private policy: GuardPolicy | undefined;
 
   constructor(parts: WorkspaceParts) {
     this.id = parts.id;
@@ -77,13 +86,10 @@ export class Workspace {
     } = {},
   ): Promise<WorkspacePath> {
     const { planned, ...guardOptions } = options;
-    const view = {
-      entry: (candidate: string): GuardEntry | undefined => planned?.(candidate) ?? this.entry(candidate),
-    };
-    const policy = {
-      excludedPaths: this.parts.excludedPaths,
-      readOnlyRoots: this.parts.mounts.map((mount) => mount.path),
-    };
+    // Made without closures: under tsx each closure made per call costs a property definition (its name).
+    const view = planned === undefined ? this : new PlannedView(this, planned);
+    this.policy ??= { excludedPaths: this.parts.excludedPaths, readOnlyRoots: mountPaths(this.parts.mounts) };
+    const policy = this.policy;
     return (await resolvePath(view, path, policy, { access, ...guardOptions })) as WorkspacePath;
   }
 
@@ -285,4 +291,22 @@ export class Workspace {
 
 function joinUnder(base: string, path: string): string {
   return base === '' ? path : `${base}/${path}`;
+}
+
+/** The guard's view of a workspace with a planned commit's entries seen first. */
+class PlannedView implements ManifestView {
+  constructor(
+    private readonly workspace: Workspace,
+    private readonly planned: (path: string) => GuardEntry | undefined,
+  ) {}
+
+  entry(path: string): GuardEntry | undefined {
+    return this.planned(path) ?? this.workspace.entry(path);
+  }
+}
+
+function mountPaths(mounts: readonly ReadOnlyMount[]): string[] {
+  const paths: string[] = [];
+  for (const mount of mounts) paths.push(mount.path);
+  return paths;
 }
