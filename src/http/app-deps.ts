@@ -1,5 +1,6 @@
 // What createApp is built from: the injected ports and services, and the Hono environment every route sees.
 import type { ArrivingBytes } from '../core/arriving-bytes.ts';
+import type { ChunkedAnswer } from '../core/body-pieces.ts';
 import type { CallAnswer, ToolCalls } from '../calls/tool-calls.ts';
 import type { WorkspaceHistory } from '../history/workspace-history.ts';
 import type { HookStore, HookTarget } from '../hooks/hook-store.ts';
@@ -60,6 +61,12 @@ export interface AppDeps {
    * uploads use it, to unpack while the body arrives.
    */
   readBody?: (env: unknown, length: number) => ArrivingBytes | undefined;
+  /**
+   * Sends an answer whose body is made in chunks straight to the connection, given the request's
+   * hono bindings, where the home can (the Node home: its response, each chunk reused once
+   * written); undefined where it cannot, and the route answers a stream. Archive downloads use it.
+   */
+  sendBody?: (env: unknown, answer: ChunkedAnswer, onError?: (error: unknown) => void) => Response | undefined;
   /** 'none' when commands run unsandboxed on purpose (TOOLGATE_SANDBOX=none): /healthz says so. */
   sandbox?: 'bwrap' | 'none';
 }

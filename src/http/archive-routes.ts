@@ -7,7 +7,7 @@ import { concatBytes } from '../core/bytes.ts';
 import { isToolError, ToolError } from '../core/errors.ts';
 import type { Access } from '../core/path-guard.ts';
 import { commitArchive } from '../workspace/archive-commit.ts';
-import { packArchive } from '../workspace/archive-pack.ts';
+import { CHUNK_BYTES, packArchive, TarChunks } from '../workspace/archive-pack.ts';
 import { MAX_ARCHIVE_ENTRIES, unpackArchive, type UnpackedArchive } from '../workspace/archive-unpack.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import type { AppDeps, AppEnv } from './app-deps.ts';
@@ -20,7 +20,9 @@ const GZIP_MAGIC = [0x1f, 0x8b];
  * a tool call, so neither is metered; applying an archive rewrites many files at once, so it needs
  * a key that may write unasked, as restore and import do.
  */
-export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limits' | 'readBody'>): Hono<AppEnv> {
+export function archiveRoutes(
+  deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limits' | 'readBody' | 'sendBody' | 'onInternalError'>,
+): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
   routes.get('/workspaces/:ws/archive', async (c) => {
@@ -28,13 +30,28 @@ export function archiveRoutes(deps: Pick<AppDeps, 'workspaces' | 'tools' | 'limi
     const query = parseInput(archiveDownloadQuery, c.req.query(), 'archive query');
     const workspace = deps.workspaces.open(id);
     const root = await archiveRoot(workspace, query.prefix, 'read');
-    const tar = packArchive(workspace, root, new Date());
+    const mtime = new Date();
     const gzip = query.format === 'tgz';
     const name = [id, ...root.split('/').filter(Boolean)].join('-').replace(/[^A-Za-z0-9._-]/g, '_');
-    return c.body(gzip ? tar.pipeThrough(new CompressionStream('gzip')) : tar, 200, {
+    const headers = {
       'content-type': gzip ? 'application/gzip' : 'application/x-tar',
       'content-disposition': `attachment; filename="${name}${gzip ? '.tar.gz' : '.tar'}"`,
-    });
+    };
+    // A tar goes straight to the connection where the home can send it so (chunks reused once written).
+    const sent = gzip
+      ? undefined
+      : deps.sendBody?.(
+          c.env,
+          {
+            status: 200,
+            headers,
+            body: { chunkBytes: CHUNK_BYTES, make: (newChunk) => new TarChunks(workspace, root, mtime, newChunk) },
+          },
+          deps.onInternalError,
+        );
+    if (sent !== undefined) return sent;
+    const tar = packArchive(workspace, root, mtime);
+    return c.body(gzip ? tar.pipeThrough(new CompressionStream('gzip')) : tar, 200, headers);
   });
 
   routes.put('/workspaces/:ws/archive', async (c) => {

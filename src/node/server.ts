@@ -20,6 +20,7 @@ import { ProcessStore } from '../processes/process-store.ts';
 import { WorkspaceHistory } from '../history/workspace-history.ts';
 import { nodeEgressFetch } from './egress-fetch.ts';
 import { readNodeBody } from './request-body.ts';
+import { sendNodeBody } from './response-body.ts';
 import { Runner } from '../runner/node/runner.ts';
 import { inProcessTransport } from '../runner/runner-client.ts';
 import { builtinTools } from '../tools/index.ts';
@@ -141,6 +142,7 @@ export async function createNodeHome(config: NodeConfig): Promise<NodeHome> {
     sandbox: config.sandbox.mode,
     streamKeepAliveMs: config.streamKeepAliveMs,
     readBody: readNodeBody,
+    sendBody: sendNodeBody,
   });
   // Jobs whose runner stopped renewing its lease become lost within the lease plus one sweep interval.
   const sweeper = setInterval(() => processes.sweep(), Math.min(processes.sweepIntervalMs, 5_000));

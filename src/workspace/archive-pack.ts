@@ -1,4 +1,5 @@
 // A workspace directory as a tar stream: entries in path order, files' contents read a few ahead of the reader.
+import type { BodyPieces, PieceSink } from '../core/body-pieces.ts';
 import { ToolError } from '../core/errors.ts';
 import { relativeLinkTarget } from '../core/link-target.ts';
 import type { ManifestEntry } from './manifest.ts';
@@ -7,6 +8,7 @@ import {
   TAR_BLOCK,
   TAR_END,
   tarHeaderBlocks,
+  tarHeaderLength,
   writeTarHeader,
   type TarHeaderFields,
 } from './tar-headers.ts';
@@ -26,7 +28,7 @@ const BYTES_AHEAD = 8 * 1024 * 1024;
  * into it (page faults, and the collections that external memory brings on: an archive of 7.7 MB
  * sent in chunks half filled made 15 MB of them, about 70 ms of CPU a download on this machine).
  */
-const CHUNK_BYTES = 128 * 1024;
+export const CHUNK_BYTES = 128 * 1024;
 /**
  * Chunks made ahead of the reader: the next is written while the socket sends the last, rather
  * than only once the client has taken it (made one at a time, a download of 7.7 MB took 182 ms
@@ -43,80 +45,130 @@ const EMPTY = new Uint8Array(0);
  * workspace's size.
  */
 export function packArchive(workspace: Workspace, root: string, mtime: Date): ReadableStream<Uint8Array> {
-  const entries = workspace.entriesBelow(root);
-  const name = (path: string) => (root === '' ? path : path.slice(root.length + 1));
-  const contents = new ReadAhead(workspace, entries);
-  let next = 0;
-  // Headers and small contents are written into one chunk, whose bytes start as zeros (the
-  // padding), and it goes out once full: what does not fit starts the next. A chunk is made only
-  // when something is written into it, and is never reused, as the socket may hold it still.
-  let chunk = EMPTY;
-  let at = 0;
+  const tar = new TarChunks(workspace, root, mtime);
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        let sent = false;
-        const flush = () => {
-          if (at > 0) controller.enqueue(chunk.subarray(0, at));
-          sent ||= at > 0;
-          chunk = EMPTY;
-          at = 0;
-        };
-        const room = (bytes: number) => {
-          if (at + bytes > chunk.byteLength) flush();
-          if (chunk === EMPTY) chunk = new Uint8Array(CHUNK_BYTES);
-        };
-        while (next < entries.length && !sent) {
-          const entry = entries[next]!;
-          const header = tarHeader(entry, name(entry.path), mtime);
-          room(TAR_BLOCK);
-          let end = writeTarHeader(chunk, at, header);
-          if (end === undefined) {
-            flush();
-            room(TAR_BLOCK);
-            end = writeTarHeader(chunk, at, header);
-            // A header longer than a chunk (a pax record of a huge name) goes out alone.
-            if (end === undefined) controller.enqueue(tarHeaderBlocks(header));
-          }
-          at = end ?? 0;
-          if (entry.type === 'file' && entry.size > 0) {
-            const content = workspace.cachedBytes(entry.path, entry) ?? (await contents.take(next));
-            // The header gave the manifest's size: a content of another size would corrupt every entry after it.
-            if (content.byteLength !== entry.size)
-              throw new ToolError('internal', `The content of ${entry.path} is not the size its entry records.`, {
-                path: entry.path,
-              });
-            const padded = paddedSize(content.byteLength);
-            if (padded <= CHUNK_BYTES / 2) {
-              room(padded);
-              chunk.set(content, at);
-              at += padded;
-            } else {
-              // A large content goes out as it is, not copied into a chunk, then its padding.
-              flush();
-              controller.enqueue(content);
-              sent = true;
-              if (padded > content.byteLength) {
-                room(TAR_BLOCK);
-                at = padded - content.byteLength;
-              }
-            }
-          }
-          next += 1;
-        }
-        if (next === entries.length) {
-          room(TAR_END.byteLength);
-          at += TAR_END.byteLength;
-          flush();
-          controller.close();
-        }
+        if (!(await tar.pull((bytes) => controller.enqueue(bytes)))) controller.close();
       },
       cancel() {
-        contents.stop();
+        tar.stop();
       },
     },
     { highWaterMark: CHUNKS_AHEAD },
   );
+}
+
+/**
+ * The tar of `packArchive` in pieces (see PieceSink): headers and small contents are written into
+ * chunks of CHUNK_BYTES, each sent once full, and a large content is sent as it is. A chunk comes
+ * from `newChunk`, all zeros (the padding), taken only when something is written into it. A
+ * sender that knows when a chunk it sent is no longer held (the Node home's socket) may zero it
+ * and give it out again, so a download makes no new memory for each chunk: new memory cost more
+ * than what is written into it (page faults, and the collections external memory brings on).
+ */
+export class TarChunks implements BodyPieces {
+  private readonly entries: readonly ManifestEntry[];
+  private readonly contents: ReadAhead;
+  private next = 0;
+  private chunk: Uint8Array = EMPTY;
+  private at = 0;
+  private sink: PieceSink | undefined;
+  private sent = false;
+
+  constructor(
+    private readonly workspace: Workspace,
+    private readonly root: string,
+    private readonly mtime: Date,
+    private readonly newChunk: () => Uint8Array = () => new Uint8Array(CHUNK_BYTES),
+  ) {
+    this.entries = workspace.entriesBelow(root);
+    this.contents = new ReadAhead(workspace, this.entries);
+  }
+
+  /** The whole tar's length, known before it is written (a Content-Length): each entry's header blocks and padded content, and the end. */
+  get byteLength(): number {
+    let length = TAR_END.byteLength;
+    for (const entry of this.entries) {
+      const header = tarHeader(entry, this.name(entry.path), this.mtime);
+      length += tarHeaderLength(header) + (entry.type === 'file' ? paddedSize(entry.size) : 0);
+    }
+    return length;
+  }
+
+  async pull(sink: PieceSink): Promise<boolean> {
+    const entries = this.entries;
+    this.sink = sink;
+    this.sent = false;
+    while (this.next < entries.length && !this.sent) {
+      const entry = entries[this.next]!;
+      const header = tarHeader(entry, this.name(entry.path), this.mtime);
+      this.room(TAR_BLOCK);
+      let end = writeTarHeader(this.chunk, this.at, header);
+      if (end === undefined) {
+        this.flush();
+        this.room(TAR_BLOCK);
+        end = writeTarHeader(this.chunk, this.at, header);
+        // A header longer than a chunk (a pax record of a huge name) goes out alone.
+        if (end === undefined) this.send(tarHeaderBlocks(header), undefined);
+      }
+      this.at = end ?? 0;
+      if (entry.type === 'file' && entry.size > 0) {
+        const content = this.workspace.cachedBytes(entry.path, entry) ?? (await this.contents.take(this.next));
+        // The header gave the manifest's size: a content of another size would corrupt every entry after it.
+        if (content.byteLength !== entry.size)
+          throw new ToolError('internal', `The content of ${entry.path} is not the size its entry records.`, {
+            path: entry.path,
+          });
+        const padded = paddedSize(content.byteLength);
+        if (padded <= CHUNK_BYTES / 2) {
+          this.room(padded);
+          this.chunk.set(content, this.at);
+          this.at += padded;
+        } else {
+          // A large content goes out as it is, not copied into a chunk, then its padding.
+          this.flush();
+          this.send(content, undefined);
+          if (padded > content.byteLength) {
+            this.room(TAR_BLOCK);
+            this.at = padded - content.byteLength;
+          }
+        }
+      }
+      this.next += 1;
+    }
+    if (this.next < entries.length) return true;
+    this.room(TAR_END.byteLength);
+    this.at += TAR_END.byteLength;
+    this.flush();
+    return false;
+  }
+
+  stop(): void {
+    this.contents.stop();
+  }
+
+  private name(path: string): string {
+    return this.root === '' ? path : path.slice(this.root.length + 1);
+  }
+
+  private send(bytes: Uint8Array, chunk: Uint8Array | undefined): void {
+    this.sink!(bytes, chunk);
+    this.sent = true;
+  }
+
+  /** Sends the chunk being written, if anything is in it. */
+  private flush(): void {
+    if (this.at > 0) this.send(this.chunk.subarray(0, this.at), this.chunk);
+    this.chunk = EMPTY;
+    this.at = 0;
+  }
+
+  /** Makes room for `bytes` in the chunk being written: the one there, or a new one once it is sent. */
+  private room(bytes: number): void {
+    if (this.at + bytes > this.chunk.byteLength) this.flush();
+    if (this.chunk === EMPTY) this.chunk = this.newChunk();
+  }
 }
 
 /**

@@ -69,6 +69,13 @@ export function writeTarHeader(target: Uint8Array, offset: number, fields: TarHe
   return offset + TAR_BLOCK;
 }
 
+/** The length of the header blocks `writeTarHeader` writes for `fields`. */
+export function tarHeaderLength(fields: TarHeaderFields): number {
+  if (fields.size <= MAX_USTAR_SIZE && isShortAscii(fields.name) && isShortAscii(fields.linkname ?? ''))
+    return TAR_BLOCK;
+  return tarHeaderBlocks(fields).byteLength;
+}
+
 /** Whether `text` fits a ustar name field as it is: ASCII, at most 100 characters. */
 function isShortAscii(text: string): boolean {
   if (text.length > NAME_BYTES) return false;
