@@ -20,7 +20,7 @@ export interface Meta {
   /**
    * The filesystem that may change the node in place. Any other's node (a shared tree's) is copied
    * into the filesystem, with the directories above it, before the filesystem changes it
-   * (EdgeTree.own), so a command's change reaches neither the shared tree nor another command.
+   * (EdgeOwnership.own), so a command's change reaches neither the shared tree nor another command.
    */
   readonly owner: object;
 }

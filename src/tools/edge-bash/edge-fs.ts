@@ -6,11 +6,14 @@
 // changed (`onChange`), so the copy (edge-copy.ts) compares only those with the manifest.
 import type { BufferEncoding, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from 'just-bash';
 import { fromBytes, joined, lexical, toBytes } from './edge-fs-paths.ts';
+import { exists, failure, isDirectory, noEntry, notDirectory } from './edge-fs-errors.ts';
 import type { DirNode, FileNode, FsNode } from './edge-fs-nodes.ts';
-import { EdgeTree, exists, failure, isDirectory, noEntry, notDirectory, type Located } from './edge-fs-tree.ts';
+import type { Located } from './edge-fs-ownership.ts';
+import { EdgeTree } from './edge-fs-tree.ts';
 
+export { MissingDirectoryError } from './edge-fs-errors.ts';
 export type { EdgeReader } from './edge-fs-nodes.ts';
-export { MissingDirectoryError, type EdgeFsOptions } from './edge-fs-tree.ts';
+export type { EdgeFsOptions } from './edge-fs-tree.ts';
 
 type DirentEntry = Awaited<ReturnType<NonNullable<IFileSystem['readdirWithFileTypes']>>>[number];
 type ReadFileOptions = Exclude<Parameters<IFileSystem['readFile']>[1], BufferEncoding | undefined>;

@@ -1,6 +1,6 @@
 // A workspace state as the edge engine's filesystem holds it, shared by the commands run over that
 // state: each command's filesystem starts from its tree and copies a node (with the directories
-// above it) the first time it changes it (EdgeTree.own), so no command's change reaches the tree or
+// above it) the first time it changes it (EdgeOwnership.own), so no command's change reaches the tree or
 // another command, and building the tree (thousands of nodes) and reading its files happen once for
 // the state rather than once for each command. An edge thread keeps it for the state's next command.
 import { relativeLinkTarget } from '../../core/link-target.ts';
