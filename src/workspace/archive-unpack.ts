@@ -97,8 +97,13 @@ export async function unpackArchive(
           { limit: limits.maxEntries },
         );
       }
-      const path = await readEntry(unpacking, read);
+      const path = readEntry(unpacking, read);
       if (path !== undefined) names.set(path, read.name);
+      // The contents' sets in flight are full: the next entry waits for room.
+      if (unpacking.full !== undefined) {
+        await unpacking.full;
+        unpacking.full = undefined;
+      }
     }
     assertNothingBelowFiles(entries, names);
     await stores.sendLast();
@@ -128,12 +133,15 @@ interface Unpacking {
   planned: (path: string) => ArchivedEntry | undefined;
   archive: Pick<UnpackedArchive, 'entries' | 'skipped'>;
   stores: ContentStores;
+  /** Set when the last content added filled the sets in flight: resolves once there is room. */
+  full?: Promise<void> | undefined;
 }
 
-async function readEntry(unpacking: Unpacking, header: TarEntry): Promise<string | undefined> {
+/** Reads one entry into the archive's plan (synchronously: see ManifestView), answering its workspace path. */
+function readEntry(unpacking: Unpacking, header: TarEntry): string | undefined {
   const { workspace, root, limits, planned, archive, stores } = unpacking;
   const type = header.type;
-  const path = await guardedPath(workspace, header.name, root, planned, type === 'directory');
+  const path = guardedPath(workspace, header.name, root, planned, type === 'directory');
   if (path === root) {
     // `./` names the directory the archive is unpacked into: nothing to do.
     if (type === 'directory') return undefined;
@@ -151,8 +159,7 @@ async function readEntry(unpacking: Unpacking, header: TarEntry): Promise<string
       if (header.size > limits.maxFileBytes) throw tooLarge(header.name, header.size, limits);
       const file = { type: 'file' as const, size: header.size, blob: '' };
       archive.entries.set(path, file);
-      const full = stores.add(file, header.data);
-      if (full !== undefined) await full;
+      unpacking.full = stores.add(file, header.data);
       return path;
     }
     case 'symlink': {
@@ -176,7 +183,7 @@ async function readEntry(unpacking: Unpacking, header: TarEntry): Promise<string
     }
     case 'link': {
       // A hard link holds the content of a file the archive gave before it: it becomes a copy.
-      const source = await guardedPath(workspace, header.linkname, root, planned, false).catch(() => undefined);
+      const source = guardedPathOrNone(workspace, header.linkname, root, planned);
       const file = source === undefined ? undefined : archive.entries.get(source);
       if (file?.type !== 'file')
         throw refusal(
@@ -202,13 +209,13 @@ async function readEntry(unpacking: Unpacking, header: TarEntry): Promise<string
  * write: the directories the archive names below `root` are taken as directories (which the commit
  * makes them), so a link the workspace has there now is never followed by a name of the archive.
  */
-async function guardedPath(
+function guardedPath(
   workspace: Workspace,
   name: string,
   root: string,
   planned: (path: string) => ArchivedEntry | undefined,
   directory: boolean,
-): Promise<string> {
+): string {
   // The decoder spells bytes that are not UTF-8 as U+FFFD, so a name that was not UTF-8 is never stored altered.
   if (name.includes('\uFFFD'))
     throw refusal(name, 'invalid_argument', 'has a name that is not valid UTF-8; name files in UTF-8');
@@ -219,7 +226,7 @@ async function guardedPath(
       'has an absolute name; archive paths relative to the directory archived',
     );
   try {
-    const resolved = await workspace.resolve(root === '' ? name : `${root}/${name}`, 'write', {
+    const resolved = workspace.resolveNow(root === '' ? name : `${root}/${name}`, 'write', {
       directory,
       followFinalSymlink: false,
       planned,
@@ -235,6 +242,20 @@ async function guardedPath(
         entry: name,
       },
     );
+  }
+}
+
+/** A hard link's source as guardedPath finds it; undefined where the guard refuses it (the link is refused as not naming a file). */
+function guardedPathOrNone(
+  workspace: Workspace,
+  name: string,
+  root: string,
+  planned: (path: string) => ArchivedEntry | undefined,
+): string | undefined {
+  try {
+    return guardedPath(workspace, name, root, planned, false);
+  } catch {
+    return undefined;
   }
 }
 

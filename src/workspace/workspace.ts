@@ -75,22 +75,17 @@ export class Workspace {
   }
 
   /** Runs the path guard for this workspace: validation, symlinks, containment, deny rules. */
-  async resolve(
-    path: unknown,
-    access: Access,
-    options: {
-      directory?: boolean;
-      followFinalSymlink?: boolean;
-      /** Entries a commit being planned will leave, seen before the manifest's (undefined: the manifest's own). */
-      planned?: (path: string) => GuardEntry | undefined;
-    } = {},
-  ): Promise<WorkspacePath> {
+  async resolve(path: unknown, access: Access, options: ResolveOptions = {}): Promise<WorkspacePath> {
+    return this.resolveNow(path, access, options);
+  }
+
+  /** As `resolve`, synchronously: a refusal is thrown (an archive resolves thousands of paths in turn). */
+  resolveNow(path: unknown, access: Access, options: ResolveOptions = {}): WorkspacePath {
     const { planned, ...guardOptions } = options;
     // Made without closures: under tsx each closure made per call costs a property definition (its name).
     const view = planned === undefined ? this : new PlannedView(this, planned);
     this.policy ??= { excludedPaths: this.parts.excludedPaths, readOnlyRoots: mountPaths(this.parts.mounts) };
-    const policy = this.policy;
-    return (await resolvePath(view, path, policy, { access, ...guardOptions })) as WorkspacePath;
+    return resolvePath(view, path, this.policy, { access, ...guardOptions }) as WorkspacePath;
   }
 
   /**
@@ -291,6 +286,13 @@ export class Workspace {
 
 function joinUnder(base: string, path: string): string {
   return base === '' ? path : `${base}/${path}`;
+}
+
+export interface ResolveOptions {
+  directory?: boolean;
+  followFinalSymlink?: boolean;
+  /** Entries a commit being planned will leave, seen before the manifest's (undefined: the manifest's own). */
+  planned?: (path: string) => GuardEntry | undefined;
 }
 
 /** The guard's view of a workspace with a planned commit's entries seen first. */

@@ -10,11 +10,7 @@ export interface InMemoryManifestView extends ManifestView {
   readonly lookups: string[];
 }
 
-/** Answers synchronously, or through a promise when `async` is set, as a store-backed view would. */
-export function manifestView(
-  entries: Record<string, GuardEntry>,
-  options: { async?: boolean } = {},
-): InMemoryManifestView {
+export function manifestView(entries: Record<string, GuardEntry>): InMemoryManifestView {
   const known = new Map<string, GuardEntry>([['', dir]]);
   for (const path of Object.keys(entries)) {
     const names = path.split('/');
@@ -29,8 +25,7 @@ export function manifestView(
     lookups,
     entry(path: string) {
       lookups.push(path);
-      const found = known.get(path);
-      return options.async ? Promise.resolve(found) : found;
+      return known.get(path);
     },
   };
 }

@@ -13,7 +13,8 @@ import {
 import { parseVirtualPath } from '../../src/core/virtual-path.ts';
 import { file, link, manifestView } from './in-memory-manifest-view.ts';
 
-function write(
+/** The guard's answers, a refusal as a rejection (the guard itself throws: it runs synchronously). */
+async function write(
   entries: Record<string, GuardEntry>,
   input: string,
   policy: GuardPolicy = {},
@@ -22,7 +23,11 @@ function write(
   return resolvePath(manifestView(entries), input, policy, { access: 'write', followFinalSymlink });
 }
 
-function read(entries: Record<string, GuardEntry>, input: string, policy: GuardPolicy = {}): Promise<ResolvedPath> {
+async function read(
+  entries: Record<string, GuardEntry>,
+  input: string,
+  policy: GuardPolicy = {},
+): Promise<ResolvedPath> {
   return resolvePath(manifestView(entries), input, policy, { access: 'read' });
 }
 
