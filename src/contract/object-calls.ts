@@ -128,6 +128,14 @@ export type UsageQuery = z.output<typeof usageQuerySchema>;
 
 /** A fork travelling to the new workspace's object (see workspace/fork-transfer.ts): `uid` is the fork's. */
 const forkUid = z.string().regex(/^[0-9a-f-]{36}$/);
+/** What a fork takes from its source's workspace row: the store both read, its settings (JSON) and its counts. */
+export const forkedWorkspaceSchema = z.strictObject({
+  store: z.string(),
+  settings: z.string(),
+  version: count,
+  files: count,
+  bytes: count,
+});
 const forkCalls = {
   /** Starts receiving: refused with `conflict` when `to` exists. */
   forkBegin: objectCall('fork-begin', z.strictObject({ to: z.string(), uid: forkUid, store: z.string() }), null),
@@ -156,13 +164,7 @@ const forkCalls = {
     z.strictObject({
       to: z.string(),
       uid: forkUid,
-      workspace: z.strictObject({
-        store: z.string(),
-        settings: z.string(),
-        version: count,
-        files: count,
-        bytes: count,
-      }),
+      workspace: forkedWorkspaceSchema,
     }),
     workspaceInfoSchema,
   ),

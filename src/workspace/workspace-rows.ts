@@ -2,6 +2,7 @@
 // read, cached for open() and written as Workspaces creates, forks and deletes workspaces.
 import type { z } from 'zod';
 import type { workspaceInfoSchema } from '../contract/http-answers.ts';
+import type { forkedWorkspaceSchema } from '../contract/object-calls.ts';
 import { WORKSPACE_ID_PATTERN } from '../contract/wire-values.ts';
 import { ToolError } from '../core/errors.ts';
 import type { SqlDatabase } from '../storage/sql-database.ts';
@@ -16,13 +17,7 @@ export interface WorkspaceSettings {
 export type WorkspaceInfo = z.output<typeof workspaceInfoSchema>;
 
 /** What a fork takes from its source's workspace row. */
-export interface ForkedWorkspace {
-  store: string;
-  settings: string;
-  version: number;
-  files: number;
-  bytes: number;
-}
+export type ForkedWorkspace = z.output<typeof forkedWorkspaceSchema>;
 
 export type WorkspaceRow = {
   id: string;
