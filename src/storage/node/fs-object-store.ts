@@ -18,7 +18,6 @@
 // (journalled-objects.ts). Every write or delete of a journalled key waits for that removal, so
 // replaying a journal left by a crash (done before the store serves) never undoes a later write.
 
-import { hash } from 'node:crypto';
 import { readFile as readFileWithCallback } from 'node:fs';
 import { open, rmdir, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -38,7 +37,7 @@ import {
   type StoredObject,
 } from '../object-store.ts';
 import { mergeKeys, ObjectLocations, walkKeys } from './object-layout.ts';
-import { HEADER_PREFIX, HEADER_SIZE, parseHeader, writeFileAtomically, writeFilesAtomically } from './object-files.ts';
+import { HEADER_SIZE, layImage, parseHeader, writeFileAtomically, writeFilesAtomically } from './object-files.ts';
 import { KeyLocks } from './key-locks.ts';
 import { JournalledObjects } from './journalled-objects.ts';
 
@@ -133,9 +132,7 @@ export class FsObjectStore implements ObjectStore {
     // The file image doubles as a private copy: the caller may reuse its buffer while this
     // write waits for the key lock.
     const image = Buffer.allocUnsafe(HEADER_SIZE + body.byteLength);
-    image.set(body, HEADER_SIZE);
-    const etag = options.sha256 ?? hash('sha256', image.subarray(HEADER_SIZE), 'hex');
-    image.write(`${HEADER_PREFIX}${etag}\n`, 0, 'latin1');
+    const etag = layImage(image, body, options.sha256);
     // The same bytes again for a journalled key nothing else waits on: the journal already holds them durably.
     if (
       this.#journals.holds(key, etag) &&
@@ -179,9 +176,7 @@ export class FsObjectStore implements ObjectStore {
     const files = items.map(({ key, body, sha256 }) => {
       const { dir, name } = this.#locations.objectLocation(key);
       const image = images.subarray(at, (at += HEADER_SIZE + body.byteLength));
-      image.set(body, HEADER_SIZE);
-      const etag = sha256 ?? hash('sha256', image.subarray(HEADER_SIZE), 'hex');
-      image.write(`${HEADER_PREFIX}${etag}\n`, 0, 'latin1');
+      layImage(image, body, sha256);
       return { dir, name, image };
     });
     await this.#keyLocks.runAll(keys, () => writeFilesAtomically(files, images.buffer));

@@ -2,7 +2,6 @@
 // file (object-journal.ts), served from its image until a background step has moved its objects
 // into their own files, and journals left by a crash replayed.
 
-import { hash } from 'node:crypto';
 import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,8 +11,8 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 import { byCodeUnits, type ObjectLocations } from './object-layout.ts';
 import type { KeyLocks } from './key-locks.ts';
 import {
-  HEADER_PREFIX,
   HEADER_SIZE,
+  layImage,
   nextTempTag,
   parseHeader,
   sharedDurableFiles,
@@ -149,9 +148,7 @@ export class JournalledObjects {
     const objects: JournalledObject[] = items.map(({ key, body, sha256 }) => {
       const { dir, name } = this.#locations.objectLocation(key);
       const image = journal.bytes.subarray(at, (at += HEADER_SIZE + body.byteLength));
-      image.set(body, HEADER_SIZE);
-      const etag = sha256 ?? hash('sha256', image.subarray(HEADER_SIZE), 'hex');
-      image.write(`${HEADER_PREFIX}${etag}\n`, 0, 'latin1');
+      const etag = layImage(image, body, sha256);
       return { key, dir, name, etag, image, lock: undefined };
     });
     const bytes = journal.bytes.byteLength;

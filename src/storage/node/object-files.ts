@@ -1,7 +1,7 @@
 // An object file of the fs store: its header (the body's sha256, see fs-object-store.ts) and its
 // writing, atomic and durable, by the shared writing threads or else by this thread.
 
-import { randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.ts';
 import { DurableFiles } from './durable-files.ts';
@@ -91,6 +91,18 @@ export async function writeFilesAtomically(
     })),
     images,
   );
+}
+
+/**
+ * Lays an object's file image into `image` (HEADER_SIZE + the body's bytes, often a view of a
+ * buffer holding many): the body after the header, then the header naming its sha256 (`sha256`
+ * when the caller knows it, else hashed from the image's copy). Answers the etag.
+ */
+export function layImage(image: Buffer, body: Uint8Array, sha256: string | undefined): string {
+  image.set(body, HEADER_SIZE);
+  const etag = sha256 ?? hash('sha256', image.subarray(HEADER_SIZE), 'hex');
+  image.write(`${HEADER_PREFIX}${etag}\n`, 0, 'latin1');
+  return etag;
 }
 
 /** The etag a file's header holds; throws, naming the file, when it has none. */
