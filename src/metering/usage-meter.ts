@@ -9,6 +9,12 @@ import type { UsageQuery } from '../contract/object-calls.ts';
 import { GroupCommit } from './group-commit.ts';
 import { applyUsageSchema } from './usage-schema.ts';
 import { usageSummary } from './usage-summary.ts';
+import {
+  countProcessSeconds,
+  openProcesses,
+  openProcessWorkspace,
+  type ProcessSeconds,
+} from './usage-process-seconds.ts';
 
 export interface CallIdentity {
   keyId: string;
@@ -32,14 +38,6 @@ export interface CallOutcome {
 }
 
 export type { UsageGroup, UsageRow };
-
-/** Process seconds newly counted on a call's record. */
-export interface ProcessSeconds {
-  keyId: string;
-  startedAt: number;
-  /** Seconds added by this count. */
-  added: number;
-}
 
 /** Which calls a usage summary adds up: a time range, and optionally one key's calls and the workspaces of a scope. */
 export type { UsageQuery };
@@ -225,22 +223,12 @@ export class UsageMeter {
 
   /** Started processes whose run time is still to be counted. */
   openProcesses(): { workspace: string; processId: string }[] {
-    return this.db
-      .query<{ workspace: string; process_id: string }>(
-        'SELECT workspace, process_id FROM usage WHERE process_open = 1',
-      )
-      .map((row) => ({
-        workspace: row.workspace,
-        processId: row.process_id,
-      }));
+    return openProcesses(this.db);
   }
 
   /** The workspace of a started process whose run time is still to be counted. */
   openProcessWorkspace(processId: string): string | undefined {
-    return this.db.query<{ workspace: string }>(
-      'SELECT workspace FROM usage WHERE process_id = ? AND process_open = 1',
-      processId,
-    )[0]?.workspace;
+    return openProcessWorkspace(this.db, processId);
   }
 
   /**
@@ -248,12 +236,12 @@ export class UsageMeter {
    * seconds added since it was last counted (none when already counted).
    */
   processEnded(processId: string, seconds: number): ProcessSeconds[] {
-    return this.countProcess(processId, seconds, false);
+    return countProcessSeconds(this.db, processId, seconds, false);
   }
 
   /** Sets a running process's run time so far on the call that started it (quotas see it at once); answers as processEnded. */
   processAccrued(processId: string, seconds: number): ProcessSeconds[] {
-    return this.countProcess(processId, seconds, true);
+    return countProcessSeconds(this.db, processId, seconds, true);
   }
 
   /** Whether the key's processSeconds quota is spent by the calls recorded here. */
@@ -261,27 +249,6 @@ export class UsageMeter {
     if (quota.processSeconds === undefined) return false;
     this.flush();
     return this.spent(keyId, quota).seconds >= quota.processSeconds;
-  }
-
-  private countProcess(processId: string, seconds: number, open: boolean): ProcessSeconds[] {
-    return this.db.transaction(() =>
-      this.db
-        .query<{ key_id: string; started_at: number; process_seconds: number }>(
-          'SELECT key_id, started_at, process_seconds FROM usage WHERE process_id = ? AND process_open = 1',
-          processId,
-        )
-        .map((row) => {
-          // A count never goes back: an accrual ahead of a clock step keeps what it counted.
-          const total = Math.max(seconds, row.process_seconds);
-          this.db.query(
-            'UPDATE usage SET process_seconds = ?, process_open = ? WHERE process_id = ? AND process_open = 1',
-            total,
-            open ? 1 : 0,
-            processId,
-          );
-          return { keyId: row.key_id, startedAt: row.started_at, added: total - row.process_seconds };
-        }),
-    );
   }
 
   /** Totals per group of the calls started in [from, to), of one key or (undefined) every key, on the workspaces of the scope (undefined: all). */
