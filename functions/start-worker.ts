@@ -1,7 +1,9 @@
 // `npm run start:worker`: the Cloudflare home served locally by `wrangler dev` (workerd with R2
 // and Durable Objects emulated, state under TOOLGATE_DATA), with a runner attached, configured
 // by the same variables as `npm start`.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createRequire } from 'node:module';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -49,6 +51,73 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Pairs of ports tried when wrangler finds one taken (PORT=0). */
+const PORT_ATTEMPTS = 5;
+/** How long one ask of /healthz waits for its answer while wrangler starts. */
+const HEALTH_ASK_MS = 2000;
+/** How long what wrangler printed before it exited may take to arrive. */
+const STDERR_GRACE_MS = 500;
+
+interface Wrangler {
+  child: ChildProcess;
+  /** Whether wrangler has said that an address it was given is in use. */
+  addressInUse(): boolean;
+}
+
+/** `wrangler dev` with `options`; what it prints to stderr is passed on, and watched for a port already taken. */
+function startWrangler(options: string[]): Wrangler {
+  const args = [wranglerCli, 'dev', ...options, '--show-interactive-dev-session=false', '--log-level', 'warn'];
+  // setpriv (util-linux) makes wrangler get SIGTERM when this process dies, even by SIGKILL, so
+  // wrangler stops workerd instead of leaving it serving.
+  const command = hasSetpriv()
+    ? ['/usr/bin/setpriv', '--pdeathsig', 'TERM', '--', process.execPath, ...args]
+    : [process.execPath, ...args];
+  const child = spawn(command[0]!, command.slice(1), {
+    cwd: repoRoot,
+    env: { ...process.env, ...wranglerEnv },
+    stdio: ['ignore', 'inherit', 'pipe'],
+  });
+  let inUse = false;
+  // The last few hundred characters are enough to see the message across two chunks.
+  let tail = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    tail = (tail + chunk.toString('utf8')).slice(-512);
+    if (/address already in use/i.test(tail)) inUse = true;
+  });
+  return { child, addressInUse: () => inUse };
+}
+
+/** Waits until the Worker answers /healthz at `url` (undefined), or wrangler exits first (its exit code). */
+async function untilServing(url: string, wrangler: Wrangler, closing: () => boolean): Promise<number | undefined> {
+  let exitCode: number | undefined;
+  const { child } = wrangler;
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  }).then(() => {
+    exitCode = child.exitCode ?? 1;
+  });
+  for (let attempt = 0; ; attempt += 1) {
+    // Asked for a moment only: whatever holds a port wrangler could not bind may never answer.
+    const healthy =
+      exitCode === undefined &&
+      (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(HEALTH_ASK_MS) }).then(
+        (response) => response.ok,
+        () => false,
+      ));
+    if (healthy) return undefined;
+    if (exitCode !== undefined) {
+      // Its last words may still be on their way through the pipe (which a child of its own, such
+      // as workerd, may hold open for good): they are given a moment before its exit is judged.
+      if (!child.stderr!.closed) await Promise.race([once(child.stderr!, 'end'), delay(STDERR_GRACE_MS)]);
+      return exitCode;
+    }
+    if (attempt > 1200 || closing()) throw new Error(`wrangler dev did not serve on ${url}`);
+    await Promise.race([exited, delay(100)]);
+  }
+}
+
 function hasSetpriv(): boolean {
   try {
     accessSync('/usr/bin/setpriv', constants.X_OK);
@@ -65,7 +134,6 @@ export async function main(): Promise<void> {
   // The data dir holds the admin key, the Worker's env file and wrangler's state: its owner's alone.
   makePrivateDir(config.dataDir);
   const adminKey = loadAdminSecret(config.dataDir, config.apiKey);
-  const port = config.port === 0 ? await freePort() : config.port;
   // Variables reach the Worker through an env file kept in the data dir, never on a command line.
   const envFile = join(config.dataDir, 'worker.env');
   // The attached runner's key: a runner key for every workspace, new at every start.
@@ -77,35 +145,7 @@ export async function main(): Promise<void> {
   writePrivateFile(envFile, `${lines.join('\n')}\n`);
   // wrangler keeps the Durable Objects' databases (keys, hooks) and the R2 blobs here.
   makePrivateDir(join(config.dataDir, 'wrangler'));
-  const args = [
-    wranglerCli,
-    'dev',
-    ...script,
-    '--ip',
-    config.host,
-    '--port',
-    String(port),
-    '--inspector-port',
-    String(await freePort()),
-    '--persist-to',
-    join(config.dataDir, 'wrangler'),
-    '--env-file',
-    envFile,
-    '--show-interactive-dev-session=false',
-    '--log-level',
-    'warn',
-  ];
-  // setpriv (util-linux) makes wrangler get SIGTERM when this process dies, even by SIGKILL, so
-  // wrangler stops workerd instead of leaving it serving.
-  const command = hasSetpriv()
-    ? ['/usr/bin/setpriv', '--pdeathsig', 'TERM', '--', process.execPath, ...args]
-    : [process.execPath, ...args];
-  const wrangler = spawn(command[0]!, command.slice(1), {
-    cwd: repoRoot,
-    env: { ...process.env, ...wranglerEnv },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const url = `http://${config.host}:${port}`;
+  let wrangler: Wrangler | undefined;
   let runner: Runner | undefined;
   let closing = false;
   const shutdown = (code: number) => {
@@ -113,30 +153,51 @@ export async function main(): Promise<void> {
     closing = true;
     void (async () => {
       await runner?.stop();
-      if (wrangler.exitCode === null && wrangler.signalCode === null) {
-        const exited = new Promise((resolve) => wrangler.once('exit', resolve));
-        wrangler.kill('SIGTERM');
+      const child = wrangler?.child;
+      if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
         await exited;
       }
       process.exit(code);
     })();
   };
-  wrangler.once('exit', (code) => {
+  process.on('SIGTERM', () => shutdown(0));
+  process.on('SIGINT', () => shutdown(0));
+  let url = '';
+  for (let attempt = 1; ; attempt += 1) {
+    const port = config.port === 0 ? await freePort() : config.port;
+    url = `http://${config.host}:${port}`;
+    wrangler = startWrangler([
+      ...script,
+      '--ip',
+      config.host,
+      '--port',
+      String(port),
+      '--inspector-port',
+      String(await freePort()),
+      '--persist-to',
+      join(config.dataDir, 'wrangler'),
+      '--env-file',
+      envFile,
+    ]);
+    // The Worker answers /healthz once its Durable Object has built the app.
+    const code = await untilServing(url, wrangler, () => closing);
+    if (code === undefined) break;
+    // A port probed free can be taken again (by any process's outgoing connection) in the seconds
+    // wrangler takes to bind it: with PORT=0, other ports are tried.
+    if (config.port === 0 && wrangler.addressInUse() && attempt < PORT_ATTEMPTS && !closing) {
+      console.error('toolgate: a port chosen for wrangler dev was taken before it bound it; trying others');
+      continue;
+    }
+    if (!closing) console.error(`toolgate: wrangler dev exited (${code}); stopping`);
+    shutdown(code);
+    return;
+  }
+  wrangler.child.once('exit', (code) => {
     if (!closing) console.error(`toolgate: wrangler dev exited (${code}); stopping`);
     shutdown(code ?? 1);
   });
-  process.on('SIGTERM', () => shutdown(0));
-  process.on('SIGINT', () => shutdown(0));
-  // The Worker answers /healthz once its Durable Object has built the app.
-  for (let attempt = 0; ; attempt += 1) {
-    const healthy = await fetch(`${url}/healthz`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (healthy) break;
-    if (attempt > 1200 || closing) throw new Error(`wrangler dev did not serve on ${url}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
   if (runnerKey !== undefined) {
     runner = new Runner({
       url,
