@@ -58,15 +58,15 @@ const HEALTH_ASK_MS = 2000;
 /** How long what wrangler printed before it exited may take to arrive. */
 const STDERR_GRACE_MS = 500;
 
-interface Wrangler {
+export interface Wrangler {
   child: ChildProcess;
   /** Whether wrangler has said that an address it was given is in use. */
   addressInUse(): boolean;
 }
 
 /** `wrangler dev` with `options`; what it prints to stderr is passed on, and watched for a port already taken. */
-function startWrangler(options: string[]): Wrangler {
-  const args = [wranglerCli, 'dev', ...options, '--show-interactive-dev-session=false', '--log-level', 'warn'];
+function startWrangler(options: string[], cli = wranglerCli): Wrangler {
+  const args = [cli, 'dev', ...options, '--show-interactive-dev-session=false', '--log-level', 'warn'];
   // setpriv (util-linux) makes wrangler get SIGTERM when this process dies, even by SIGKILL, so
   // wrangler stops workerd instead of leaving it serving.
   const command = hasSetpriv()
@@ -127,6 +127,46 @@ function hasSetpriv(): boolean {
   }
 }
 
+export interface WranglerStart {
+  host: string;
+  /** The port asked for (PORT); 0 for any free one. */
+  port: number;
+  /** wrangler dev's options but the address and the inspector's port. */
+  options: string[];
+  /** The wrangler CLI to run: wrangler's own but in tests of this start. */
+  cli?: string;
+  /** Whether the program is stopping (a wrangler that exits then is not started again). */
+  closing: () => boolean;
+  /** Told each wrangler started, so a stop meanwhile stops the one running. */
+  started: (wrangler: Wrangler) => void;
+}
+
+/**
+ * Starts wrangler dev until the Worker answers /healthz: its URL and the wrangler serving it, or,
+ * when wrangler stopped first, its exit code. With port 0 a start that finds a port taken is tried
+ * again on others: a port probed free can be taken again (by any process's outgoing connection)
+ * in the seconds wrangler takes to bind it.
+ */
+export async function startServing(
+  start: WranglerStart,
+): Promise<{ url: string; wrangler: Wrangler } | { code: number }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const port = start.port === 0 ? await freePort() : start.port;
+    const url = `http://${start.host}:${port}`;
+    const address = ['--ip', start.host, '--port', String(port), '--inspector-port', String(await freePort())];
+    const wrangler = startWrangler([...start.options, ...address], start.cli);
+    start.started(wrangler);
+    // The Worker answers /healthz once its Durable Object has built the app.
+    const code = await untilServing(url, wrangler, start.closing);
+    if (code === undefined) return { url, wrangler };
+    if (start.port === 0 && wrangler.addressInUse() && attempt < PORT_ATTEMPTS && !start.closing()) {
+      console.error('toolgate: a port chosen for wrangler dev was taken before it bound it; trying others');
+      continue;
+    }
+    return { code };
+  }
+}
+
 /** Starts the Cloudflare home under wrangler dev on loopback, with a runner attached; stops both on SIGTERM or SIGINT. */
 export async function main(): Promise<void> {
   const config = readNodeConfig(process.env);
@@ -164,36 +204,20 @@ export async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown(0));
   process.on('SIGINT', () => shutdown(0));
-  let url = '';
-  for (let attempt = 1; ; attempt += 1) {
-    const port = config.port === 0 ? await freePort() : config.port;
-    url = `http://${config.host}:${port}`;
-    wrangler = startWrangler([
-      ...script,
-      '--ip',
-      config.host,
-      '--port',
-      String(port),
-      '--inspector-port',
-      String(await freePort()),
-      '--persist-to',
-      join(config.dataDir, 'wrangler'),
-      '--env-file',
-      envFile,
-    ]);
-    // The Worker answers /healthz once its Durable Object has built the app.
-    const code = await untilServing(url, wrangler, () => closing);
-    if (code === undefined) break;
-    // A port probed free can be taken again (by any process's outgoing connection) in the seconds
-    // wrangler takes to bind it: with PORT=0, other ports are tried.
-    if (config.port === 0 && wrangler.addressInUse() && attempt < PORT_ATTEMPTS && !closing) {
-      console.error('toolgate: a port chosen for wrangler dev was taken before it bound it; trying others');
-      continue;
-    }
-    if (!closing) console.error(`toolgate: wrangler dev exited (${code}); stopping`);
-    shutdown(code);
+  const serving = await startServing({
+    host: config.host,
+    port: config.port,
+    options: [...script, '--persist-to', join(config.dataDir, 'wrangler'), '--env-file', envFile],
+    closing: () => closing,
+    started: (started) => (wrangler = started),
+  });
+  if ('code' in serving) {
+    if (!closing) console.error(`toolgate: wrangler dev exited (${serving.code}); stopping`);
+    shutdown(serving.code);
     return;
   }
+  const { url } = serving;
+  wrangler = serving.wrangler;
   wrangler.child.once('exit', (code) => {
     if (!closing) console.error(`toolgate: wrangler dev exited (${code}); stopping`);
     shutdown(code ?? 1);
