@@ -1,5 +1,6 @@
 // Runs the ObjectStore contract against every Node-testable driver, plus driver-specific behaviour.
 
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +95,31 @@ describe('FsObjectStore', () => {
     const reopened = new FsObjectStore(parent);
     expect(await reopened.head('dir/kept')).toEqual({ key: 'dir/kept', size: 4, etag: written.etag });
     expect((await reopened.list('')).objects.map((object) => object.key)).toEqual(['dir/kept']);
+  });
+
+  it('names each object by its body’s SHA-256 however it was written, and again once reopened', async () => {
+    parent = await mkdtemp(join(tmpdir(), 'toolgate-fs-etag-'));
+    const store = new FsObjectStore(parent);
+    const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+    const body = (name: string) => text(`${name} `.repeat(7));
+    const one = await store.put('one', body('one'));
+    // A few objects are written one file each; a large set goes through a journal first.
+    const few = Array.from({ length: 3 }, (_, index) => ({ key: `few/${index}`, body: body(`few ${index}`) }));
+    const many = Array.from({ length: 200 }, (_, index) => ({ key: `many/${index}`, body: body(`many ${index}`) }));
+    await putMany(store, few);
+    await putMany(store, many);
+    const expected = [{ key: 'one', body: body('one') }, ...few, ...many];
+    expect(one.etag).toBe(sha256(body('one')));
+    const check = async (opened: FsObjectStore) => {
+      for (const { key, body: bytes } of expected) {
+        expect((await opened.head(key))?.etag, key).toBe(sha256(bytes));
+        expect((await opened.get(key))?.etag, key).toBe(sha256(bytes));
+      }
+    };
+    await check(store);
+    // Once the journal is moved to its files, from them, by a store that opens the directory anew.
+    await store.settled();
+    await check(new FsObjectStore(parent));
   });
 
   it('serialises conditional writes to one key so exactly one racer wins each round', async () => {
