@@ -20,6 +20,18 @@ export interface ManifestView {
   entry(path: string): GuardEntry | undefined;
 }
 
+/** A view with the entries a commit being planned will leave seen first (`planned`), then `base`'s. */
+export class PlannedView implements ManifestView {
+  constructor(
+    private readonly base: ManifestView,
+    private readonly planned: (path: string) => GuardEntry | undefined,
+  ) {}
+
+  entry(path: string): GuardEntry | undefined {
+    return this.planned(path) ?? this.base.entry(path);
+  }
+}
+
 export interface GuardPolicy {
   /** Root-relative virtual paths that writes may not reach, compared by whole segments. */
   excludedPaths?: readonly string[];

@@ -1,9 +1,10 @@
 // Reads a tar into a workspace's store as it arrives: each entry through the path guard in archive order, each file's content stored at once.
 import type { ArrivingBytes } from '../core/arriving-bytes.ts';
-import { isToolError, ToolError } from '../core/errors.ts';
+import { ToolError } from '../core/errors.ts';
 import { linkTargetPath } from '../core/link-target.ts';
-import { isBelow, parentPath } from '../core/virtual-path.ts';
-import { readArrivingTar, TarFormatError, type TarEntry } from './tar-reader.ts';
+import { isBelow } from '../core/virtual-path.ts';
+import { readArrivingTar, type TarEntry } from './tar-reader.ts';
+import { assertNothingBelowFiles, guardRefusal, malformed, refusal, tooLarge } from './archive-refusals.ts';
 import { ContentStores } from './archive-content-stores.ts';
 import type { Workspace } from './workspace.ts';
 
@@ -80,7 +81,8 @@ export async function unpackArchive(
   const planned = (path: string) => (isBelow(path, root) ? DIRECTORY : undefined);
   const unpacking: Unpacking = { workspace, root, limits, planned, archive: { entries, skipped }, stores };
   const fileLimit = (entry: TarEntry) => {
-    if (entry.type === 'file' && entry.size > limits.maxFileBytes) throw tooLarge(entry.name, entry.size, limits);
+    if (entry.type === 'file' && entry.size > limits.maxFileBytes)
+      throw tooLarge(entry.name, entry.size, limits.maxFileBytes);
   };
   let count = 0;
   try {
@@ -156,7 +158,7 @@ function readEntry(unpacking: Unpacking, header: TarEntry): string | undefined {
       archive.entries.set(path, DIRECTORY);
       return path;
     case 'file': {
-      if (header.size > limits.maxFileBytes) throw tooLarge(header.name, header.size, limits);
+      if (header.size > limits.maxFileBytes) throw tooLarge(header.name, header.size, limits.maxFileBytes);
       const file = { type: 'file' as const, size: header.size, blob: '' };
       archive.entries.set(path, file);
       unpacking.full = stores.add(file, header.data);
@@ -233,15 +235,7 @@ function guardedPath(
     });
     return resolved.path;
   } catch (error) {
-    if (!isToolError(error)) throw error;
-    throw new ToolError(
-      error.code,
-      `The archive is refused whole: its entry ${JSON.stringify(name)}: ${error.message}`,
-      {
-        ...error.details,
-        entry: name,
-      },
-    );
+    throw guardRefusal(name, error);
   }
 }
 
@@ -257,50 +251,4 @@ function guardedPathOrNone(
   } catch {
     return undefined;
   }
-}
-
-/** Refuses an archive that puts an entry below one it gives as a file or a symlink (no commit could make both). */
-function assertNothingBelowFiles(
-  entries: ReadonlyMap<string, ArchivedEntry>,
-  names: ReadonlyMap<string, string>,
-): void {
-  for (const path of entries.keys()) {
-    for (let parent = parentPath(path); parent !== ''; parent = parentPath(parent)) {
-      const above = entries.get(parent);
-      if (above === undefined || above.type === 'dir') continue;
-      const entry = names.get(path) ?? path;
-      throw new ToolError(
-        'invalid_argument',
-        `The archive is refused whole: its entry ${JSON.stringify(entry)} lies below ${JSON.stringify(names.get(parent) ?? parent)}, which the archive gives as a ${above.type === 'file' ? 'file' : 'symlink'}.`,
-        { entry },
-      );
-    }
-  }
-}
-
-type RefusalCode = 'invalid_argument' | 'path_outside_workspace';
-
-/** The archive refused whole for its entry `entry`, `why` saying what is wrong with it. */
-function refusal(entry: string, code: RefusalCode, why: string, details: Record<string, unknown> = {}): ToolError {
-  return new ToolError(code, `The archive is refused whole: its entry ${JSON.stringify(entry)} ${why}.`, {
-    entry,
-    ...details,
-  });
-}
-
-function tooLarge(entry: string, size: number, limits: UnpackLimits): ToolError {
-  return new ToolError(
-    'payload_too_large',
-    `The archive is refused whole: its entry ${JSON.stringify(entry)} is ${size} bytes, over the file limit of ${limits.maxFileBytes} bytes (TOOLGATE_MAX_FILE_BYTES).`,
-    { entry, size, limit: limits.maxFileBytes },
-  );
-}
-
-/** What the tar reader refused, as the caller's mistake; limits pass through. */
-function malformed(error: unknown): unknown {
-  if (!(error instanceof TarFormatError)) return error;
-  return new ToolError(
-    'invalid_argument',
-    `The body is not a tar archive (or a gzip'd one) that can be read: ${error instanceof Error ? error.message : String(error)} Send a tar, or a tar gzip'd.`,
-  );
 }

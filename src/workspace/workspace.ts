@@ -7,7 +7,7 @@ import {
   type Access,
   type GuardEntry,
   type GuardPolicy,
-  type ManifestView,
+  PlannedView,
   type ResolvedPath,
 } from '../core/path-guard.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -84,7 +84,10 @@ export class Workspace {
     const { planned, ...guardOptions } = options;
     // Made without closures: under tsx each closure made per call costs a property definition (its name).
     const view = planned === undefined ? this : new PlannedView(this, planned);
-    this.policy ??= { excludedPaths: this.parts.excludedPaths, readOnlyRoots: mountPaths(this.parts.mounts) };
+    this.policy ??= {
+      excludedPaths: this.parts.excludedPaths,
+      readOnlyRoots: this.parts.mounts.map((mount) => mount.path),
+    };
     return resolvePath(view, path, this.policy, { access, ...guardOptions }) as WorkspacePath;
   }
 
@@ -293,22 +296,4 @@ export interface ResolveOptions {
   followFinalSymlink?: boolean;
   /** Entries a commit being planned will leave, seen before the manifest's (undefined: the manifest's own). */
   planned?: (path: string) => GuardEntry | undefined;
-}
-
-/** The guard's view of a workspace with a planned commit's entries seen first. */
-class PlannedView implements ManifestView {
-  constructor(
-    private readonly workspace: Workspace,
-    private readonly planned: (path: string) => GuardEntry | undefined,
-  ) {}
-
-  entry(path: string): GuardEntry | undefined {
-    return this.planned(path) ?? this.workspace.entry(path);
-  }
-}
-
-function mountPaths(mounts: readonly ReadOnlyMount[]): string[] {
-  const paths: string[] = [];
-  for (const mount of mounts) paths.push(mount.path);
-  return paths;
 }
